@@ -1,0 +1,37 @@
+# privnoise — every target creates .venv and installs what it needs on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint bench reproduce install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## The main job on the embedded default: sample smart-meter data, optimal noise, releases, a trade-off plot.
+demo: $(STAMP)
+	$(BIN)/privnoise demo --output privnoise-demo
+
+## The full test suite (unit, statistical, reproduction, CLI, doctests) plus lint.
+test: $(STAMP)
+	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m pytest -n 2 -q
+
+lint: $(STAMP)
+	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m mypy
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_samplers.py
+
+reproduce: $(STAMP)
+	$(BIN)/privnoise reproduce farokhi-sandberg --output reproduce/farokhi-sandberg
+
+clean:
+	rm -rf $(VENV) privnoise-demo reproduce .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,63 @@
+"""privnoise: privacy-preserving additive noise for numerical data.
+
+Design the optimal noise for a query and a privacy goal, sample it from a cryptographically strong generator, and
+release answers that carry the guarantee which holds for them.
+
+>>> import numpy as np, privnoise as pn
+>>> q = pn.queries.mean(500, bounds=(0.0, 5.0))
+>>> mech = pn.fisher.optimal_noise(q, support=(-0.1, 0.1))        # bounded support: cos² noise
+>>> rel = pn.release(np.full(500, 1.0), q, mech, rng=0)
+>>> rel.guarantee.notion
+'fisher-information'
+
+Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`, :mod:`privnoise.fisher`
+(Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
+:mod:`privnoise.random`, :mod:`privnoise.reproduce`.
+"""
+
+from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random
+from .exceptions import (
+    BudgetExceededError,
+    CalibrationError,
+    DimensionError,
+    InvalidParameterError,
+    PrivnoiseError,
+    SolverError,
+)
+from .guarantees import DifferentialPrivacyGuarantee, FisherGuarantee, FisherInformation
+from .mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine, TiltedRaisedCosine
+from .queries import FunctionQuery, LinearQuery
+from .random import default_rng
+from .release import Release, release
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BudgetExceededError",
+    "CalibrationError",
+    "DifferentialPrivacyGuarantee",
+    "DimensionError",
+    "FisherGuarantee",
+    "FisherInformation",
+    "FunctionQuery",
+    "Gaussian",
+    "InvalidParameterError",
+    "Laplace",
+    "LinearQuery",
+    "Mechanism",
+    "PrivnoiseError",
+    "RaisedCosine",
+    "Release",
+    "SolverError",
+    "TiltedRaisedCosine",
+    "__version__",
+    "default_rng",
+    "dp",
+    "exceptions",
+    "fisher",
+    "guarantees",
+    "mechanisms",
+    "queries",
+    "random",
+    "release",
+]

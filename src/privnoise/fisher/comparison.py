@@ -1,0 +1,141 @@
+"""Fisher-information privacy beside differential privacy (Farokhi & Sandberg, Section 5), corrected.
+
+The setting is Example 2: a weighted average y = Cx + w over records in [x̲, x̄], whose sensitivity to one record
+is Δ = (x̄ − x̲) max_i |c_i|. Laplace noise of variance ϑ (scale b = √(ϑ/2)) and the optimal Gaussian noise of
+variance ϑ (Corollary 6) are compared in Fisher information, estimation error, differential privacy and entropy.
+
+Each function returns the corrected value; ``printed_*`` functions return the paper's printed expression so that
+the reproduction report can show both (ERRATA items 7–10).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import as_finite_array, check_positive, check_probability
+from ..dp.gaussian import gaussian_delta
+from ..exceptions import InvalidParameterError
+
+__all__ = [
+    "condition16",
+    "condition16_region",
+    "exact_gaussian_region",
+    "gaussian_entropy_bits",
+    "laplace_entropy_bits",
+    "laplace_epsilon_at_quality",
+    "printed_gaussian_entropy_bits",
+    "printed_laplace_entropy_bits",
+    "printed_laplace_epsilon_at_quality",
+    "printed_laplace_scale",
+    "section5_error_bounds",
+    "sensitivity_of_weighted_mean",
+]
+
+
+def sensitivity_of_weighted_mean(weights: ArrayLike, lower: float, upper: float) -> float:
+    """Δ = (x̄ − x̲) max_i |c_i|: the largest change of Cx when one record moves within [x̲, x̄]."""
+    c = as_finite_array(weights, "weights", "sensitivity_of_weighted_mean", ndim=1)
+    lo = float(lower)
+    hi = float(upper)
+    if not hi > lo:
+        raise InvalidParameterError(f"`upper` of `sensitivity_of_weighted_mean` must be > `lower`; got [{lo}, {hi}].")
+    return (hi - lo) * float(np.max(np.abs(c)))
+
+
+def printed_laplace_scale(epsilon: float, sensitivity: float) -> float:
+    """Proposition 3 as printed: b = ε/Δ (does not give ε-DP; the correct scale is Δ/ε)."""
+    return check_positive(epsilon, "epsilon", "printed_laplace_scale") / check_positive(
+        sensitivity, "sensitivity", "printed_laplace_scale"
+    )
+
+
+def laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
+    """ε of Laplace noise with Q = 2b² = ϑ: ε = Δ/b = Δ√(2/ϑ)."""
+    t = check_positive(theta, "theta", "laplace_epsilon_at_quality")
+    return check_positive(sensitivity, "sensitivity", "laplace_epsilon_at_quality") * math.sqrt(2.0 / t)
+
+
+def printed_laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
+    """The printed Section 5 value (x̄ − x̲)√(ϑ/2) max c_i (follows from the inverted scale)."""
+    t = check_positive(theta, "theta", "printed_laplace_epsilon_at_quality")
+    return check_positive(sensitivity, "sensitivity", "printed_laplace_epsilon_at_quality") * math.sqrt(t / 2.0)
+
+
+def section5_error_bounds(weights: ArrayLike, x: ArrayLike, theta: float) -> dict[str, float]:
+    """Error bounds of the estimator x̂ = C†y under Laplace and Gaussian noise of variance ϑ.
+
+    Returns the corrected bounds ‖(I − C†C)x‖² + ϑ/(CCᵀ) (Gaussian) and + ϑ/(2CCᵀ) (Laplace, from its Fisher
+    information 2/ϑ), their ratio, the printed forms with (CCᵀ)², and the printed κ.
+    """
+    c = as_finite_array(weights, "weights", "section5_error_bounds", ndim=1)
+    xv = as_finite_array(x, "x", "section5_error_bounds", ndim=1)
+    if xv.shape != c.shape:
+        raise InvalidParameterError("`x` and `weights` of `section5_error_bounds` must have the same length.")
+    t = check_positive(theta, "theta", "section5_error_bounds")
+    cc = float(c @ c)
+    residual = xv - c * (c @ xv) / cc
+    a = float(residual @ residual)
+    return {
+        "unidentifiable_part": a,
+        "gaussian_bound": a + t / cc,
+        "laplace_bound": a + t / (2.0 * cc),
+        "ratio": (a + t / cc) / (a + t / (2.0 * cc)),
+        "printed_gaussian_bound": a + t / cc**2,
+        "printed_laplace_bound": a + t / (2.0 * cc**2),
+    }
+
+
+def laplace_entropy_bits(theta: float) -> float:
+    """Entropy of Laplace noise with variance ϑ: log₂(e√(2ϑ)) bits."""
+    return math.log2(math.e * math.sqrt(2.0 * check_positive(theta, "theta", "laplace_entropy_bits")))
+
+
+def gaussian_entropy_bits(theta: float) -> float:
+    """Entropy of Gaussian noise with variance ϑ: log₂√(2πeϑ) bits."""
+    return 0.5 * math.log2(2.0 * math.pi * math.e * check_positive(theta, "theta", "gaussian_entropy_bits"))
+
+
+def printed_laplace_entropy_bits(theta: float) -> float:
+    """Printed H(γ) = log₂(e√2 ϑ) (treats ϑ as a standard deviation)."""
+    return math.log2(math.e * math.sqrt(2.0) * check_positive(theta, "theta", "printed_laplace_entropy_bits"))
+
+
+def printed_gaussian_entropy_bits(theta: float) -> float:
+    """Printed H(γ*) = log₂(√(2πe) ϑ) (treats ϑ as a standard deviation)."""
+    return math.log2(math.sqrt(2.0 * math.pi * math.e) * check_positive(theta, "theta", "printed_gaussian_entropy_bits"))
+
+
+def condition16(theta: float, epsilon: float, delta: float, *, sensitivity: float) -> bool:
+    """Condition (16): δ ≤ 1/2 and ϑ ≥ Δ(√(2 ln(1/(2δ)))/ε + 1/√(2ε)).
+
+    It certifies (ε, δ)-DP of Gaussian noise only when ϑ is the noise *standard deviation* (ERRATA item 8).
+    """
+    t = check_positive(theta, "theta", "condition16")
+    eps = check_positive(epsilon, "epsilon", "condition16")
+    dl = check_probability(delta, "delta", "condition16")
+    d = check_positive(sensitivity, "sensitivity", "condition16")
+    if dl == 0.0 or dl > 0.5:
+        return False
+    return t >= d * (math.sqrt(2.0 * math.log(1.0 / (2.0 * dl))) / eps + 1.0 / math.sqrt(2.0 * eps))
+
+
+def condition16_region(epsilons: ArrayLike, deltas: ArrayLike, *, theta_over_sensitivity: float = 1.0) -> NDArray[np.bool_]:
+    """Figure 2: where (16) holds on the grid ``deltas × epsilons`` (rows δ, columns ε)."""
+    eps = as_finite_array(epsilons, "epsilons", "condition16_region", ndim=1)
+    dls = as_finite_array(deltas, "deltas", "condition16_region", ndim=1)
+    r = check_positive(theta_over_sensitivity, "theta_over_sensitivity", "condition16_region")
+    return np.array([[condition16(r, e, d, sensitivity=1.0) for e in eps] for d in dls], dtype=bool)
+
+
+def exact_gaussian_region(
+    epsilons: ArrayLike, deltas: ArrayLike, *, sigma_over_sensitivity: float = 1.0
+) -> NDArray[np.bool_]:
+    """Where N(0, σ²) noise is truly (ε, δ)-DP (exact profile), on the grid ``deltas × epsilons``."""
+    eps = as_finite_array(epsilons, "epsilons", "exact_gaussian_region", ndim=1)
+    dls = as_finite_array(deltas, "deltas", "exact_gaussian_region", ndim=1)
+    s = check_positive(sigma_over_sensitivity, "sigma_over_sensitivity", "exact_gaussian_region")
+    profile = np.array([gaussian_delta(s, e, sensitivity=1.0) for e in eps])
+    return dls[:, None] >= profile[None, :]

@@ -1,0 +1,30 @@
+"""Reproduction of the papers privnoise implements: one module per paper, each returning a :class:`Report`.
+
+>>> from privnoise.reproduce import available
+>>> "farokhi-sandberg" in available()
+True
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+
+from ._report import Report, Row
+
+__all__ = ["Report", "Row", "available", "run"]
+
+_MODULES = {"farokhi-sandberg": "farokhi_sandberg"}
+
+
+def available() -> list[str]:
+    """Names accepted by :func:`run` and by ``privnoise reproduce``."""
+    return sorted(_MODULES)
+
+
+def run(name: str, output: Path | None = None, *, figures: bool = True) -> Report:
+    """Compute the report of paper ``name``; with ``output``, write report.md and its PNG figures there."""
+    if name not in _MODULES:
+        raise KeyError(f"unknown paper {name!r}; choose one of {', '.join(available())}")
+    module = import_module(f".{_MODULES[name]}", __name__)
+    return module.build_report(output, figures=figures)

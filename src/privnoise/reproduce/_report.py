@@ -1,0 +1,115 @@
+"""Reproduction reports: one row per checkable claim of a paper (printed value, computed value, status)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["Report", "Row", "Status"]
+
+Status = Literal["match", "erratum", "check"]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One claim of a paper.
+
+    Attributes
+    ----------
+    key : str
+        A stable identifier (used by the tests), e.g. "cor2-quality-example1".
+    claim : str
+        What the paper states, in a few words, with its location ("Corollary 2(ii)").
+    printed : float or str
+        The value the paper prints (or the printed formula evaluated).
+    computed : float or str
+        What privnoise computes.
+    status : {"match", "erratum", "check"}
+        "match" when they agree within ``rtol``; "erratum" when the printed value is wrong (``reason`` says why);
+        "check" for a claim without a printed number that privnoise verified numerically.
+    reason : str
+        One line: the second method used, or why the paper is wrong.
+    rtol : float
+        The tolerance of the comparison.
+    """
+
+    key: str
+    claim: str
+    printed: float | str
+    computed: float | str
+    status: Status
+    reason: str = ""
+    rtol: float = 1e-6
+
+    def agrees(self) -> bool:
+        """Whether printed and computed agree within ``rtol`` (numbers), or are equal (text)."""
+        if isinstance(self.printed, str) or isinstance(self.computed, str):
+            return str(self.printed) == str(self.computed)
+        return math.isclose(float(self.printed), float(self.computed), rel_tol=self.rtol, abs_tol=1e-12)
+
+
+def _fmt(value: float | str) -> str:
+    if isinstance(value, str):
+        return value
+    return f"{value:.8g}"
+
+
+@dataclass
+class Report:
+    """A reproduction report: rows plus figures, written as Markdown next to its PNGs."""
+
+    title: str
+    source: str
+    rows: list[Row] = field(default_factory=list)
+    figures: list[tuple[str, str]] = field(default_factory=list)  # (file name, caption)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, row: Row) -> None:
+        if any(r.key == row.key for r in self.rows):
+            raise ValueError(f"duplicate row key {row.key!r}")
+        self.rows.append(row)
+
+    def row(self, key: str) -> Row:
+        for r in self.rows:
+            if r.key == key:
+                return r
+        raise KeyError(key)
+
+    def counts(self) -> dict[str, int]:
+        out = {"match": 0, "erratum": 0, "check": 0}
+        for r in self.rows:
+            out[r.status] += 1
+        return out
+
+    def to_markdown(self) -> str:
+        c = self.counts()
+        lines = [
+            f"# {self.title}",
+            "",
+            f"Source: {self.source}",
+            "",
+            f"{len(self.rows)} rows: {c['match']} match, {c['erratum']} errata, {c['check']} verified claims "
+            "without a printed number.",
+            "",
+            "| key | claim | printed | computed | status | reason |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in self.rows:
+            lines.append(
+                f"| `{r.key}` | {r.claim} | {_fmt(r.printed)} | {_fmt(r.computed)} | {r.status} | {r.reason} |"
+            )
+        if self.notes:
+            lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
+        if self.figures:
+            lines += ["", "## Figures", ""]
+            for name, caption in self.figures:
+                lines += [f"![{caption}]({name})", "", f"*{caption}*", ""]
+        return "\n".join(lines) + "\n"
+
+    def write(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "report.md"
+        path.write_text(self.to_markdown(), encoding="utf-8")
+        return path
