@@ -119,7 +119,7 @@ class Gaussian(Mechanism):
         if not self._shape:
             quad = y * y * self._precision[0, 0]
         else:
-            # A point with an infinite coordinate has density 0; the quadratic form would give inf − inf = NaN.
+            # Density 0 at a point with an infinite coordinate (the quadratic form would give inf − inf).
             finite = np.isfinite(y).all(axis=-1)
             y = np.where(finite[..., None], y, 0.0)
             quad = np.where(finite, np.einsum("...i,ij,...j->...", y, self._precision, y), np.inf)

@@ -23,7 +23,7 @@ def random_signs(n: int, generator: np.random.Generator) -> NDArray[np.float64]:
     # because some bit generators (MT19937) return only 32 random bits per raw value.
     raw = generator.integers(0, np.iinfo(np.uint64).max, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
     bits = np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n]
-    return 1.0 - 2.0 * bits
+    return (1.0 - 2.0 * bits).astype(np.float64, copy=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

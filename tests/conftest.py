@@ -1,0 +1,70 @@
+"""Shared fixtures: the significance level of the statistical tests and two checks built on it.
+
+The checks are fixtures (not a helper module) so that test files need no imports between them under
+``--import-mode=importlib``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pytest
+from scipy import stats
+
+#: Significance level of every goodness-of-fit test (DESIGN.md, SECURITY.md requirement 3).
+KS_ALPHA = 1e-6
+#: Relative scale error the power checks must detect.
+WRONG_SCALES = (0.7, 1.3)
+
+
+@pytest.fixture
+def ks_alpha() -> float:
+    return KS_ALPHA
+
+
+@pytest.fixture
+def assert_ks() -> Callable[..., None]:
+    """``assert_ks(samples, cdf, wrong_cdfs)``: KS accepts ``cdf`` and rejects every one of ``wrong_cdfs``."""
+
+    def check(samples: np.ndarray, cdf: Callable, wrong_cdfs: Sequence[Callable] = ()) -> None:
+        samples = np.asarray(samples)
+        assert samples.ndim == 1 and samples.size >= 100_000
+        assert np.isfinite(samples).all()
+        p = stats.kstest(samples, cdf).pvalue
+        assert p > KS_ALPHA, f"KS rejects the true distribution: p = {p:.3g}"
+        for wrong in wrong_cdfs:
+            p_wrong = stats.kstest(samples, wrong).pvalue
+            assert p_wrong < KS_ALPHA, f"KS fails to reject a wrong reference: p = {p_wrong:.3g}"
+
+    return check
+
+
+@pytest.fixture
+def assert_moments() -> Callable[..., None]:
+    """``assert_moments(mechanism, samples)``: mean, covariance and second moment within 5 standard errors.
+
+    Standard errors are estimated from the samples themselves: for the mean of coordinate i it is
+    std(w_i)/√n, for the covariance entry (i, j) std((w_i − μ_i)(w_j − μ_j))/√n, for Q it is std(‖w‖²)/√n.
+    """
+
+    def check(mechanism, samples: np.ndarray) -> None:
+        n = samples.shape[0]
+        w = samples.reshape(n, -1)
+        mean = np.atleast_1d(np.asarray(mechanism.mean(), dtype=float))
+        cov = np.atleast_2d(np.asarray(mechanism.covariance(), dtype=float))
+        root_n = np.sqrt(n)
+
+        mean_err = np.abs(w.mean(axis=0) - mean) / (w.std(axis=0) / root_n)
+        assert (mean_err < 5).all(), f"mean off by {mean_err} standard errors"
+
+        y = w - mean
+        products = y[:, :, None] * y[:, None, :]
+        cov_err = np.abs(products.mean(axis=0) - cov) / (products.std(axis=0) / root_n)
+        assert (cov_err < 5).all(), f"covariance off by {cov_err} standard errors"
+
+        sq = np.einsum("ij,ij->i", w, w)
+        q_err = abs(sq.mean() - mechanism.second_moment()) / (sq.std() / root_n)
+        assert q_err < 5, f"second moment off by {q_err} standard errors"
+
+    return check
