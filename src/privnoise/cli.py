@@ -1,0 +1,384 @@
+"""The ``privnoise`` command: design optimal noise, release noisy answers from a CSV, demo, reproduce papers.
+
+::
+
+    privnoise design --query mean --n 500 --support -0.1,0.1
+    privnoise design --query identity --n 3 --quality-budget 0.3 --json
+    privnoise release data.csv --column kwh --query mean --bounds 0,5 --support -0.01,0.01
+    privnoise demo --output privnoise-demo
+    privnoise reproduce farokhi-sandberg
+
+Every command is a thin layer over ``design → sample → Release``. Errors (privnoise errors, unreadable files,
+malformed options) print one red line on stderr and exit with status 2. ``release`` never prints the true
+value; its ``--seed`` is for research reproducibility only.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from . import __version__
+from . import reproduce as _reproduce
+from ._cli import render
+from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
+from .exceptions import PrivnoiseError
+from .fisher import fisher_guarantee, optimal_noise
+from .mechanisms import Mechanism
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="privnoise",
+    help="Design, apply and check privacy-preserving additive noise (Fisher-information privacy).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class QueryKind(StrEnum):
+    mean = "mean"
+    sum = "sum"
+    variance = "variance"
+    identity = "identity"
+
+
+class ReleaseQuery(StrEnum):
+    mean = "mean"
+    sum = "sum"
+    variance = "variance"
+
+
+class Variant(StrEnum):
+    corrected = "corrected"
+    printed = "printed"
+
+
+# Options shared by several commands.
+Support = Annotated[
+    str | None, typer.Option("--support", metavar="LO,HI", help="Bounded noise support: cos² (Problem 2).")
+]
+Budget = Annotated[
+    float | None, typer.Option("--quality-budget", metavar="T", help="Min Tr I s.t. Q <= T (Problem 4).")
+]
+Weight = Annotated[
+    float | None, typer.Option("--quality-weight", metavar="RHO", help="Min Tr I + RHO*Q (Problem 3).")
+]
+Bounds = Annotated[
+    str | None, typer.Option("--bounds", metavar="LO,HI", help="Declared bounds of each record.")
+]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+
+def _out() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    _err().print(f"[bold red]error:[/bold red] [red]{escape(message)}[/red]")
+    return typer.Exit(code=2)
+
+
+def _errors_exit_2(func: F) -> F:
+    """Turn privnoise and file errors into one red line on stderr and exit status 2 (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PrivnoiseError as exc:
+            raise _fail(str(exc)) from None
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise _fail(f"{where}{exc.strerror or exc}") from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _print_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"privnoise {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """privnoise: optimal privacy-preserving additive noise (Farokhi & Sandberg and four more papers)."""
+
+
+# -- design -----------------------------------------------------------------------------------------------
+
+_POLICY_NOTE = (
+    "The noise is cos² on Y − f(x), so the release is cos² on Y whatever the data: it carries zero Fisher "
+    "information about x. Its quality Q = Var + ‖centre(Y) − f(x)‖² depends on the data."
+)
+_AT_DATA_NOTE = (
+    "The guarantee of a nonlinear query depends on the data: declare --bounds for one that holds for every "
+    "database in the declared domain."
+)
+_NO_EPSILON_NOTE = "Bounded-support noise gives no pure ε-differential privacy; no ε is reported."
+
+
+@app.command()
+@_errors_exit_2
+def design(
+    query: Annotated[QueryKind, typer.Option("--query", help="The query to answer.")],
+    n: Annotated[int | None, typer.Option("--n", min=1, help="Number of records.")] = None,
+    weights: Annotated[
+        str | None, typer.Option("--weights", metavar="W1,W2,...", help="Weights of a weighted mean or sum.")
+    ] = None,
+    support: Support = None,
+    quality_budget: Budget = None,
+    quality_weight: Weight = None,
+    output_range: Annotated[
+        str | None,
+        typer.Option("--output-range", metavar="LO,HI", help="Keep the release in [LO, HI]."),
+    ] = None,
+    bounds: Bounds = None,
+    variant: Annotated[
+        Variant, typer.Option("--variant", help="Problem 3: the corrected or the printed Corollary 6.")
+    ] = Variant.corrected,
+    as_json: AsJson = False,
+) -> None:
+    """Print the optimal noise for a query and a goal, with its Fisher-information guarantee."""
+    goal = choose_goal(
+        support=parse_pair(support, "--support"),
+        quality_budget=quality_budget,
+        quality_weight=quality_weight,
+        output_range=parse_pair(output_range, "--output-range"),
+    )
+    declared = parse_pair(bounds, "--bounds")
+    q = build_query(query.value, n, weights=parse_list(weights, "--weights"), bounds=declared)
+    noise = optimal_noise(q, variant=variant.value, **goal)
+    payload: dict[str, Any] = {"query": q.describe(), "goal": render.goal_text(goal, variant.value)}
+    notes: list[str] = []
+    guarantee = None
+    if not isinstance(noise, Mechanism):  # the output-range policy: its law depends on f(x)
+        payload |= {"mechanism": noise.describe(), "data_dependent": True}
+        notes.append(_POLICY_NOTE)
+    else:
+        payload["mechanism"] = render.mechanism_summary(noise)
+        if q.is_linear or q.sup_jacobian() is not None:
+            guarantee = fisher_guarantee(q, noise)
+            payload["guarantee"] = guarantee.as_dict()
+        else:
+            notes.append(_AT_DATA_NOTE)
+        if payload["mechanism"]["family"] == "raised-cosine":
+            notes.append(_NO_EPSILON_NOTE)
+    if notes:
+        payload["notes"] = notes
+    if as_json:
+        _print_json(payload)
+        return
+    out = _out()
+    out.print(f"[bold]Optimal noise for {q.name}[/bold] (n = {q.n}, m = {q.m} output(s))")
+    out.print(f"goal: {payload['goal']}")
+    if isinstance(noise, Mechanism):
+        out.print(render.table("Mechanism", render.mechanism_rows(noise)))
+    else:
+        lo, hi = goal["output_range"]
+        family = render.family_text(payload["mechanism"]["family"])
+        out.print(render.table("Policy", [("noise family", family), ("output range Y", f"[{lo:g}, {hi:g}]")]))
+    if guarantee is not None:
+        out.print(render.table("Release guarantee", render.guarantee_rows(guarantee)))
+    for note in notes:
+        out.print(f"[dim]note: {escape(note)}[/dim]")
+
+
+# -- release ----------------------------------------------------------------------------------------------
+
+
+@app.command("release")
+@_errors_exit_2
+def release_command(
+    data: Annotated[Path, typer.Argument(metavar="DATA.csv", help="CSV file with a header line.")],
+    column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
+    query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
+    support: Support = None,
+    quality_budget: Budget = None,
+    quality_weight: Weight = None,
+    bounds: Bounds = None,
+    clamp: Annotated[bool, typer.Option("--clamp", help="Clamp records outside --bounds.")] = False,
+    as_json: AsJson = False,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable."),
+    ] = None,
+) -> None:
+    """Release a noisy answer to a query on one CSV column, with the guarantee that holds for it."""
+    from .release import release
+    from .sample_data import load_csv_column
+
+    goal = choose_goal(
+        support=parse_pair(support, "--support"), quality_budget=quality_budget, quality_weight=quality_weight
+    )
+    declared = parse_pair(bounds, "--bounds")
+    if clamp and declared is None:
+        raise CliInputError("--clamp needs --bounds (the declared bounds to clamp to).")
+    if query is ReleaseQuery.variance and declared is None:
+        raise CliInputError(
+            "--query variance needs --bounds: without declared bounds its guarantee would be computed at the "
+            "data and could not be published."
+        )
+    if seed is not None:
+        _err().print(
+            "[yellow]warning: --seed makes the noise reproducible and predictable; use it for research only, "
+            "never for a real release.[/yellow]"
+        )
+    x = load_csv_column(data, column)
+    if declared is not None and not clamp:
+        outside = int(((x < declared[0]) | (x > declared[1])).sum())
+        if outside:
+            raise CliInputError(
+                f"{outside} record(s) of column {column!r} lie outside --bounds "
+                f"[{declared[0]:g}, {declared[1]:g}]; pass --clamp to clamp them."
+            )
+    q = build_query(query.value, int(x.size), bounds=declared)
+    result = release(x, q, optimal_noise(q, **goal), rng=seed, out_of_bounds="clamp" if clamp else "error")
+    if as_json:
+        _print_json(result.as_dict())
+        return
+    out = _out()
+    out.print(f"[bold]Noisy {q.name}[/bold] of column {column!r} ({q.n} records of {escape(str(data))})")
+    out.print(f"value: [bold green]{result.value!r}[/bold green]")
+    out.print(f"noise: {render.family_text(result.mechanism['family'])}; {render.goal_text(goal)}")
+    if clamp:
+        out.print(f"records clamped to the declared bounds: {result.clamped}")
+    out.print(render.table("Release guarantee", render.guarantee_rows(result.guarantee)))
+
+
+# -- demo -------------------------------------------------------------------------------------------------
+
+
+@app.command()
+@_errors_exit_2
+def demo(
+    output: Annotated[Path, typer.Option("--output", help="Output directory.")] = Path("privnoise-demo"),
+    households: Annotated[int, typer.Option("--households", min=4, help="Number of households.")] = 500,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the synthetic data (the noise is never seeded).")
+    ] = 2024,
+) -> None:
+    """Synthetic smart-meter data, four optimal-noise releases, a trade-off plot and a JSON summary."""
+    from ._cli.demo import DAYS, run_demo
+
+    out = _out()
+    result = run_demo(output, households=households, seed=seed)
+    out.print(
+        f"[bold]privnoise demo[/bold]: {households} households × {DAYS} days of half-hourly smart-meter "
+        f"readings ({len(result.data)} readings, synthetic, seed {seed})"
+    )
+    out.print("database x: each household's mean daily consumption, declared bounds [0, 60] kWh/day")
+    out.print(_demo_table(result.items))
+    clamped = max(item.release.clamped for item in result.items)
+    if clamped:
+        out.print(f"{clamped} household(s) above the declared bound were clamped to it before release.")
+    out.print(
+        "[dim]floor = √(min_i 1/𝓘_ii), kWh/day: RMS error of any unbiased estimate of one household's daily "
+        "consumption by someone who knows every other household (Farokhi & Sandberg, eq. 7). "
+        "cos² noise is bounded and gives no pure ε-DP.[/dim]"
+    )
+    for label, path in (("data", result.csv), ("plot", result.figure), ("summary", result.summary)):
+        out.print(f"{label + ':':9} {escape(str(path))}")
+
+
+_GOAL_SHORT: dict[str, Callable[[Any], str]] = {
+    "support": lambda v: f"on [{v[0]:g}, {v[1]:g}]",
+    "quality_budget": lambda v: f"Q ≤ {v:g}",
+    "quality_weight": lambda v: f"ϱ = {v:g}",
+}
+
+
+def _demo_table(items: list[Any]) -> Table:
+    title = "Optimal-noise releases of daily consumption (true values never shown)"
+    table = Table(title=title, title_justify="left")
+    table.add_column("query")
+    table.add_column("optimal noise")
+    table.add_column("noisy answer", justify="right", no_wrap=True)
+    table.add_column("Q = E‖w‖²", justify="right")
+    table.add_column("floor", justify="right")
+    table.add_column("scope", no_wrap=True)
+    for item in items:
+        rel = item.release
+        if item.labels:
+            answer = "\n".join(f"{label} {v:.3f}" for label, v in zip(item.labels, rel.value, strict=True))
+        else:
+            answer = f"{rel.value:.5g}"
+        family = "cos²" if rel.mechanism["family"] == "raised-cosine" else "Gaussian"
+        key, value = next(iter(item.goal.items()))
+        scope = "declared" if rel.guarantee.scope == "declared-domain" else rel.guarantee.scope
+        floor = f"{rel.guarantee.worst_record_bound ** 0.5:.3g}"
+        noise = f"{family} {_GOAL_SHORT[key](value)}"
+        quality = render.num(rel.guarantee.quality)
+        table.add_row(f"{item.name}\n[dim]{item.unit}[/dim]", noise, answer, quality, floor, scope)
+    return table
+
+
+# -- reproduce --------------------------------------------------------------------------------------------
+
+
+@app.command()
+@_errors_exit_2
+def reproduce(
+    name: Annotated[str, typer.Argument(help="Paper to reproduce (e.g. farokhi-sandberg).")],
+    output: Annotated[
+        Path | None, typer.Option("--output", help="Directory for report.md (default: reproduce/NAME).")
+    ] = None,
+) -> None:
+    """Recompute a paper's numbers and figures; write report.md and list the errata."""
+    if name not in _reproduce.available():
+        raise CliInputError(f"unknown paper {name!r}; choose one of {', '.join(_reproduce.available())}.")
+    directory = output if output is not None else Path("reproduce") / name
+    report = _reproduce.run(name, directory)
+    out = _out()
+    summary = Table(title=report.title, title_justify="left")
+    summary.add_column("status")
+    summary.add_column("rows", justify="right")
+    for status, count in report.counts().items():
+        summary.add_row(status, str(count))
+    summary.add_row("[bold]total[/bold]", f"[bold]{len(report.rows)}[/bold]")
+    out.print(summary)
+    errata = [r for r in report.rows if r.status == "erratum"]
+    if errata:
+        table = Table(title="Errata: printed values that do not hold", title_justify="left")
+        for header in ("key", "claim", "printed", "computed", "reason"):
+            table.add_column(header, overflow="fold", no_wrap=header in ("printed", "computed"))
+        for r in errata:
+            printed, computed = (v if isinstance(v, str) else render.num(v) for v in (r.printed, r.computed))
+            table.add_row(escape(r.key), escape(r.claim), escape(printed), escape(computed), escape(r.reason))
+        out.print(table)
+    out.print(f"report: {escape(str(directory / 'report.md'))}")
+
+
+def main() -> None:
+    """Entry point of the ``privnoise`` console script."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
