@@ -260,7 +260,8 @@ class FunctionQuery(Query):
         object.__setattr__(self, "n", check_positive_int(self.n, "n", owner))
         object.__setattr__(self, "bounds", Bounds.coerce(self.bounds))
         probe = np.zeros(self.n) if self.bounds is None else np.full(self.n, (self.bounds.lower + self.bounds.upper) / 2)
-        value = np.asarray(self.function(probe), dtype=float)
+        with np.errstate(all="ignore"):  # the probe only fixes the output shape
+            value = np.asarray(self.function(probe), dtype=float)
         if value.ndim > 1:
             raise DimensionError(f"`function` of `{owner}` must return a float or a 1-d array; got {value.shape}.")
         object.__setattr__(self, "_output_shape", tuple(value.shape))
@@ -278,7 +279,8 @@ class FunctionQuery(Query):
         return self._output_shape
 
     def _evaluate(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        out = np.asarray(self.function(x), dtype=float)
+        with np.errstate(all="ignore"):  # a non-finite result is refused just below, with a clear message
+            out = np.asarray(self.function(x), dtype=float)
         if out.shape != self._output_shape:
             raise DimensionError(f"`function` of `{self.name}` returned shape {out.shape}; expected {self._output_shape}.")
         if not np.all(np.isfinite(out)):

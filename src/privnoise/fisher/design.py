@@ -186,7 +186,7 @@ def optimal_noise(
         if log_weight is not None:
             if query.n != 1 or query.m != 1:
                 raise DimensionError("`log_weight` (Corollary 4) applies to n = m = 1 and f(x) = x only.")
-            return WeightedCosinePolicy(lower=float(lo), upper=float(hi), log_weight=log_weight)
+            return WeightedCosinePolicy(lower=lo.item(), upper=hi.item(), log_weight=log_weight)
         _require_separable(query, "bounded-support optimal noise")
         return RaisedCosine(lower=lo[()] if not shape else lo, upper=hi[()] if not shape else hi)
 
