@@ -89,7 +89,9 @@ def test_bad_parameters_are_named(build, name):
     assert name in str(info.value)
 
 
-@pytest.mark.parametrize("bad", [[1.0, np.nan, 2.0], [1.0, np.inf, 2.0], [[1.0, 2.0, 3.0]], [1.0, 2.0], "abc"])
+@pytest.mark.parametrize(
+    "bad", [[1.0, np.nan, 2.0], [1.0, np.inf, 2.0], [[1.0, 2.0, 3.0]], [1.0, 2.0], "abc"]
+)
 def test_bad_data_is_rejected(bad):
     with pytest.raises(InvalidParameterError):
         queries.mean(3)(bad)

@@ -106,14 +106,20 @@ def as_finite_array(
     if isinstance(value, str | bytes):
         raise _fail(name, owner, "a numeric array", value)
     try:
-        arr = np.asarray(value, dtype=np.float64)
+        raw = np.asarray(value)
     except (TypeError, ValueError):
         raise _fail(name, owner, "a numeric array", value) from None
+    if raw.dtype.kind not in "fiu":
+        # booleans, complex numbers, strings and objects are not real data
+        raise _fail(name, owner, "a real numeric array", value if raw.size <= 4 else raw)
+    arr = raw.astype(np.float64, copy=False)
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if arr.ndim not in allowed:
             dims = " or ".join(str(d) for d in allowed)
-            raise DimensionError(f"`{name}` of `{owner}` must have {dims} dimension(s); got shape {arr.shape}.")
+            raise DimensionError(
+                f"`{name}` of `{owner}` must have {dims} dimension(s); got shape {arr.shape}."
+            )
     if not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise InvalidParameterError(
@@ -152,7 +158,7 @@ def as_matrix(
 
 
 def readonly(arr: NDArray[Any]) -> NDArray[Any]:
-    """Return a read-only copy-free view of ``arr`` (mechanisms never expose writable state)."""
-    view = arr.view() if isinstance(arr, np.ndarray) else np.array(arr)
-    view.flags.writeable = False
-    return view
+    """Return a read-only copy of ``arr`` that no caller can make writable again (it owns its memory)."""
+    owned = np.array(arr, copy=True)
+    owned.flags.writeable = False
+    return owned

@@ -260,6 +260,10 @@ def release_command(
             )
     q = build_query(query.value, int(x.size), bounds=declared)
     result = release(x, q, optimal_noise(q, **goal), rng=seed, out_of_bounds="clamp" if clamp else "error")
+    if clamp:  # the count depends on the data: it goes to the owner on stderr, never into the release
+        _err().print(
+            f"owner note: {result.clamped} record(s) clamped to the declared bounds (not part of the release)"
+        )
     if as_json:
         _print_json(result.as_dict())
         return
@@ -267,8 +271,6 @@ def release_command(
     out.print(f"[bold]Noisy {q.name}[/bold] of column {column!r} ({q.n} records of {escape(str(data))})")
     out.print(f"value: [bold green]{result.value!r}[/bold green]")
     out.print(f"noise: {render.family_text(result.mechanism['family'])}; {render.goal_text(goal)}")
-    if clamp:
-        out.print(f"records clamped to the declared bounds: {result.clamped}")
     out.print(render.table("Release guarantee", render.guarantee_rows(result.guarantee)))
 
 
@@ -332,7 +334,7 @@ def _demo_table(items: list[Any]) -> Table:
         family = "cos²" if rel.mechanism["family"] == "raised-cosine" else "Gaussian"
         key, value = next(iter(item.goal.items()))
         scope = "declared" if rel.guarantee.scope == "declared-domain" else rel.guarantee.scope
-        floor = f"{rel.guarantee.worst_record_bound ** 0.5:.3g}"
+        floor = f"{rel.guarantee.worst_record_bound**0.5:.3g}"
         noise = f"{family} {_GOAL_SHORT[key](value)}"
         quality = render.num(rel.guarantee.quality)
         table.add_row(f"{item.name}\n[dim]{item.unit}[/dim]", noise, answer, quality, floor, scope)

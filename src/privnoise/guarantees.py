@@ -135,7 +135,9 @@ class FisherGuarantee(Guarantee):
     def __post_init__(self) -> None:
         check_positive(self.quality, "quality", "FisherGuarantee", allow_zero=True)
         if self.scope not in ("all-data", "declared-domain", "at-data"):
-            raise ValueError(f"`scope` of `FisherGuarantee` must be all-data, declared-domain or at-data; got {self.scope!r}.")
+            raise ValueError(
+                f"`scope` of `FisherGuarantee` must be all-data, declared-domain or at-data; got {self.scope!r}."
+            )
 
     @property
     def cramer_rao_bound(self) -> float | None:
@@ -186,7 +188,11 @@ class FisherGuarantee(Guarantee):
 
     def summary(self) -> str:
         crb = self.cramer_rao_bound
-        crb_text = "n/a" if crb is None else ("∞ (no unbiased estimator exists)" if math.isinf(crb) else f"{crb:.6g}")
+        crb_text = (
+            "n/a"
+            if crb is None
+            else ("∞ (no unbiased estimator exists)" if math.isinf(crb) else f"{crb:.6g}")
+        )
         return (
             f"Fisher-information privacy ({self.scope}): Tr 𝓘 = {self.information.trace():.6g}; "
             f"every record's error with all others known ≥ {self.worst_record_bound:.6g} "
@@ -205,11 +211,20 @@ class DifferentialPrivacyGuarantee(Guarantee):
     notion: str = field(default="differential-privacy", init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon", "DifferentialPrivacyGuarantee"))
-        object.__setattr__(self, "delta", check_probability(self.delta, "delta", "DifferentialPrivacyGuarantee"))
+        object.__setattr__(
+            self, "epsilon", check_positive(self.epsilon, "epsilon", "DifferentialPrivacyGuarantee")
+        )
+        object.__setattr__(
+            self, "delta", check_probability(self.delta, "delta", "DifferentialPrivacyGuarantee")
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"notion": self.notion, "epsilon": self.epsilon, "delta": self.delta, "adjacency": self.adjacency}
+        return {
+            "notion": self.notion,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "adjacency": self.adjacency,
+        }
 
     def summary(self) -> str:
         kind = "pure" if self.delta == 0 else "approximate"

@@ -104,12 +104,20 @@ class Query:
         """Validate a database: a finite 1-d array of length ``n`` (NaN and inf are rejected)."""
         arr = as_finite_array(x, "x", owner, ndim=1)
         if arr.shape[0] != self.n:
-            raise DimensionError(f"`x` of `{owner}` must have length {self.n} (the query's n); got {arr.shape[0]}.")
+            raise DimensionError(
+                f"`x` of `{owner}` must have length {self.n} (the query's n); got {arr.shape[0]}."
+            )
         return arr
 
     def __call__(self, x: ArrayLike) -> Any:
-        """Evaluate f(x) (a float for a scalar query)."""
-        out = self._evaluate(self.check_data(x, owner=self.name))
+        """Evaluate f(x) (a float for a scalar query); a value that overflows is refused, never returned."""
+        data = self.check_data(x, owner=self.name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._evaluate(data)
+        if not np.all(np.isfinite(out)):
+            raise InvalidParameterError(
+                f"the value of query `{self.name}` is not finite (overflow); rescale the data."
+            )
         return float(out) if out.ndim == 0 else out
 
     def jacobian_at(self, x: ArrayLike) -> NDArray[np.float64]:
@@ -191,7 +199,9 @@ class LinearQuery(Query):
     def sensitivity(self, norm: str = "l1") -> float:
         """Largest change of Cx when one record moves across its declared bounds (ℓ1 or ℓ2 norm)."""
         if self.bounds is None:
-            raise InvalidParameterError(f"`bounds` of `{self.name}` must be declared to compute a sensitivity.")
+            raise InvalidParameterError(
+                f"`bounds` of `{self.name}` must be declared to compute a sensitivity."
+            )
         c = self.matrix_2d
         if norm == "l1":
             column = np.abs(c).sum(axis=0)
@@ -259,11 +269,17 @@ class FunctionQuery(Query):
             raise InvalidParameterError(f"`jacobian` of `{owner}` must be callable or None.")
         object.__setattr__(self, "n", check_positive_int(self.n, "n", owner))
         object.__setattr__(self, "bounds", Bounds.coerce(self.bounds))
-        probe = np.zeros(self.n) if self.bounds is None else np.full(self.n, (self.bounds.lower + self.bounds.upper) / 2)
+        probe = (
+            np.zeros(self.n)
+            if self.bounds is None
+            else np.full(self.n, (self.bounds.lower + self.bounds.upper) / 2)
+        )
         with np.errstate(all="ignore"):  # the probe only fixes the output shape
             value = np.asarray(self.function(probe), dtype=float)
         if value.ndim > 1:
-            raise DimensionError(f"`function` of `{owner}` must return a float or a 1-d array; got {value.shape}.")
+            raise DimensionError(
+                f"`function` of `{owner}` must return a float or a 1-d array; got {value.shape}."
+            )
         object.__setattr__(self, "_output_shape", tuple(value.shape))
         if self.jacobian_bound is not None:
             bound = as_finite_array(self.jacobian_bound, "jacobian_bound", owner, ndim=(0, 1, 2))
@@ -282,7 +298,9 @@ class FunctionQuery(Query):
         with np.errstate(all="ignore"):  # a non-finite result is refused just below, with a clear message
             out = np.asarray(self.function(x), dtype=float)
         if out.shape != self._output_shape:
-            raise DimensionError(f"`function` of `{self.name}` returned shape {out.shape}; expected {self._output_shape}.")
+            raise DimensionError(
+                f"`function` of `{self.name}` returned shape {out.shape}; expected {self._output_shape}."
+            )
         if not np.all(np.isfinite(out)):
             raise InvalidParameterError(f"`function` of `{self.name}` returned a NaN or infinite value.")
         return out
@@ -293,7 +311,9 @@ class FunctionQuery(Query):
         else:
             jac = np.atleast_2d(np.asarray(self.jacobian(x), dtype=float))
         if jac.shape != (self.m, self.n):
-            raise DimensionError(f"`jacobian` of `{self.name}` must have shape {(self.m, self.n)}; got {jac.shape}.")
+            raise DimensionError(
+                f"`jacobian` of `{self.name}` must have shape {(self.m, self.n)}; got {jac.shape}."
+            )
         if not np.all(np.isfinite(jac)):
             raise InvalidParameterError(f"`jacobian` of `{self.name}` returned a NaN or infinite value.")
         return jac
@@ -323,9 +343,7 @@ def mean(n: int, *, bounds: Bounds | tuple[float, float] | None = None) -> Linea
     return LinearQuery(np.full(n, 1.0 / n), bounds=bounds, name="mean")
 
 
-def weighted_mean(
-    weights: ArrayLike, *, bounds: Bounds | tuple[float, float] | None = None
-) -> LinearQuery:
+def weighted_mean(weights: ArrayLike, *, bounds: Bounds | tuple[float, float] | None = None) -> LinearQuery:
     """Σ c_i x_i with c = weights / Σ weights, so that C1 = 1 (Farokhi & Sandberg, Example 2)."""
     w = as_finite_array(weights, "weights", "weighted_mean", ndim=1)
     total = float(w.sum())

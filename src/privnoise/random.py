@@ -86,7 +86,11 @@ def default_rng(rng: RNGLike = None) -> np.random.Generator:
     """
     if rng is None:
         generator = getattr(_local, "generator", None)
-        if generator is None or getattr(_local, "generation", -1) != _fork_generation or _local.pid != os.getpid():
+        if (
+            generator is None
+            or getattr(_local, "generation", -1) != _fork_generation
+            or _local.pid != os.getpid()
+        ):
             generator = secure_generator()
             _local.generator = generator
             _local.generation = _fork_generation

@@ -39,7 +39,7 @@ class Release:
     query, mechanism : dict
         Descriptions of what was asked and of the noise (never the true value).
     clamped : int
-        How many records were clamped to the declared bounds.
+        How many records were clamped to the declared bounds (owner-only: it depends on the data).
     """
 
     value: Any
@@ -49,7 +49,10 @@ class Release:
     clamped: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (infinite bounds as the string "inf")."""
+        """Publishable JSON-ready form (infinite bounds as the string "inf").
+
+        The number of clamped records depends on the data and is left out; it stays on ``clamped`` for the owner.
+        """
         value = (
             json_number(float(self.value))
             if np.ndim(self.value) == 0
@@ -60,7 +63,6 @@ class Release:
             "guarantee": self.guarantee.as_dict(),
             "query": self.query,
             "mechanism": self.mechanism,
-            "clamped_records": self.clamped,
         }
 
 
@@ -106,7 +108,9 @@ def release(
     (True, 'fisher-information')
     """
     if not isinstance(query, Query):
-        raise InvalidParameterError(f"`query` of `release` must be a privnoise Query; got {type(query).__name__}.")
+        raise InvalidParameterError(
+            f"`query` of `release` must be a privnoise Query; got {type(query).__name__}."
+        )
     if not isinstance(mechanism, Mechanism | Policy):
         raise InvalidParameterError(
             f"`mechanism` of `release` must be a privnoise Mechanism or Policy; got {type(mechanism).__name__}."
@@ -117,7 +121,9 @@ def release(
             f"{query.output_shape}."
         )
     if out_of_bounds not in ("error", "clamp"):
-        raise InvalidParameterError(f"`out_of_bounds` of `release` must be 'error' or 'clamp'; got {out_of_bounds!r}.")
+        raise InvalidParameterError(
+            f"`out_of_bounds` of `release` must be 'error' or 'clamp'; got {out_of_bounds!r}."
+        )
     from .random import default_rng
 
     generator = default_rng(rng)

@@ -28,8 +28,13 @@ def _minimise_over_gaussians(objective, m, *, constraint=None):
     x0 = np.zeros(m * (m + 1) // 2)
     cons = [] if constraint is None else [{"type": "ineq", "fun": lambda p: constraint(_chol(p, m))}]
     method = "SLSQP" if cons else "BFGS"
-    res = optimize.minimize(lambda p: objective(_chol(p, m)), x0, method=method, constraints=cons,
-                            options={"maxiter": 2000} | ({"ftol": 1e-14} if cons else {"gtol": 1e-10}))
+    res = optimize.minimize(
+        lambda p: objective(_chol(p, m)),
+        x0,
+        method=method,
+        constraints=cons,
+        options={"maxiter": 2000} | ({"ftol": 1e-14} if cons else {"gtol": 1e-10}),
+    )
     return _chol(res.x, m), res.fun
 
 

@@ -264,7 +264,6 @@ def test_bad_parameters_are_rejected(kwargs, name, error) -> None:
     assert "Laplace" in str(excinfo.value)
 
 
-@pytest.mark.xfail(reason="_validation.as_finite_array accepts bools and casts complex arrays (reported)")
 @pytest.mark.parametrize(
     "kwargs", [{"scale": True}, {"scale": np.array([1 + 1j])}, {"scale": 1.0, "loc": False}]
 )

@@ -378,7 +378,6 @@ def test_bad_parameters_are_rejected(kwargs, name, error) -> None:
     assert "RaisedCosine" in str(excinfo.value)
 
 
-@pytest.mark.xfail(reason="_validation.as_finite_array accepts bools and casts complex arrays (reported)")
 @pytest.mark.parametrize(
     "kwargs", [{"lower": False, "upper": True}, {"lower": 0.0, "upper": np.array([1 + 1j])}]
 )

@@ -84,21 +84,25 @@ def _releases(data: SmartMeterData) -> list[DemoItem]:
     n = x.size
     items = []
     goal: dict[str, Any] = {"support": MEAN_SUPPORT}
-    items.append(DemoItem("mean", "kWh/day", goal,
-                          _release(x, queries.mean(n, bounds=DAILY_KWH_BOUNDS), goal)))
+    items.append(
+        DemoItem("mean", "kWh/day", goal, _release(x, queries.mean(n, bounds=DAILY_KWH_BOUNDS), goal))
+    )
     goal = {"support": VARIANCE_SUPPORT}
-    items.append(DemoItem("variance", "(kWh/day)²", goal,
-                          _release(x, queries.variance(n, bounds=DAILY_KWH_BOUNDS), goal)))
+    items.append(
+        DemoItem(
+            "variance", "(kWh/day)²", goal, _release(x, queries.variance(n, bounds=DAILY_KWH_BOUNDS), goal)
+        )
+    )
     matrix = data.region_matrix()
     present = np.flatnonzero(matrix.any(axis=1))  # a region without households has no mean to release
     labels = tuple(REGIONS[i] for i in present)
     region_query = LinearQuery(matrix[present], bounds=DAILY_KWH_BOUNDS, name="region_means")
     goal = {"quality_budget": REGION_BUDGET}
-    items.append(DemoItem("regional means", "kWh/day", goal,
-                          _release(x, region_query, goal), labels))
+    items.append(DemoItem("regional means", "kWh/day", goal, _release(x, region_query, goal), labels))
     goal = {"quality_weight": TOTAL_WEIGHT}
-    items.append(DemoItem("total", "kWh/day", goal,
-                          _release(x, queries.sum_query(n, bounds=DAILY_KWH_BOUNDS), goal)))
+    items.append(
+        DemoItem("total", "kWh/day", goal, _release(x, queries.sum_query(n, bounds=DAILY_KWH_BOUNDS), goal))
+    )
     return items
 
 
@@ -126,29 +130,51 @@ def plot_tradeoff(path: Path, n: int) -> Path:
     ax = fig.add_subplot()
     curves: list[tuple[Sequence[Mechanism], str, dict[str, Any]]] = [
         (gaussian, "Gaussian, budget ϑ = Q (Problem 4: optimal unbounded noise)", {"color": "C0", "lw": 2.2}),
-        (cosine, "cos² on [−h, h], h = 0.025 … 0.5 (Problem 2: optimal bounded noise)",
-         {"color": "C1", "lw": 2.2, "marker": "o", "ms": 4}),
-        (laplace, "Laplace at the same Q (classical ε-DP noise, for reference)",
-         {"color": "C2", "lw": 1.6, "ls": "--"}),
+        (
+            cosine,
+            "cos² on [−h, h], h = 0.025 … 0.5 (Problem 2: optimal bounded noise)",
+            {"color": "C1", "lw": 2.2, "marker": "o", "ms": 4},
+        ),
+        (
+            laplace,
+            "Laplace at the same Q (classical ε-DP noise, for reference)",
+            {"color": "C2", "lw": 1.6, "ls": "--"},
+        ),
     ]
     for mechs, label, style in curves:
         rms, floor = _curve(query, mechs)
         ax.plot(rms, floor, label=label, **style)
     demo = _mechanism(query, support=MEAN_SUPPORT)
     rms, floor = _curve(query, [demo])
-    ax.plot(rms, floor, marker="*", ms=16, color="C3", ls="none",
-            label=f"demo release: cos² on [{MEAN_SUPPORT[0]:g}, {MEAN_SUPPORT[1]:g}]")
-    ax.annotate(f"  RMS noise {rms[0]:.3f}\n  floor {floor[0]:.1f} kWh/day", (rms[0], floor[0]),
-                textcoords="offset points", xytext=(8, -30), fontsize=9, color="C3")
+    ax.plot(
+        rms,
+        floor,
+        marker="*",
+        ms=16,
+        color="C3",
+        ls="none",
+        label=f"demo release: cos² on [{MEAN_SUPPORT[0]:g}, {MEAN_SUPPORT[1]:g}]",
+    )
+    ax.annotate(
+        f"  RMS noise {rms[0]:.3f}\n  floor {floor[0]:.1f} kWh/day",
+        (rms[0], floor[0]),
+        textcoords="offset points",
+        xytext=(8, -30),
+        fontsize=9,
+        color="C3",
+    )
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     ax.set_xlabel("RMS noise on the released mean, √Q  [kWh/day]   (lower = better quality)")
-    ax.set_ylabel("per-household error floor $\\sqrt{\\min_i 1/\\mathcal{I}_{ii}}$  [kWh/day]\n"
-                  "(higher = more privacy)")
-    ax.set_title(f"Privacy–quality trade-off: mean daily consumption of {n} households\n"
-                 "error floor of any unbiased estimate of one household, even knowing all others (eq. 7)",
-                 fontsize=11)
+    ax.set_ylabel(
+        "per-household error floor $\\sqrt{\\min_i 1/\\mathcal{I}_{ii}}$  [kWh/day]\n(higher = more privacy)"
+    )
+    ax.set_title(
+        f"Privacy–quality trade-off: mean daily consumption of {n} households\n"
+        "error floor of any unbiased estimate of one household, even knowing all others (eq. 7)",
+        fontsize=11,
+    )
     ax.legend(loc="upper left", fontsize=9, framealpha=0.9)
     fig.savefig(path)
     return path

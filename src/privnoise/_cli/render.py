@@ -153,7 +153,7 @@ def table(title: str, rows: list[tuple[str, str]]) -> Table:
 
 def goal_text(goal: dict[str, Any], variant: str = "corrected") -> str:
     """One line naming the design problem solved for ``goal`` (one optimal_noise keyword)."""
-    (key, value), = goal.items()
+    ((key, value),) = goal.items()
     if key == "support":
         return f"bounded noise on W = [{value[0]:g}, {value[1]:g}] per output (Problem 2: cos², Cor. 1/3/5)"
     if key == "output_range":

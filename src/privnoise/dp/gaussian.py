@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize, special
+from scipy import special
 
 from .._validation import check_positive, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
@@ -67,7 +67,11 @@ def gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float) -> float
         hi *= 2.0
         if hi > 1e8:
             raise CalibrationError("could not bracket ε for the Gaussian privacy profile.")
-    return float(optimize.brentq(lambda e: gaussian_delta(s, e, sensitivity=d) - dl, 0.0, hi, xtol=1e-14, rtol=1e-14))
+    from scipy import optimize
+
+    return float(
+        optimize.brentq(lambda e: gaussian_delta(s, e, sensitivity=d) - dl, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    )
 
 
 def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float:
@@ -92,11 +96,18 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float
         lo /= 2.0
         if lo < 1e-300:
             return lo
-    return float(optimize.brentq(lambda s: gaussian_delta(s, eps, sensitivity=d) - dl, lo, hi, xtol=1e-15 * d,
-                                 rtol=1e-14))
+    from scipy import optimize
+
+    return float(
+        optimize.brentq(
+            lambda s: gaussian_delta(s, eps, sensitivity=d) - dl, lo, hi, xtol=1e-15 * d, rtol=1e-14
+        )
+    )
 
 
-def gaussian_for_epsilon_delta(epsilon: float, delta: float, *, sensitivity: float, dim: int | None = None) -> Gaussian:
+def gaussian_for_epsilon_delta(
+    epsilon: float, delta: float, *, sensitivity: float, dim: int | None = None
+) -> Gaussian:
     """Isotropic Gaussian noise calibrated exactly to (ε, δ)-DP for ℓ2 sensitivity Δ."""
     return Gaussian.from_std(gaussian_sigma(epsilon, delta, sensitivity=sensitivity), dim)
 
@@ -111,5 +122,3 @@ def classical_gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float
         raise InvalidParameterError("`delta` of `classical_gaussian_sigma` must be > 0.")
     d = check_positive(sensitivity, "sensitivity", "classical_gaussian_sigma")
     return d * math.sqrt(2.0 * math.log(1.25 / dl)) / eps
-
-

@@ -41,7 +41,9 @@ def sensitivity_of_weighted_mean(weights: ArrayLike, lower: float, upper: float)
     lo = float(lower)
     hi = float(upper)
     if not hi > lo:
-        raise InvalidParameterError(f"`upper` of `sensitivity_of_weighted_mean` must be > `lower`; got [{lo}, {hi}].")
+        raise InvalidParameterError(
+            f"`upper` of `sensitivity_of_weighted_mean` must be > `lower`; got [{lo}, {hi}]."
+        )
     return (hi - lo) * float(np.max(np.abs(c)))
 
 
@@ -61,14 +63,16 @@ def laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
 def printed_laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
     """The printed Section 5 value (x̄ − x̲)√(ϑ/2) max c_i (follows from the inverted scale)."""
     t = check_positive(theta, "theta", "printed_laplace_epsilon_at_quality")
-    return check_positive(sensitivity, "sensitivity", "printed_laplace_epsilon_at_quality") * math.sqrt(t / 2.0)
+    return check_positive(sensitivity, "sensitivity", "printed_laplace_epsilon_at_quality") * math.sqrt(
+        t / 2.0
+    )
 
 
 def section5_error_bounds(weights: ArrayLike, x: ArrayLike, theta: float) -> dict[str, float]:
     """Error bounds of the estimator x̂ = C†y under Laplace and Gaussian noise of variance ϑ.
 
     Returns the corrected bounds ‖(I − C†C)x‖² + ϑ/(CCᵀ) (Gaussian) and + ϑ/(2CCᵀ) (Laplace, from its Fisher
-    information 2/ϑ), their ratio, the printed forms with (CCᵀ)², and the printed κ.
+    information 2/ϑ), their ratio, and the printed forms with (CCᵀ)².
     """
     c = as_finite_array(weights, "weights", "section5_error_bounds", ndim=1)
     xv = as_finite_array(x, "x", "section5_error_bounds", ndim=1)
@@ -105,7 +109,9 @@ def printed_laplace_entropy_bits(theta: float) -> float:
 
 def printed_gaussian_entropy_bits(theta: float) -> float:
     """Printed H(γ*) = log₂(√(2πe) ϑ) (treats ϑ as a standard deviation)."""
-    return math.log2(math.sqrt(2.0 * math.pi * math.e) * check_positive(theta, "theta", "printed_gaussian_entropy_bits"))
+    return math.log2(
+        math.sqrt(2.0 * math.pi * math.e) * check_positive(theta, "theta", "printed_gaussian_entropy_bits")
+    )
 
 
 def condition16(theta: float, epsilon: float, delta: float, *, sensitivity: float) -> bool:
@@ -122,7 +128,9 @@ def condition16(theta: float, epsilon: float, delta: float, *, sensitivity: floa
     return t >= d * (math.sqrt(2.0 * math.log(1.0 / (2.0 * dl))) / eps + 1.0 / math.sqrt(2.0 * eps))
 
 
-def condition16_region(epsilons: ArrayLike, deltas: ArrayLike, *, theta_over_sensitivity: float = 1.0) -> NDArray[np.bool_]:
+def condition16_region(
+    epsilons: ArrayLike, deltas: ArrayLike, *, theta_over_sensitivity: float = 1.0
+) -> NDArray[np.bool_]:
     """Figure 2: where (16) holds on the grid ``deltas × epsilons`` (rows δ, columns ε)."""
     eps = as_finite_array(epsilons, "epsilons", "condition16_region", ndim=1)
     dls = as_finite_array(deltas, "deltas", "condition16_region", ndim=1)

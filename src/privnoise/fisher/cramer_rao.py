@@ -30,7 +30,14 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, as_matrix
 from ..exceptions import DimensionError, InvalidParameterError
 
-__all__ = ["biased_bound", "cramer_rao_bound", "is_invertible", "jensen_bound", "record_bounds", "trace_bound"]
+__all__ = [
+    "biased_bound",
+    "cramer_rao_bound",
+    "is_invertible",
+    "jensen_bound",
+    "record_bounds",
+    "trace_bound",
+]
 
 
 def _information(information: ArrayLike, owner: str) -> NDArray[np.float64]:
@@ -68,7 +75,9 @@ def biased_bound(information: ArrayLike, bias_jacobian: ArrayLike, bias: ArrayLi
     b = as_finite_array(bias, "bias", "biased_bound", ndim=1)
     n = info.shape[0]
     if g.shape[0] != n or b.shape != (n,):
-        raise DimensionError(f"`bias_jacobian` must have {n} rows and `bias` length {n} (the size of `information`).")
+        raise DimensionError(
+            f"`bias_jacobian` must have {n} rows and `bias` length {n} (the size of `information`)."
+        )
     if not is_invertible(info):
         raise InvalidParameterError("`information` of `biased_bound` must be invertible (eq. (5) needs 𝓘⁻¹).")
     return float(np.trace(g.T @ np.linalg.solve(info, g)) + b @ b)

@@ -63,15 +63,21 @@ def _box(value: Any, name: str, shape: tuple[int, ...]) -> tuple[NDArray[np.floa
     try:
         lo, hi = value
     except (TypeError, ValueError):
-        raise InvalidParameterError(f"`{name}` of `optimal_noise` must be a (lower, upper) pair; got {value!r}.") from None
+        raise InvalidParameterError(
+            f"`{name}` of `optimal_noise` must be a (lower, upper) pair; got {value!r}."
+        ) from None
     lo_arr = as_finite_array(lo, f"{name}[0]", "optimal_noise", ndim=(0, 1))
     hi_arr = as_finite_array(hi, f"{name}[1]", "optimal_noise", ndim=(0, 1))
     try:
         lo_arr, hi_arr = (np.broadcast_to(a, shape).astype(float) for a in (lo_arr, hi_arr))
     except ValueError:
-        raise DimensionError(f"`{name}` of `optimal_noise` must broadcast to the query's output shape {shape}.") from None
+        raise DimensionError(
+            f"`{name}` of `optimal_noise` must broadcast to the query's output shape {shape}."
+        ) from None
     if np.any(hi_arr <= lo_arr):
-        raise InvalidParameterError(f"`{name}` of `optimal_noise` must have lower < upper in every coordinate.")
+        raise InvalidParameterError(
+            f"`{name}` of `optimal_noise` must have lower < upper in every coordinate."
+        )
     return lo_arr, hi_arr
 
 
@@ -161,7 +167,9 @@ def optimal_noise(
     0.022361
     """
     if not isinstance(query, Query):
-        raise InvalidParameterError(f"`query` of `optimal_noise` must be a privnoise Query; got {type(query).__name__}.")
+        raise InvalidParameterError(
+            f"`query` of `optimal_noise` must be a privnoise Query; got {type(query).__name__}."
+        )
     goals = {
         "support": support,
         "output_range": output_range,
@@ -175,7 +183,9 @@ def optimal_noise(
             f"got {given or 'none'}."
         )
     if variant not in ("corrected", "printed"):
-        raise InvalidParameterError(f"`variant` of `optimal_noise` must be 'corrected' or 'printed'; got {variant!r}.")
+        raise InvalidParameterError(
+            f"`variant` of `optimal_noise` must be 'corrected' or 'printed'; got {variant!r}."
+        )
     if log_weight is not None and support is None:
         raise InvalidParameterError("`log_weight` of `optimal_noise` goes with `support` (Corollary 4).")
     goal = given[0]

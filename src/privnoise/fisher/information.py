@@ -35,7 +35,9 @@ __all__ = [
 
 def _check_fit(query: Query, mechanism: Mechanism, owner: str) -> None:
     if not isinstance(query, Query):
-        raise InvalidParameterError(f"`query` of `{owner}` must be a privnoise Query; got {type(query).__name__}.")
+        raise InvalidParameterError(
+            f"`query` of `{owner}` must be a privnoise Query; got {type(query).__name__}."
+        )
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
             f"`mechanism` of `{owner}` must be a privnoise Mechanism; got {type(mechanism).__name__}."
@@ -119,7 +121,9 @@ def fisher_information_quadrature(
     """
     a, b = support
     if not a < b:
-        raise InvalidParameterError(f"`support` of `fisher_information_quadrature` must have a < b; got {support}.")
+        raise InvalidParameterError(
+            f"`support` of `fisher_information_quadrature` must have a < b; got {support}."
+        )
 
     if derivative is None:
         scale = 1e-3 * ((b - a) if math.isfinite(b - a) else 1.0)
@@ -184,7 +188,9 @@ def fisher_information_monte_carlo(
     True
     """
     if not isinstance(mechanism, Mechanism):
-        raise InvalidParameterError("`mechanism` of `fisher_information_monte_carlo` must be a privnoise Mechanism.")
+        raise InvalidParameterError(
+            "`mechanism` of `fisher_information_monte_carlo` must be a privnoise Mechanism."
+        )
     count = check_positive_int(samples, "samples", "fisher_information_monte_carlo", minimum=2)
     w = np.asarray(mechanism.sample(count, rng=rng)).reshape(count, mechanism.dim)
     s = np.asarray(mechanism.score(w.reshape((count,) + mechanism.shape))).reshape(count, mechanism.dim)

@@ -82,7 +82,11 @@ class OutputConstrainedPolicy(Policy):
         return FisherGuarantee(info, quality=mech.second_moment(), scope="at-data")
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "output-constrained-raised-cosine", "lower": self.lower.tolist(), "upper": self.upper.tolist()}
+        return {
+            "family": "output-constrained-raised-cosine",
+            "lower": self.lower.tolist(),
+            "upper": self.upper.tolist(),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -129,8 +133,9 @@ class WeightedCosinePolicy(Policy):
         from scipy.differentiate import derivative
 
         def first(t: NDArray[np.float64]) -> NDArray[np.float64]:
-            res = derivative(lambda s: np.vectorize(self.log_weight, otypes=[float])(s), t,
-                             tolerances={"rtol": 1e-12})
+            res = derivative(
+                lambda s: np.vectorize(self.log_weight, otypes=[float])(s), t, tolerances={"rtol": 1e-12}
+            )
             return np.asarray(res.df)
 
         d1 = float(first(np.asarray(x)))
@@ -185,6 +190,8 @@ class WeightedCosinePolicy(Policy):
         return FisherGuarantee(info, quality=self.density_at(float(x[0])).second_moment(), scope="at-data")
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "weighted-cosine (Corollary 4 as printed)", "lower": self.lower, "upper": self.upper}
-
-
+        return {
+            "family": "weighted-cosine (Corollary 4 as printed)",
+            "lower": self.lower,
+            "upper": self.upper,
+        }

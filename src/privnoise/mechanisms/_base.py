@@ -21,9 +21,13 @@ def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, .
         return ()
     if isinstance(size, int | np.integer) and not isinstance(size, bool):
         return (check_positive_int(size, "size", owner, minimum=0),)
-    if isinstance(size, tuple) and all(isinstance(s, int | np.integer) and not isinstance(s, bool) for s in size):
+    if isinstance(size, tuple) and all(
+        isinstance(s, int | np.integer) and not isinstance(s, bool) for s in size
+    ):
         return tuple(check_positive_int(s, "size", owner, minimum=0) for s in size)
-    raise InvalidParameterError(f"`size` of `{owner}` must be None, an int >= 0 or a tuple of them; got {size!r}.")
+    raise InvalidParameterError(
+        f"`size` of `{owner}` must be None, an int >= 0 or a tuple of them; got {size!r}."
+    )
 
 
 class Mechanism:

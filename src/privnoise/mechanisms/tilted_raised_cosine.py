@@ -114,8 +114,9 @@ class TiltedRaisedCosine(Mechanism):
         return np.where(inside, self._base._score(x) + self.tilt, 0.0)
 
     def _expect(self, fn: Any) -> float:
-        value, _ = integrate.quad(lambda w: fn(w) * self.pdf(w), self.lower, self.upper, epsabs=0.0, epsrel=1e-12,
-                                  limit=200)
+        value, _ = integrate.quad(
+            lambda w: fn(w) * self.pdf(w), self.lower, self.upper, epsabs=0.0, epsrel=1e-12, limit=200
+        )
         return float(value)
 
     def mean(self) -> float:

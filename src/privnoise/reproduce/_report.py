@@ -50,9 +50,14 @@ class Row:
         return math.isclose(float(self.printed), float(self.computed), rel_tol=self.rtol, abs_tol=1e-12)
 
 
+def _cell(text: str) -> str:
+    """Escape a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def _fmt(value: float | str) -> str:
     if isinstance(value, str):
-        return value
+        return _cell(value)
     return f"{value:.8g}"
 
 
@@ -98,7 +103,8 @@ class Report:
         ]
         for r in self.rows:
             lines.append(
-                f"| `{r.key}` | {r.claim} | {_fmt(r.printed)} | {_fmt(r.computed)} | {r.status} | {r.reason} |"
+                f"| `{r.key}` | {_cell(r.claim)} | {_fmt(r.printed)} | {_fmt(r.computed)} | {r.status} | "
+                f"{_cell(r.reason)} |"
             )
         if self.notes:
             lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
