@@ -1,0 +1,238 @@
+"""Initial-state privacy of an LTI system (Farokhi & Sandberg, Section 4, Theorem 4, Example 4).
+
+The server answers y[k] = C x[k] + w[k], k = 0, …, T, for x[k+1] = A x[k] with a private initial state x₀. The
+optimal noise of Theorem 4 is perfectly correlated across time: w[k] = C Aᵏ z with one Gaussian z ~ N(0, Σ), so
+that y_T = Ψ_T (x₀ + z). The information about x₀ is 𝓘 = Σ⁻¹ and the quality Q = E‖w_T‖² = Tr(Ψ_TᵀΨ_T Σ).
+
+Notes
+-----
+With G = Ψ_TᵀΨ_T the objective of Problem 3 is Tr Σ⁻¹ + ϱ Tr(GΣ); its stationarity condition Σ⁻² = ϱG gives
+Σ = G^{−1/2}/√ϱ. The paper prints Σ = 2G^{−1/2}/√ϱ (Appendix K drops a 1/4, ERRATA 4); ``variant="printed"``
+reproduces it. The quality-budget version (min Tr 𝓘 s.t. Q ≤ ϑ, the analogue of Problem 4) is
+Σ = ϑ G^{−1/2}/Tr(G^{1/2}). Only Tr(𝓘⁻¹) ≥ n²/Tr 𝓘 holds in general; the (T+1)²n²/Tr 𝓘 bound printed in Section 4
+is false (ERRATA 6) and privnoise never reports it.
+
+References
+----------
+F. Farokhi and H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher
+information", Automatica 99 (2019), Section 4, Theorem 4, Remark 8, Example 4, Appendix K.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import as_matrix, check_positive, check_positive_int, readonly
+from ..exceptions import InvalidParameterError
+from ..guarantees import FisherGuarantee, FisherInformation
+from ..random import RNGLike, default_rng
+from .horizon import check_observable, observability_gramian, observability_matrix
+from .statespace import StateSpace, as_statespace
+
+__all__ = [
+    "InitialStateNoise",
+    "example4_closed_forms",
+    "example4_system",
+    "initial_state_noise",
+    "theorem4_objective",
+]
+
+Variant = Literal["corrected", "printed"]
+
+
+def _sym_power(g: NDArray[np.float64], power: float) -> NDArray[np.float64]:
+    """G^power of a symmetric positive-definite matrix (eigendecomposition)."""
+    vals, vecs = np.linalg.eigh(g)
+    out = (vecs * vals**power) @ vecs.T
+    return (out + out.T) / 2.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class InitialStateNoise:
+    """Correlated noise w[k] = C Aᵏ z, z ~ N(0, Σ), protecting x₀ over k = 0, …, T (Theorem 4).
+
+    Parameters
+    ----------
+    system : StateSpace
+        The model (only A and C matter).
+    horizon : int
+        T; the noise covers y[0], …, y[T].
+    initial_covariance : array_like, shape (n, n)
+        Σ, the covariance of z.
+
+    Examples
+    --------
+    >>> from privnoise.systems import StateSpace, initial_state_noise
+    >>> mech = initial_state_noise(StateSpace(A=[[1, 1], [0, 1]], C=[[1, 0]]), horizon=4, quality_weight=1.0)
+    >>> mech.sample(rng=1).shape, mech.sample(10, rng=1).shape
+    ((5, 1), (10, 5, 1))
+    >>> round(mech.cramer_rao_bound(), 6) == round(float(np.trace(mech.initial_covariance)), 6)
+    True
+    """
+
+    system: StateSpace
+    horizon: int
+    initial_covariance: Any
+    _factor: NDArray[np.float64] = field(init=False, repr=False)
+    _psi: NDArray[np.float64] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        owner = "InitialStateNoise"
+        sys = as_statespace(self.system)
+        t = check_positive_int(self.horizon, "horizon", owner, minimum=0)
+        sigma = as_matrix(self.initial_covariance, "initial_covariance", owner, positive_definite=True)
+        if sigma.shape != (sys.n, sys.n):
+            raise InvalidParameterError(
+                f"`initial_covariance` of `{owner}` must be {sys.n}×{sys.n}; got shape {sigma.shape}."
+            )
+        object.__setattr__(self, "system", sys)
+        object.__setattr__(self, "horizon", t)
+        object.__setattr__(self, "initial_covariance", readonly(sigma))
+        object.__setattr__(self, "_factor", readonly(np.linalg.cholesky(sigma)))
+        object.__setattr__(self, "_psi", observability_matrix(sys, t))
+
+    @property
+    def observability(self) -> NDArray[np.float64]:
+        """Ψ_T = [C; CA; …; CA^T]."""
+        return self._psi
+
+    def sample_initial(self, size: int | None = None, *, rng: RNGLike = None) -> NDArray[np.float64]:
+        """Draws of z ~ N(0, Σ), shape (n,) or (size, n)."""
+        g = default_rng(rng)
+        k = 1 if size is None else check_positive_int(size, "size", "InitialStateNoise.sample")
+        z = g.standard_normal((k, self.system.n)) @ self._factor.T
+        return z[0] if size is None else z
+
+    def sample(self, size: int | None = None, *, rng: RNGLike = None) -> NDArray[np.float64]:
+        """Whole noise sequences w[k] = CAᵏz, shape (T+1, q) or (size, T+1, q); one matrix product, no loop."""
+        z = np.atleast_2d(self.sample_initial(size, rng=rng))
+        w = (z @ self._psi.T).reshape(z.shape[0], self.horizon + 1, self.system.q)
+        return w[0] if size is None else w
+
+    def fisher_information(self) -> NDArray[np.float64]:
+        """𝓘 = Σ⁻¹: y_T = Ψ_T(x₀ + z) with Ψ_T of full column rank carries exactly the information of x₀ + z."""
+        inv = np.linalg.inv(self.initial_covariance)
+        return readonly((inv + inv.T) / 2.0)
+
+    def cramer_rao_bound(self) -> float:
+        """Tr(𝓘⁻¹) = Tr Σ; attained by the unbiased estimator x̂₀ = Ψ_T⁺ y_T."""
+        return float(np.trace(self.initial_covariance))
+
+    def second_moment(self) -> float:
+        """Quality Q = E‖w_T‖² = Tr(Ψ_TᵀΨ_T Σ)."""
+        return float(np.sum(observability_gramian(self.system, self.horizon) * self.initial_covariance))
+
+    def guarantee(self) -> FisherGuarantee:
+        """The Fisher-information guarantee on x₀ (Cramér–Rao bound Tr Σ, quality Q)."""
+        info = FisherInformation(np.eye(self.system.n), self.fisher_information())
+        return FisherGuarantee(info, quality=self.second_moment())
+
+
+def theorem4_objective(system: Any, horizon: int, covariance: ArrayLike, quality_weight: float) -> float:
+    """Tr 𝓘 + ϱQ = Tr Σ⁻¹ + ϱ Tr(Ψ_TᵀΨ_T Σ) for w_T = Ψ_T z, z ~ N(0, Σ) (Problem 3, Section 4)."""
+    sigma = as_matrix(covariance, "covariance", "theorem4_objective", positive_definite=True)
+    rho = check_positive(quality_weight, "quality_weight", "theorem4_objective")
+    g = observability_gramian(system, horizon)
+    return float(np.trace(np.linalg.inv(sigma)) + rho * np.sum(g * sigma))
+
+
+def initial_state_noise(
+    system: Any,
+    *,
+    horizon: int,
+    quality_weight: float | None = None,
+    quality_budget: float | None = None,
+    variant: Variant = "corrected",
+) -> InitialStateNoise:
+    """The optimal initial-state noise of Theorem 4 (``quality_weight``) or its quality-budget version.
+
+    Parameters
+    ----------
+    system : StateSpace or python-control StateSpace
+        A discrete-time model; (A, C) must be observable and T >= n − 1 (Remark 8).
+    horizon : int
+        T >= 0.
+    quality_weight : float, optional
+        ϱ > 0 of Problem 3: minimise Tr 𝓘 + ϱQ. Gives Σ = (Ψ_TᵀΨ_T)^{−1/2}/√ϱ.
+    quality_budget : float, optional
+        ϑ > 0: minimise Tr 𝓘 subject to Q ≤ ϑ. Gives Σ = ϑ(Ψ_TᵀΨ_T)^{−1/2}/Tr((Ψ_TᵀΨ_T)^{1/2}).
+    variant : {"corrected", "printed"}
+        "printed" reproduces the paper's Σ = 2(Ψ_TᵀΨ_T)^{−1/2}/√ϱ (ERRATA 4; not optimal). Weight only.
+
+    Returns
+    -------
+    InitialStateNoise
+
+    Raises
+    ------
+    InvalidParameterError
+        Neither or both goals, a non-positive goal, an unknown variant.
+    DimensionError
+        An unobservable pair or too short a horizon (Remark 8).
+
+    References
+    ----------
+    Farokhi & Sandberg (2019), Theorem 4 and Appendix K; ERRATA 4.
+
+    Examples
+    --------
+    >>> from privnoise.systems import StateSpace
+    >>> sys = StateSpace(A=[[0.9]], C=[[1.0]])
+    >>> mech = initial_state_noise(sys, horizon=2, quality_weight=4.0)
+    >>> float(mech.initial_covariance[0, 0]) == 0.5 / math.sqrt(1 + 0.81 + 0.6561)
+    True
+    >>> initial_state_noise(sys, horizon=2, quality_budget=3.0).second_moment()
+    3.0
+    """
+    owner = "initial_state_noise"
+    if (quality_weight is None) == (quality_budget is None):
+        raise InvalidParameterError(
+            f"`{owner}` needs exactly one of `quality_weight` (ϱ) and `quality_budget` (ϑ); got "
+            f"{'both' if quality_weight is not None else 'neither'}."
+        )
+    if variant not in ("corrected", "printed"):
+        raise InvalidParameterError(f"`variant` of `{owner}` must be 'corrected' or 'printed'; got {variant!r}.")
+    sys = as_statespace(system)
+    t = check_positive_int(horizon, "horizon", owner, minimum=0)
+    check_observable(sys, t, owner=owner)
+    g = observability_gramian(sys, t)
+    if quality_weight is not None:
+        rho = check_positive(quality_weight, "quality_weight", owner)
+        factor = 2.0 if variant == "printed" else 1.0
+        sigma = factor * _sym_power(g, -0.5) / math.sqrt(rho)
+    else:
+        if variant == "printed":
+            raise InvalidParameterError(
+                f"`variant` of `{owner}` may be 'printed' only with `quality_weight` (the factor 2 of Theorem 4); "
+                "the quality-budget solution has no printed variant."
+            )
+        theta = check_positive(quality_budget, "quality_budget", owner)
+        sigma = theta * _sym_power(g, -0.5) / float(np.trace(_sym_power(g, 0.5)))
+    return InitialStateNoise(system=sys, horizon=t, initial_covariance=sigma)
+
+
+def example4_system() -> StateSpace:
+    """Example 4 (traffic crowd-sensing): s[k+1] = s[k] + v[k], v[k+1] = v[k], query C = [1 0]."""
+    return StateSpace(A=[[1.0, 1.0], [0.0, 1.0]], C=[[1.0, 0.0]])
+
+
+def example4_closed_forms(horizon: int, quality_weight: float, *, variant: Variant = "corrected") -> tuple[float, float]:
+    """Example 4's closed forms (Q, E‖x̂₀ − x₀‖²) with Δ = 4T⁴ + 4T³ + 13T² − 12T + 36.
+
+    The printed formulas use the printed Σ (factor 2); the corrected Σ halves both. The eigenvalues of
+    Ψ_TᵀΨ_T are (T+1)(2T² + T + 6 ∓ √Δ)/12, whence Q = 2Tr(G^{1/2})/√ϱ and Tr Σ = 2Tr(G^{−1/2})/√ϱ (printed).
+    """
+    t = check_positive_int(horizon, "horizon", "example4_closed_forms")
+    rho = check_positive(quality_weight, "quality_weight", "example4_closed_forms")
+    delta = 4 * t**4 + 4 * t**3 + 13 * t**2 - 12 * t + 36
+    lo = (t + 1) * (2 * t**2 + t + 6 - math.sqrt(delta))
+    hi = (t + 1) * (2 * t**2 + t + 6 + math.sqrt(delta))
+    quality = (math.sqrt(lo) + math.sqrt(hi)) / math.sqrt(3 * rho)
+    error = 4 * math.sqrt(3) / math.sqrt(rho) * (1 / math.sqrt(lo) + 1 / math.sqrt(hi))
+    scale = 1.0 if variant == "printed" else 0.5
+    return quality * scale, error * scale
