@@ -266,29 +266,6 @@ def test_diagonal_information_is_diagonal() -> None:
 # -- shapes -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("size", "leading"),
-    [
-        (None, ()),
-        (1, (1,)),
-        (5, (5,)),
-        (np.int64(4), (4,)),
-        ((2, 3), (2, 3)),
-        ((), ()),
-        (0, (0,)),
-        ((3, 0), (3, 0)),
-    ],
-)
-def test_sample_shapes(size, leading) -> None:
-    scalar = Gaussian(cov=2.0).sample(size, rng=1)
-    if leading == ():
-        assert isinstance(scalar, float)
-    else:
-        assert isinstance(scalar, np.ndarray) and scalar.shape == leading and scalar.dtype == np.float64
-    assert correlated().sample(size, rng=1).shape == leading + (2,)
-    assert diagonal().sample(size, rng=1).shape == leading + (3,)
-
-
 def test_shapes_of_constructors() -> None:
     assert Gaussian(cov=np.array(2.0)).shape == ()
     assert Gaussian(cov=[[2.0]]).shape == (1,)
@@ -360,13 +337,6 @@ def test_bad_parameters_are_rejected(kwargs, name, error) -> None:
 def test_bad_from_std_arguments_are_rejected(args, name) -> None:
     with pytest.raises(InvalidParameterError, match=f"`{name}`"):
         Gaussian.from_std(*args)
-
-
-@pytest.mark.parametrize("size", [-1, 1.5, "3", (2, -1), (2, 1.5), [2], True, np.float64(2.0)])
-def test_bad_size_is_rejected(size) -> None:
-    for m in (Gaussian(cov=1.0), correlated()):
-        with pytest.raises(InvalidParameterError, match="`size`"):
-            m.sample(size, rng=1)
 
 
 @pytest.mark.parametrize("method", ["pdf", "logpdf", "cdf", "score"])

@@ -200,28 +200,6 @@ def test_entropy_and_fisher_information_by_quadrature(g, score, scale, loc) -> N
 # -- shapes -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("size", "leading"),
-    [
-        (None, ()),
-        (1, (1,)),
-        (5, (5,)),
-        (np.int64(4), (4,)),
-        ((2, 3), (2, 3)),
-        ((), ()),
-        (0, (0,)),
-        ((3, 0), (3, 0)),
-    ],
-)
-def test_sample_shapes(size, leading) -> None:
-    scalar = Laplace(scale=2.0).sample(size, rng=1)
-    if leading == ():
-        assert isinstance(scalar, float)
-    else:
-        assert isinstance(scalar, np.ndarray) and scalar.shape == leading and scalar.dtype == np.float64
-    assert vector_mechanism().sample(size, rng=1).shape == leading + (3,)
-
-
 def test_broadcasting_of_scale_and_loc() -> None:
     assert Laplace(scale=[1.0, 2.0], loc=0.5).loc.tolist() == [0.5, 0.5]
     assert Laplace(scale=1.0, loc=[0.0, 1.0, 2.0]).scale.tolist() == [1.0, 1.0, 1.0]
@@ -270,13 +248,6 @@ def test_bad_parameters_are_rejected(kwargs, name, error) -> None:
 def test_bool_and_complex_parameters_are_rejected(kwargs) -> None:
     with pytest.raises(InvalidParameterError):
         Laplace(**kwargs)
-
-
-@pytest.mark.parametrize("size", [-1, 1.5, "3", (2, -1), (2, 1.5), [2], True, np.float64(2.0)])
-def test_bad_size_is_rejected(size) -> None:
-    for m in (Laplace(scale=1.0), vector_mechanism()):
-        with pytest.raises(InvalidParameterError, match="`size`"):
-            m.sample(size, rng=1)
 
 
 @pytest.mark.parametrize("method", ["pdf", "logpdf", "cdf", "score"])

@@ -307,29 +307,6 @@ def test_vector_information_sums_the_coordinates() -> None:
 # -- shapes -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("size", "leading"),
-    [
-        (None, ()),
-        (1, (1,)),
-        (5, (5,)),
-        (np.int64(4), (4,)),
-        ((2, 3), (2, 3)),
-        ((), ()),
-        (0, (0,)),
-        ((3, 0), (3, 0)),
-    ],
-)
-def test_sample_shapes(size, leading) -> None:
-    scalar = RaisedCosine(lower=0.3, upper=1.7).sample(size, rng=1)
-    if leading == ():
-        assert isinstance(scalar, float)
-    else:
-        assert isinstance(scalar, np.ndarray) and scalar.shape == leading and scalar.dtype == np.float64
-    vector = vector_mechanism().sample(size, rng=1)
-    assert isinstance(vector, np.ndarray) and vector.shape == leading + (3,)
-
-
 def test_density_shapes() -> None:
     m = RaisedCosine(lower=0.3, upper=1.7)
     assert (
@@ -391,13 +368,6 @@ def test_keyword_only_and_required() -> None:
         RaisedCosine(0.0, 1.0)  # type: ignore[misc]
     with pytest.raises(TypeError):
         RaisedCosine(lower=0.0)  # type: ignore[call-arg]
-
-
-@pytest.mark.parametrize("size", [-1, 1.5, "3", (2, -1), (2, 1.5), [2], True, np.float64(2.0)])
-def test_bad_size_is_rejected(size) -> None:
-    for m in (RaisedCosine(lower=0.3, upper=1.7), vector_mechanism()):
-        with pytest.raises(InvalidParameterError, match="`size`"):
-            m.sample(size, rng=1)
 
 
 @pytest.mark.parametrize("method", ["pdf", "logpdf", "cdf", "score"])
