@@ -12,10 +12,11 @@ release answers that carry the guarantee which holds for them.
 
 Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`, :mod:`privnoise.fisher`
 (Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
+:mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
 :mod:`privnoise.random`, :mod:`privnoise.reproduce`.
 """
 
-from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random
+from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random, recoverability
 from .exceptions import (
     BudgetExceededError,
     CalibrationError,
@@ -59,5 +60,6 @@ __all__ = [
     "mechanisms",
     "queries",
     "random",
+    "recoverability",
     "release",
 ]

@@ -32,6 +32,7 @@ from . import __version__
 from . import reproduce as _reproduce
 from ._cli import render
 from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
+from ._cli.recoverability import register as _register_recoverability
 from .exceptions import PrivnoiseError
 from .fisher import fisher_guarantee, optimal_noise
 from .mechanisms import Mechanism
@@ -375,6 +376,10 @@ def reproduce(
             table.add_row(escape(r.key), escape(r.claim), escape(printed), escape(computed), escape(r.reason))
         out.print(table)
     out.print(f"report: {escape(str(directory / 'report.md'))}")
+
+
+# Commands of other areas, each defined in its own module.
+_register_recoverability(app)
 
 
 def main() -> None:

@@ -14,7 +14,10 @@ from ._report import Report, Row
 
 __all__ = ["Report", "Row", "available", "run"]
 
-_MODULES = {"farokhi-sandberg": "farokhi_sandberg"}
+_MODULES = {
+    "farokhi-sandberg": "farokhi_sandberg",
+    "nageswaran": "nageswaran",
+}
 
 
 def available() -> list[str]:

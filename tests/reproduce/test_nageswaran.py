@@ -1,0 +1,100 @@
+"""Every row of the Nageswaran reproduction report is a test, with second methods written here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from privnoise.reproduce import Report
+from privnoise.reproduce import nageswaran as ng
+
+S = ng.SETUP
+
+REQUIRED_KEYS = {
+    *(f"fig1-pi-{r:g}" for r in ng.FIGURE1_PRINTED),
+    "remark-i-slope-1",
+    "remark-i-slope-2",
+    "remark-i-slope-3",
+    "remark-i-slope-4",
+    "eq7-mmse-given-AX",
+    "remark-ii-full-privacy",
+    "remark-iii-monotone",
+    "eq6-descending-4",
+    "eq6-descending-8.5",
+    "appC-recoverability",
+    "eq27-privacy",
+    "mc-recoverability",
+    "mc-mmse",
+    "eq29-affine",
+    "converse-random",
+    "general-identity",
+    "sec4-conjecture-not-affine",
+}
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    return ng.build_report(None)
+
+
+def eq9(rho: float, n: int = 5, s: tuple[float, ...] = (2.0, 3.0, 4.0)) -> float:
+    """Eq. (9) written out piece by piece (independent of privnoise)."""
+    before = 0.0
+    for i, si in enumerate(s):
+        if rho <= before + si**2:
+            return n - len(s) + i + (rho - before) / si**2
+        before += si**2
+    return float(n)
+
+
+def test_keys_and_statuses(report):
+    keys = {r.key for r in report.rows}
+    assert keys == REQUIRED_KEYS
+    assert report.counts()["erratum"] == 0
+    for row in report.rows:
+        if row.status == "match":
+            assert row.agrees(), row
+
+
+def test_figure1_matrix_has_the_papers_singular_values():
+    np.testing.assert_allclose(np.linalg.svd(ng.figure1_matrix(), compute_uv=False), [4.0, 3.0, 2.0])
+
+
+@pytest.mark.parametrize("rho", list(ng.FIGURE1_PRINTED))
+def test_printed_figure1_values_follow_eq9(report, rho):
+    assert ng.FIGURE1_PRINTED[rho] == pytest.approx(eq9(rho), abs=1e-12)
+    assert report.row(f"fig1-pi-{rho:g}").computed == pytest.approx(eq9(rho), abs=1e-9)
+
+
+def test_check_rows(report):
+    assert report.row("remark-iii-monotone").computed <= 1e-12
+    for rho in (4.0, 8.5):
+        row = report.row(f"eq6-descending-{rho:g}")
+        # descending allocation written out: budget into s = 4 first, then 3, then 2
+        left, priv = rho, 2.0
+        for si in (4.0, 3.0, 2.0):
+            used = min(left, si**2)
+            priv += used / si**2
+            left -= used
+        assert row.computed == pytest.approx(priv)
+        assert row.computed < row.printed - 0.5
+    conv = report.row("converse-random")
+    assert conv.computed <= conv.printed + 1e-9
+    conj = report.row("sec4-conjecture-not-affine")
+    assert conj.computed >= conj.printed - 1e-9 and conj.printed > 0.74
+
+
+def test_monte_carlo_rows_within_one_percent(report):
+    assert report.row("mc-recoverability").computed == pytest.approx(S.rho_scheme, rel=0.01)
+    assert report.row("mc-mmse").computed == pytest.approx(eq9(S.rho_scheme), rel=0.01)
+
+
+def test_writes_report_and_figure(tmp_path: Path):
+    rep = ng.build_report(tmp_path)
+    assert (tmp_path / "report.md").exists() and (tmp_path / "figure1.png").exists()
+    assert rep.figures and "figure1.png" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    other = tmp_path / "nofig"
+    ng.build_report(other, figures=False)
+    assert (other / "report.md").exists() and not (other / "figure1.png").exists()
