@@ -13,10 +13,11 @@ release answers that carry the guarantee which holds for them.
 Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`, :mod:`privnoise.fisher`
 (Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
 :mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
+:mod:`privnoise.systems` (dynamical systems: initial-state and statistical-input privacy, streaming),
 :mod:`privnoise.random`, :mod:`privnoise.reproduce`.
 """
 
-from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random, recoverability
+from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random, recoverability, systems
 from .exceptions import (
     BudgetExceededError,
     CalibrationError,
@@ -62,4 +63,5 @@ __all__ = [
     "random",
     "recoverability",
     "release",
+    "systems",
 ]

@@ -33,6 +33,7 @@ from . import reproduce as _reproduce
 from ._cli import render
 from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
 from ._cli.recoverability import register as _register_recoverability
+from ._cli.systems import register as _register_systems
 from .exceptions import PrivnoiseError
 from .fisher import fisher_guarantee, optimal_noise
 from .mechanisms import Mechanism
@@ -380,6 +381,7 @@ def reproduce(
 
 # Commands of other areas, each defined in its own module.
 _register_recoverability(app)
+_register_systems(app)
 
 
 def main() -> None:

@@ -54,6 +54,20 @@ REQUIRED_KEYS = {
     "cond16-variance-reading",
     "prop1-crb-cos2",
     "prop1-crb-gaussian",
+    "remark8-gramian",
+    "thm4-objective",
+    "thm4-optimiser",
+    "ex4-quality-T3-rho0.5",
+    "ex4-error-T3-rho0.5",
+    "ex4-quality-T10-rho2",
+    "ex4-error-T10-rho2",
+    "ex4-quality-T50-rho1",
+    "ex4-error-T50-rho1",
+    "ex4-corrected-T10-rho2",
+    "ex4-error-asymptotics",
+    "ex4-quality-asymptotics",
+    "sec4-false-bound",
+    "sec4-valid-bound",
 }
 
 
@@ -575,6 +589,37 @@ MATCH_KEYS = [
     "sec5-kappa-inf",
 ]
 
+# Section 4 rows: values are recomputed independently in test_section4_rows; here each row's own property.
+_SEC4_MATCH = ["remark8-gramian", "ex4-quality-asymptotics"] + [
+    f"ex4-{kind}-T{t}-rho{r:g}" for t, r in S.ex4_cases for kind in ("quality", "error")
+]
+MATCH_KEYS += _SEC4_MATCH
+
+
+def _printed_exceeds(row: Row) -> None:
+    assert float(row.printed) > float(row.computed)
+
+
+ERRATA.update(
+    {
+        "thm4-objective": _printed_exceeds,
+        "ex4-error-asymptotics": _printed_exceeds,
+        "sec4-false-bound": _printed_exceeds,
+    }
+    | {f"ex4-corrected-T{t}-rho{r:g}": _printed_exceeds for t, r in S.ex4_cases}
+)
+
+
+def _optimiser_agrees(row: Row) -> None:
+    assert row.agrees()
+
+
+def _valid_bound_holds(row: Row) -> None:
+    assert float(row.printed) <= float(row.computed)
+
+
+CHECKS.update({"thm4-optimiser": _optimiser_agrees, "sec4-valid-bound": _valid_bound_holds})
+
 EXPECTED_STATUS = {
     **{k: "match" for k in MATCH_KEYS},
     **{k: "erratum" for k in ERRATA},
@@ -648,3 +693,44 @@ def test_report_without_figures_writes_markdown_only(tmp_path: Path) -> None:
     report = fs.build_report(tmp_path, figures=False)
     assert report.figures == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
+
+
+# -- Section 4 (Theorem 4, Example 4): independent direct computations -----------------------------------
+
+
+def _gram(t: int) -> np.ndarray:
+    psi = np.array([[1.0, k] for k in range(t + 1)])
+    return psi.T @ psi
+
+
+def _power(g: np.ndarray, p: float) -> np.ndarray:
+    v, u = np.linalg.eigh(g)
+    return (u * v**p) @ u.T
+
+
+def test_section4_rows(report: Report) -> None:
+    t, rho = S.thm4_case
+    g = _gram(t)
+    best = 2 * math.sqrt(rho) * np.trace(_power(g, 0.5))
+    assert report.row("thm4-objective").computed == pytest.approx(best, rel=1e-10)
+    assert report.row("thm4-objective").printed == pytest.approx(1.25 * best, rel=1e-10)
+    assert report.row("thm4-optimiser").printed == pytest.approx(best, rel=1e-6)
+    for horizon, weight in S.ex4_cases:
+        sigma = 2 * _power(_gram(horizon), -0.5) / math.sqrt(weight)
+        tag = f"T{horizon}-rho{weight:g}"
+        assert report.row(f"ex4-quality-{tag}").computed == pytest.approx(
+            np.sum(_gram(horizon) * sigma), rel=1e-9
+        )
+        assert report.row(f"ex4-error-{tag}").computed == pytest.approx(np.trace(sigma), rel=1e-9)
+        assert report.row(f"ex4-corrected-{tag}").computed == pytest.approx(
+            np.sum(_gram(horizon) * sigma) / 2
+        )
+    t1, t2 = S.ex4_asymptotic
+    ratio = report.row("ex4-error-asymptotics").computed
+    assert ratio == pytest.approx(math.sqrt(t2 / t1), rel=1e-3)
+    t, rho = S.false_bound_case
+    sigma = _power(_gram(t), -0.5) / math.sqrt(rho)
+    false_bound = (t + 1) ** 2 * 4 / np.trace(np.linalg.inv(sigma))
+    assert report.row("sec4-false-bound").printed == pytest.approx(false_bound)
+    assert np.trace(sigma) < false_bound
+    assert 4 / np.trace(np.linalg.inv(sigma)) <= np.trace(sigma)

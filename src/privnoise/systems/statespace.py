@@ -27,7 +27,9 @@ def _as2d(value: Any, name: str, vector: str = "row") -> NDArray[np.float64]:
         try:
             nd = np.ndim(value)
         except ValueError:  # ragged nested lists
-            raise InvalidParameterError(f"`{name}` of `{_OWNER}` must be a rectangular matrix; got {value!r:.60}.") from None
+            raise InvalidParameterError(
+                f"`{name}` of `{_OWNER}` must be a rectangular matrix; got {value!r:.60}."
+            ) from None
         if nd == 0:
             value = [[value]]
         elif nd == 1:
@@ -85,21 +87,27 @@ class StateSpace:
             raise InvalidParameterError(f"`C` of `{_OWNER}` must be given; got None.")
         c = _as2d(self.C, "C")
         if c.shape[1] != n:
-            raise DimensionError(f"`C` of `{_OWNER}` must have {n} column(s) (A is {n}×{n}); got shape {c.shape}.")
+            raise DimensionError(
+                f"`C` of `{_OWNER}` must have {n} column(s) (A is {n}×{n}); got shape {c.shape}."
+            )
         q = c.shape[0]
         if self.B is None or np.size(self.B) == 0:
             b = np.zeros((n, 0))
         else:
             b = _as2d(self.B, "B", vector="column")
         if b.shape[0] != n:
-            raise DimensionError(f"`B` of `{_OWNER}` must have {n} row(s) (A is {n}×{n}); got shape {b.shape}.")
+            raise DimensionError(
+                f"`B` of `{_OWNER}` must have {n} row(s) (A is {n}×{n}); got shape {b.shape}."
+            )
         m = b.shape[1]
         if self.D is None or (np.size(self.D) == 0 and m == 0):
             d = np.zeros((q, m))
         else:
             d = _as2d(self.D, "D")
         if d.shape != (q, m):
-            raise DimensionError(f"`D` of `{_OWNER}` must have shape {(q, m)} (C is {q}×{n}, B is {n}×{m}); got {d.shape}.")
+            raise DimensionError(
+                f"`D` of `{_OWNER}` must have shape {(q, m)} (C is {q}×{n}, B is {n}×{m}); got {d.shape}."
+            )
         for name, value in (("A", a), ("B", b), ("C", c), ("D", d)):
             object.__setattr__(self, name, readonly(value))
 
@@ -128,7 +136,12 @@ class StateSpace:
             )
         b = np.asarray(system.B, dtype=float)
         d = np.asarray(system.D, dtype=float)
-        return cls(A=np.asarray(system.A, dtype=float), B=b if b.size else None, C=np.asarray(system.C, dtype=float), D=d if b.size else None)
+        return cls(
+            A=np.asarray(system.A, dtype=float),
+            B=b if b.size else None,
+            C=np.asarray(system.C, dtype=float),
+            D=d if b.size else None,
+        )
 
     def simulate(self, x0: Any, inputs: Any = None, *, steps: int | None = None) -> NDArray[np.float64]:
         """Outputs y[0..t] of the recursion (no noise), shape (t+1, q); ``inputs`` has shape (t+1, m).
@@ -141,7 +154,9 @@ class StateSpace:
         x = np.asarray(x0, dtype=float).reshape(self.n)
         if inputs is None:
             if steps is None:
-                raise InvalidParameterError("`steps` of `StateSpace.simulate` must be given when there are no inputs.")
+                raise InvalidParameterError(
+                    "`steps` of `StateSpace.simulate` must be given when there are no inputs."
+                )
             u = np.zeros((steps, self.m))
         else:
             u = np.asarray(inputs, dtype=float).reshape(-1, self.m)

@@ -1,0 +1,257 @@
+"""The ``privnoise stream`` command: add designed output noise to a sensor time series, window by window.
+
+::
+
+    privnoise stream --model building.toml --delta 0.1 < readings.csv > noisy.csv
+    privnoise stream --model building.toml --input readings.csv --output noisy.csv --sidecar noisy.json
+
+Model file (TOML, read with :mod:`tomllib`; see ``examples/building.toml``):
+
+* ``[system]``: ``A``, ``B``, ``C`` and optionally ``D`` (nested lists);
+* ``[privacy]``: ``horizon`` (t; windows of t+1 readings), ``delta`` (``--delta`` overrides it) and ``c`` (W₂
+  adjacency radius; optional when two ``[[inputs]]`` laws are given, then c is their W₂ distance over t+1 samples);
+* ``[x0]``: optional public law of x₀ (``mean``, ``cov``), which selects Theorem III.5 (else Corollary III.4);
+* ``[[inputs]]``: optional i.i.d. input laws (``name``, ``mean``, ``var``).
+
+Input: one reading per line (q comma-separated numbers, q = rows of C); leading ``#`` lines and one header line
+(non-numeric fields) are copied. Every other line must hold a finite reading: a malformed line stops the command
+with its line number (exit status 2); no reading is skipped. The guarantee goes in a ``#`` header line of the
+output, or in a JSON sidecar with ``--sidecar``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..exceptions import PrivnoiseError
+from ..systems import GaussianInput, StateSpace, StatisticalInputNoise, statistical_input_noise, wasserstein2
+from ..systems.streaming import stream_csv
+from .parsing import CliInputError
+
+__all__ = ["load_model", "register"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _errors_exit_2(func: F) -> F:
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except PrivnoiseError as exc:
+            message = str(exc)
+        except OSError as exc:
+            message = f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}"
+        _err().print(f"[bold red]error:[/bold red] [red]{escape(message)}[/red]")
+        raise typer.Exit(code=2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
+    value = data.get(name)
+    if not isinstance(value, dict):
+        raise CliInputError(f"{path}: the model needs a [{name}] table.")
+    return value
+
+
+def _key(table: dict[str, Any], key: str, where: str) -> Any:
+    if key not in table:
+        raise CliInputError(f"{where}: missing key {key!r}.")
+    return table[key]
+
+
+def load_model(path: Path, *, delta: float | None = None) -> StatisticalInputNoise:
+    """Read a model file and design its noise (Theorem III.5 with a public [x0], else Corollary III.4)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise CliInputError(f"{path}: not valid TOML ({exc}).") from None
+    s = _section(data, "system", path)
+    system = StateSpace(
+        A=_key(s, "A", f"{path} [system]"),
+        B=_key(s, "B", f"{path} [system]"),
+        C=_key(s, "C", f"{path} [system]"),
+        D=s.get("D"),
+    )
+    p = _section(data, "privacy", path)
+    horizon = _key(p, "horizon", f"{path} [privacy]")
+    d = delta if delta is not None else p.get("delta")
+    if d is None:
+        raise CliInputError(f"{path}: give delta in [privacy] or --delta.")
+    laws = data.get("inputs", [])
+    c = p.get("c")
+    if laws:
+        if not isinstance(laws, list) or len(laws) != 2:
+            raise CliInputError(f"{path}: [[inputs]] must list exactly two input laws; got {len(laws)}.")
+        steps = int(horizon) + 1 if isinstance(horizon, int) else 1
+        u = [
+            GaussianInput.iid(
+                mean=_key(law, "mean", f"{path} [[inputs]]"),
+                var=_key(law, "var", f"{path} [[inputs]]"),
+                steps=steps,
+            )
+            for law in laws
+        ]
+        distance = wasserstein2(u[0], u[1])
+        if c is None:
+            c = distance
+        elif float(c) < distance:
+            raise CliInputError(
+                f"{path}: c = {c} is smaller than the W2 distance {distance:.6g} of the two [[inputs]] laws over "
+                f"{steps} samples; the laws would not be c-adjacent."
+            )
+    if c is None:
+        raise CliInputError(f"{path}: give c in [privacy] or two [[inputs]] laws.")
+    x0 = data.get("x0")
+    x0_law = None
+    if x0 is not None:
+        x0_law = GaussianInput(mean=_key(x0, "mean", f"{path} [x0]"), cov=_key(x0, "cov", f"{path} [x0]"))
+    return statistical_input_noise(system, horizon=horizon, c=c, delta=d, x0_public=x0_law)
+
+
+class _Counting:
+    """Iterates over a text handle, counting characters (for the progress bar)."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self.lines = lines
+        self.chars = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.lines:
+            self.chars += len(line)
+            yield line
+
+
+def _run(
+    handle: IO[str],
+    sink: IO[str],
+    noise: StatisticalInputNoise,
+    *,
+    name: str,
+    header: str | None,
+    seed: int | None,
+    total: int | None,
+) -> int:
+    lines = iter(handle)
+    passthrough: list[str] = []
+    line_no = 1
+    first: str | None = None
+    for line in lines:
+        if line.startswith("#"):
+            passthrough.append(line)
+            line_no += 1
+            continue
+        first = line
+        break
+    if first is not None:
+        cells = [c.strip() for c in first.split(",")]
+
+        def numeric(cell: str) -> bool:
+            try:
+                float(cell)
+                return True
+            except ValueError:
+                return False
+
+        if cells and all(cell and not numeric(cell) and any(ch.isalpha() for ch in cell) for cell in cells):
+            passthrough.append(first)  # a header line of column names
+            line_no += 1
+            first = None
+    if header is not None:
+        sink.write(header)
+    sink.write("".join(passthrough))
+    rest = itertools.chain([first], lines) if first is not None else lines
+    counter = _Counting(rest)
+    if total is None:
+        return stream_csv(counter, sink, noise, rng=seed, first_line=line_no, source_name=name)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    with Progress(TextColumn("stream"), BarColumn(), DownloadColumn(), console=_err(), transient=True) as bar:
+        task = bar.add_task("stream", total=total)
+        return stream_csv(
+            counter,
+            sink,
+            noise,
+            rng=seed,
+            first_line=line_no,
+            source_name=name,
+            progress=lambda _: bar.update(task, completed=counter.chars),
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``stream`` command to ``app``."""
+
+    @app.command("stream")
+    @_errors_exit_2
+    def stream(
+        model: Annotated[
+            Path, typer.Option("--model", help="Model file (TOML): system, horizon, c or input laws, delta.")
+        ],
+        delta: Annotated[
+            float | None, typer.Option("--delta", help="Target delta of (0, delta)-DP (overrides the model).")
+        ] = None,
+        input_path: Annotated[
+            Path | None, typer.Option("--input", help="Readings file (default: stdin).")
+        ] = None,
+        output_path: Annotated[
+            Path | None, typer.Option("--output", help="Noisy readings file (default: stdout).")
+        ] = None,
+        sidecar: Annotated[
+            Path | None,
+            typer.Option("--sidecar", help="Write the guarantee as JSON here instead of a # header line."),
+        ] = None,
+        seed: Annotated[
+            int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
+        ] = None,
+    ) -> None:
+        """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window."""
+        noise = load_model(model, delta=delta)
+        guarantee = noise.as_dict() | {"model": str(model)}
+        if seed is not None:
+            _err().print(
+                "[yellow]warning: --seed makes the noise reproducible and predictable; research only.[/yellow]"
+            )
+        header = (
+            None
+            if sidecar is not None
+            else "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
+        )
+        name = str(input_path) if input_path is not None else "<stdin>"
+        source = input_path.open(encoding="utf-8-sig", newline="") if input_path is not None else sys.stdin
+        try:
+            sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
+            try:
+                total = input_path.stat().st_size if input_path is not None else None
+                count = _run(source, sink, noise, name=name, header=header, seed=seed, total=total)
+            finally:
+                if output_path is not None:
+                    sink.close()
+        finally:
+            if input_path is not None:
+                source.close()
+        if sidecar is not None:
+            sidecar.write_text(
+                json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+        _err().print(
+            f"{count} reading(s) noised in windows of {noise.window} (Theorem {noise.theorem}, sigma = {noise.sigma:.6g}, "
+            f"delta = {noise.delta:g} per window)"
+        )
