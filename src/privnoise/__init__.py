@@ -14,10 +14,22 @@ Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`
 (Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
 :mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
 :mod:`privnoise.systems` (dynamical systems: initial-state and statistical-input privacy, streaming),
-:mod:`privnoise.random`, :mod:`privnoise.reproduce`.
+:mod:`privnoise.solvers` (numerical optimal noise: LP, Fisher program), :mod:`privnoise.random`,
+:mod:`privnoise.reproduce`.
 """
 
-from . import dp, exceptions, fisher, guarantees, mechanisms, queries, random, recoverability, systems
+from . import (
+    dp,
+    exceptions,
+    fisher,
+    guarantees,
+    mechanisms,
+    queries,
+    random,
+    recoverability,
+    solvers,
+    systems,
+)
 from .exceptions import (
     BudgetExceededError,
     CalibrationError,
@@ -27,7 +39,16 @@ from .exceptions import (
     SolverError,
 )
 from .guarantees import DifferentialPrivacyGuarantee, FisherGuarantee, FisherInformation
-from .mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine, TiltedRaisedCosine
+from .mechanisms import (
+    Gaussian,
+    L2Laplace,
+    Laplace,
+    Mechanism,
+    MultiUserLaplace,
+    RaisedCosine,
+    TabulatedDensity,
+    TiltedRaisedCosine,
+)
 from .queries import FunctionQuery, LinearQuery
 from .random import default_rng
 from .release import Release, release
@@ -44,13 +65,16 @@ __all__ = [
     "FunctionQuery",
     "Gaussian",
     "InvalidParameterError",
+    "L2Laplace",
     "Laplace",
     "LinearQuery",
     "Mechanism",
+    "MultiUserLaplace",
     "PrivnoiseError",
     "RaisedCosine",
     "Release",
     "SolverError",
+    "TabulatedDensity",
     "TiltedRaisedCosine",
     "__version__",
     "default_rng",
@@ -63,5 +87,6 @@ __all__ = [
     "random",
     "recoverability",
     "release",
+    "solvers",
     "systems",
 ]

@@ -1,10 +1,13 @@
 """Differential privacy: calibration, accounting, hardened sampling and empirical audits.
 
 Calibration
-    :func:`laplace_for_epsilon` / :func:`laplace_epsilon` — ε-DP Laplace, b = Δ/ε.
+    :func:`laplace_for_epsilon` (ℓ1 or ℓ2 norm) / :func:`epsilon_of_laplace`, :func:`multi_user_laplace` —
+    the optimal Laplace mechanisms of Koufogiannis, Han & Pappas (Theorems 7–9);
     :func:`gaussian_for_epsilon_delta`, :func:`gaussian_sigma`, :func:`gaussian_epsilon`, :func:`gaussian_delta` —
     the exact (analytic) Gaussian privacy profile of Balle & Wang (2018) and its inverses;
     :func:`classical_gaussian_sigma` — the classical Δ√(2 ln(1.25/δ))/ε calibration, for comparison.
+Lipschitz privacy
+    :func:`lipschitz_constant` — sup ‖∇ log g‖_* of a mechanism's density and its ε for an adjacency radius.
 Accounting
     :class:`PrivacyAccountant` — pure, approximate (basic/advanced) and tight (PLD, RDP via dp-accounting)
     composition, with exact rational budgets.
@@ -25,7 +28,7 @@ from .gaussian import (
     gaussian_sigma,
 )
 from .hardening import HardenedMechanism, hardened
-from .laplace import laplace_epsilon, laplace_for_epsilon
+from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
 from .lattice import (
     DEFAULT_GRID_BITS,
     DiscreteGaussian,
@@ -38,6 +41,13 @@ from .lattice import (
     zcdp_delta,
     zcdp_epsilon,
 )
+from .lipschitz import (
+    LipschitzConstant,
+    dual_norm,
+    epsilon_of_lipschitz,
+    lipschitz_constant,
+    lipschitz_for_epsilon,
+)
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -45,6 +55,7 @@ __all__ = [
     "DiscreteGaussian",
     "DiscreteLaplace",
     "HardenedMechanism",
+    "LipschitzConstant",
     "PrivacyAccountant",
     "audit",
     "classical_gaussian_sigma",
@@ -53,6 +64,9 @@ __all__ = [
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
     "discrete_laplace_epsilon",
+    "dual_norm",
+    "epsilon_of_laplace",
+    "epsilon_of_lipschitz",
     "exact_rational",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -62,6 +76,9 @@ __all__ = [
     "laplace_epsilon",
     "laplace_for_epsilon",
     "lattice_sensitivity",
+    "lipschitz_constant",
+    "lipschitz_for_epsilon",
+    "multi_user_laplace",
     "zcdp_delta",
     "zcdp_epsilon",
 ]

@@ -5,13 +5,27 @@
 :class:`Gaussian`             any covariance — optimal unbounded noise Σ ∝ (CCᵀ)^{1/2} (Cor. 6)
 :class:`Laplace`              independent Laplace — the classical ε-DP mechanism (Section 5 comparison)
 :class:`TiltedRaisedCosine`   e^{aw}cos² — Corollary 4 as printed (not optimal; kept to reproduce Figure 1)
+:class:`L2Laplace`            ∝ exp(−ε‖v‖₂) — optimal ℓ2 Lipschitz-private noise (Koufogiannis et al., Thm. 8)
+:class:`MultiUserLaplace`     ∝ exp(−ε Σᵢ‖vᵢ‖₂) — multi-user adjacency (Thm. 9)
+:class:`TabulatedDensity`     a density on a grid — output of the numerical solvers
 ============================  ==========================================================================
 """
 
 from ._base import Mechanism
 from .gaussian import Gaussian
 from .laplace import Laplace
+from .norm_laplace import L2Laplace, MultiUserLaplace
 from .raised_cosine import RaisedCosine
+from .tabulated import TabulatedDensity
 from .tilted_raised_cosine import TiltedRaisedCosine
 
-__all__ = ["Gaussian", "Laplace", "Mechanism", "RaisedCosine", "TiltedRaisedCosine"]
+__all__ = [
+    "Gaussian",
+    "L2Laplace",
+    "Laplace",
+    "Mechanism",
+    "MultiUserLaplace",
+    "RaisedCosine",
+    "TabulatedDensity",
+    "TiltedRaisedCosine",
+]

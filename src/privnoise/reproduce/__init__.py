@@ -16,6 +16,7 @@ __all__ = ["Report", "Row", "available", "run"]
 
 _MODULES = {
     "farokhi-sandberg": "farokhi_sandberg",
+    "koufogiannis": "koufogiannis",
     "liu-kawano-cao": "liu_kawano_cao",
     "nageswaran": "nageswaran",
 }

@@ -642,6 +642,7 @@ def _section5(b: _Builder, s: Setup) -> None:
 
     b_printed = cmp.printed_laplace_scale(eps, delta_s)
     lap = laplace_for_epsilon(eps, sensitivity=delta_s)
+    assert isinstance(lap, Laplace)  # the ℓ1 calibration of a scalar query
     b.add(
         "prop3-laplace-scale",
         f"Prop. 3: Laplace scale b = ε/[(x̄−x̲)·max abs(c_i)] (ε = {eps}, Δ = {delta_s:g})",

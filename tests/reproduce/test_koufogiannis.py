@@ -1,0 +1,169 @@
+"""Every row of the Koufogiannis, Han & Pappas reproduction report is a test.
+
+"match" rows must agree; "check" rows must satisfy their property, recomputed here by an independent method;
+"erratum" rows must disagree, and their computed value must equal a value computed here.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize
+
+from privnoise.reproduce import Report, Row
+from privnoise.reproduce import koufogiannis as kh
+
+S = kh.SETUP
+
+REQUIRED_KEYS = {
+    "thm6-mse",
+    "thm6-mse-mc",
+    "thm7-mse",
+    "thm7-mse-mc",
+    "thm8-mse",
+    "thm8-mse-mc",
+    "thm9-mse",
+    "thm9-mse-mc",
+    "eq14-normaliser-2d",
+    "eq14-normaliser-3d",
+    "thm9-normaliser",
+    "sec4c-sampler",
+    "prop3-l2-epsilon",
+    "eq5-multi-lipschitz",
+    "fig1-lambda-star",
+    "fig1-feasible",
+    "fig1-infeasible",
+    "fig2-lambda-star",
+    "fig2-feasible",
+    "fig2-infeasible",
+    "remark2-eta-star",
+    "thm8-eta-star",
+    "appendix-v1",
+    "appendix-eta-prime",
+    "thm9-dual-coefficient",
+    "lp-mse-2001",
+    "lp-mse-limit",
+    "lp-l1-limit",
+}
+
+
+@pytest.fixture(scope="module")
+def output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("koufogiannis")
+
+
+@pytest.fixture(scope="module")
+def report(output: Path) -> Report:
+    return kh.build_report(output, figures=True)
+
+
+def radial_eta(r_end: float, lam: float, eps: float, n: int) -> float:
+    """η(r_end) of η′ = r² − λ − (n−1)η/r − ε|η| by a fixed-step RK4 (written independently of privnoise)."""
+
+    def f(r: float, y: float) -> float:
+        return r * r - lam - (n - 1) * y / r - eps * abs(y)
+
+    r, y = 1e-9, -lam * 1e-9 / n
+    steps = 6000
+    h = (r_end - r) / steps
+    for _ in range(steps):
+        k1 = f(r, y)
+        k2 = f(r + h / 2, y + h * k1 / 2)
+        k3 = f(r + h / 2, y + h * k2 / 2)
+        k4 = f(r + h, y + h * k3)
+        y += h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+        r += h
+    return y
+
+
+def lp_closed_form(eps: float, grid: int, half_width: float) -> float:
+    nu = 2 * half_width / (grid - 1)
+    k = np.arange(-(grid // 2), grid // 2 + 1)
+    rho = (1 - eps * nu / 2) / (1 + eps * nu / 2)
+    g = rho ** np.abs(k)
+    return float((g * (k * nu) ** 2).sum() / g.sum())
+
+
+def second_method(key: str) -> float | str | None:
+    """An independent value for the computed column of a row (None when the row is checked elsewhere)."""
+    eps = S.epsilon
+    if key == "eq14-normaliser-2d":
+        return 1 / (2 * math.pi * integrate.quad(lambda r: math.exp(-eps * r) * r, 0, np.inf)[0])
+    if key == "eq14-normaliser-3d":
+        return 1 / (4 * math.pi * integrate.quad(lambda r: math.exp(-eps * r) * r * r, 0, np.inf)[0])
+    if key == "thm9-normaliser":
+        m = S.user_dim
+        one = 2 * math.pi * integrate.quad(lambda r: math.exp(-eps * r) * r ** (m - 1), 0, np.inf)[0]
+        return one ** (-S.users)
+    if key == "fig1-lambda-star":
+        return 2 / S.fig_epsilon**2
+    if key == "fig2-lambda-star":
+        n = S.fig2_dim
+        return n * (n + 1) / S.fig_epsilon**2
+    if key == "remark2-eta-star":
+        return radial_eta(3.0, 2 / S.fig_epsilon**2, S.fig_epsilon, 1)
+    if key == "thm8-eta-star":
+        n = S.fig2_dim
+        return radial_eta(3.0, n * (n + 1) / S.fig_epsilon**2, S.fig_epsilon, n)
+    if key == "lp-mse-2001" or key == "lp-mse-limit":
+        return lp_closed_form(S.lp_epsilon, 2001, S.lp_half_width)
+    if key == "thm9-dual-coefficient":
+        m = S.user_dim
+        return S.users * m * (m + 1) / eps**2
+    if key == "appendix-v1":
+        # root of η″ for the closed form of the negative branch η = (δ/ε³)e^{εv} − v²/ε − 2v/ε² − δ/ε³
+        e, d = S.fig_epsilon, S.appendix_delta
+        return optimize.brentq(lambda v: d / e * math.exp(e * v) - 2 / e, 0.0, 50.0)
+    return None
+
+
+def test_required_rows_present(report):
+    keys = {r.key for r in report.rows}
+    assert REQUIRED_KEYS <= keys, REQUIRED_KEYS - keys
+    assert len(keys) == len(report.rows)
+
+
+def test_every_row(report):
+    for row in report.rows:
+        check_row(row)
+
+
+def check_row(row: Row) -> None:
+    if row.status == "match":
+        assert row.agrees(), row
+    elif row.status == "erratum":
+        assert not row.agrees(), row
+    else:
+        assert row.status == "check"
+        assert row.agrees(), row
+    other = second_method(row.key)
+    if other is not None:
+        if isinstance(other, str):
+            assert row.computed == other
+        else:
+            assert float(row.computed) == pytest.approx(other, rel=1e-6), row.key
+
+
+def test_lp_rows_converge(report):
+    gaps = [abs(float(report.row(f"lp-mse-{g}").computed) - 2 / S.lp_epsilon**2) for g in S.lp_grids]
+    assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False))
+    assert gaps[-1] < 0.01 * 2 / S.lp_epsilon**2
+
+
+def test_infeasible_dual_goes_negative():
+    # independent: RK4 at λ = 1.05λ* stays negative, at 0.9λ* turns positive
+    for n in (1, S.fig2_dim):
+        star = n * (n + 1) / S.fig_epsilon**2
+        assert radial_eta(30.0, 1.05 * star, S.fig_epsilon, n) < 0
+        assert radial_eta(30.0, 0.9 * star, S.fig_epsilon, n) > 0
+
+
+def test_writes_markdown_and_figures(report, output):
+    text = (output / "report.md").read_text(encoding="utf-8")
+    assert "thm8-mse" in text and "erratum" in text
+    assert len(report.figures) == 3
+    for name, _ in report.figures:
+        assert (output / name).stat().st_size > 5000
