@@ -5,7 +5,8 @@ Calibration
     the optimal Laplace mechanisms of Koufogiannis, Han & Pappas (Theorems 7–9);
     :func:`gaussian_for_epsilon_delta`, :func:`gaussian_sigma`, :func:`gaussian_epsilon`, :func:`gaussian_delta` —
     the exact (analytic) Gaussian privacy profile of Balle & Wang (2018) and its inverses;
-    :func:`classical_gaussian_sigma` — the classical Δ√(2 ln(1.25/δ))/ε calibration, for comparison.
+    :func:`classical_gaussian_sigma` — the classical Δ√(2 ln(1.25/δ))/ε calibration, for comparison;
+    :func:`epsilon_delta_of` — the (ε, δ) of any mechanism for a given sensitivity (inverse of the above).
 Lipschitz privacy
     :func:`lipschitz_constant` — sup ‖∇ log g‖_* of a mechanism's density and its ε for an adjacency radius.
 Accounting
@@ -48,6 +49,7 @@ from .lipschitz import (
     lipschitz_constant,
     lipschitz_for_epsilon,
 )
+from .profile import epsilon_delta_of
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -66,6 +68,7 @@ __all__ = [
     "discrete_laplace_epsilon",
     "dual_norm",
     "epsilon_of_laplace",
+    "epsilon_delta_of",
     "epsilon_of_lipschitz",
     "exact_rational",
     "gaussian_delta",
