@@ -61,3 +61,49 @@ def test_bad_stream_and_model(tmp_path: Path) -> None:
     small.write_text(MODEL.read_text().replace("c = 2.02", "c = 1.0"))
     result = runner.invoke(app, ["stream", "--model", str(small)], input="1\n")
     assert result.exit_code == 2 and "smaller than the W2" in result.output
+
+
+TIME_CO2 = "time,co2\n" + "".join(f"{k},{410 + k % 5}\n" for k in range(20))
+
+
+def data_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line and not line.startswith("#")]
+
+
+def test_time_column_passes_through_and_selection_by_name_or_index(tmp_path: Path) -> None:
+    by_name = run("--seed", "3", "--columns", "co2", data=TIME_CO2)
+    assert by_name.exit_code == 0, by_name.output
+    lines = data_lines(by_name.stdout)
+    assert lines[0] == "time,co2" and len(lines) == 21
+    assert [line.split(",")[0] for line in lines[1:]] == [str(k) for k in range(20)]
+    assert all(line.split(",")[1] != str(410 + k % 5) for k, line in enumerate(lines[1:]))
+    by_index = run("--seed", "3", "--columns", "1", data=TIME_CO2)
+    assert data_lines(by_index.stdout) == lines
+    src, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_bytes(TIME_CO2.replace("\n", "\r\n").encode())
+    from_file = run("--seed", "3", "--columns", "co2", "--input", str(src), "--output", str(out))
+    assert from_file.exit_code == 0, from_file.output
+    assert data_lines(out.read_text()) == lines
+
+
+def test_columns_errors_are_clear() -> None:
+    result = run(data=TIME_CO2)
+    assert result.exit_code == 2 and "--columns" in result.output and "0 'time', 1 'co2'" in result.output
+    result = run("--columns", "CO2", data=TIME_CO2)
+    assert result.exit_code == 2 and "no column named 'CO2'" in result.output and "1 'co2'" in result.output
+    result = run("--columns", "co2", data=TIME_CO2.replace("3,413", "3,n/a"))
+    assert result.exit_code == 2 and "line 5, column 'co2' (index 1): not a number: 'n/a'" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_header_option() -> None:
+    result = run("--seed", "1", "--columns", "1", "--no-header", data="0,410\n1,411\n")
+    assert result.exit_code == 0 and [ln.split(",")[0] for ln in data_lines(result.stdout)] == ["0", "1"]
+    result = run("--seed", "1", "--header", data="410\n411\n")
+    assert (
+        result.exit_code == 0
+        and data_lines(result.stdout)[0] == "410"
+        and len(data_lines(result.stdout)) == 2
+    )
+    result = run("--columns", "1", "--no-header", data=TIME_CO2)
+    assert result.exit_code == 2 and "line 1, column index 1: not a number: 'co2'" in result.output

@@ -14,6 +14,7 @@ Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`
 (Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
 :mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
 :mod:`privnoise.systems` (dynamical systems: initial-state and statistical-input privacy, streaming),
+:mod:`privnoise.optimization` (Farokhi: Fisher-private projected gradient descent for quadratic programs),
 :mod:`privnoise.solvers` (numerical optimal noise: LP, Fisher program), :mod:`privnoise.random`,
 :mod:`privnoise.reproduce`.
 """
@@ -83,6 +84,7 @@ __all__ = [
     "fisher",
     "guarantees",
     "mechanisms",
+    "optimization",
     "queries",
     "random",
     "recoverability",

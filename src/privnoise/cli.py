@@ -31,6 +31,7 @@ from rich.table import Table
 from . import __version__
 from . import reproduce as _reproduce
 from ._cli import render
+from ._cli.optimization import register as _register_optimization
 from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
 from ._cli.recoverability import register as _register_recoverability
 from ._cli.systems import register as _register_systems
@@ -380,6 +381,7 @@ def reproduce(
 
 
 # Commands of other areas, each defined in its own module.
+_register_optimization(app)
 _register_recoverability(app)
 _register_systems(app)
 

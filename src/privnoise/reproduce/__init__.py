@@ -15,6 +15,7 @@ from ._report import Report, Row
 __all__ = ["Report", "Row", "available", "run"]
 
 _MODULES = {
+    "farokhi-optimization": "farokhi_optimization",
     "farokhi-sandberg": "farokhi_sandberg",
     "koufogiannis": "koufogiannis",
     "liu-kawano-cao": "liu_kawano_cao",

@@ -1,0 +1,52 @@
+"""Reproduction rows of Farokhi's private quadratic optimisation paper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privnoise.reproduce import farokhi_optimization as fo
+
+ADULT = (
+    "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
+    "United-States, <=50K\n"
+    "52, Self-emp-inc, 287927, HS-grad, 9, Married-civ-spouse, Exec-managerial, Wife, White, Female, 15024, 0, 40, "
+    "United-States, >50K\n"
+    "31, Private, 45781, Masters, 14, Never-married, Prof-specialty, Not-in-family, White, Female, 14084, 0, 50, "
+    "?, >50K\n"
+)
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("farokhi-optimization")
+    adult = directory / "adult.data"
+    adult.write_text(ADULT * 20, encoding="utf-8")
+    rep = fo.build_report(directory, adult_file=adult)
+    return rep, directory
+
+
+def test_rows_and_statuses(report):
+    rep, directory = report
+    for row in rep.rows:
+        if row.status == "match" or (row.status == "check" and row.key != "prop1-bound-below-crb"):
+            assert row.agrees(), row
+        if row.status == "erratum":
+            assert not row.agrees(), row
+    assert rep.row("thm1-fisher-trace").printed == pytest.approx(1210.0)
+    assert rep.row("prop1-bound-below-crb").computed <= rep.row("prop1-bound-below-crb").printed
+    # errata 12: no noise, yet a positive gap where the printed bound is 0
+    assert rep.row("prop2-counterexample").printed == 0.0 < rep.row("prop2-counterexample").computed
+    # the printed Proposition 1 constant gives more than the attainable Cramér–Rao bound
+    assert rep.row("prop1-printed-constant").printed > rep.row("prop1-printed-constant").computed
+    assert "fig1-adult-optimum" in {r.key for r in rep.rows}
+    assert (directory / "report.md").exists() and (directory / "figure1.png").stat().st_size > 1000
+
+
+def test_inverse_trace_is_epsilon_over_n_squared():
+    from privnoise.optimization import optimal_noise
+
+    for n, eps in [(11, 0.01), (15, 3.0)]:
+        assert 1 / np.trace(optimal_noise(eps, n).fisher_information()) == pytest.approx(
+            eps / n**2, rel=1e-12
+        )
