@@ -3,6 +3,7 @@
 ::
 
     privnoise stream --model building.toml --delta 0.1 < readings.csv > noisy.csv
+    privnoise stream --model building.toml --columns co2 < time_co2.csv > noisy.csv
     privnoise stream --model building.toml --input readings.csv --output noisy.csv --sidecar noisy.json
 
 Model file (TOML, read with :mod:`tomllib`; see ``examples/building.toml``):
@@ -13,16 +14,20 @@ Model file (TOML, read with :mod:`tomllib`; see ``examples/building.toml``):
 * ``[x0]``: optional public law of x₀ (``mean``, ``cov``), which selects Theorem III.5 (else Corollary III.4);
 * ``[[inputs]]``: optional i.i.d. input laws (``name``, ``mean``, ``var``).
 
-Input: one reading per line (q comma-separated numbers, q = rows of C); leading ``#`` lines and one header line
-(non-numeric fields) are copied. Every other line must hold a finite reading: a malformed line stops the command
-with its line number (exit status 2); no reading is skipped. The guarantee goes in a ``#`` header line of the
-output, or in a JSON sidecar with ``--sidecar``.
+Input: a CSV of sensor readings, one time step per line, e.g. ``time,co2`` then ``0,410``, ``1,412``, ….
+Leading ``#`` lines are copied; a header line (detected as a first line none of whose fields is a number, or forced
+with ``--header`` / ``--no-header``) is copied. ``--columns`` selects the q sensor columns that receive noise
+(q = rows of C; header names or 0-based indices, comma-separated, in the order of the model's outputs); without
+it every column is noised, which needs exactly q fields per line, else the command stops and lists the header.
+Every other column (timestamps, ids) is copied unchanged and in place; noisy values are written as round-trip
+floats. Every data line must hold finite readings in the selected columns: a malformed line stops the command with
+its line number and column (exit status 2); no reading is skipped. The guarantee goes in a ``#`` header line of
+the output, or in a JSON sidecar with ``--sidecar``.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import sys
 import tomllib
@@ -144,54 +149,28 @@ def _run(
     noise: StatisticalInputNoise,
     *,
     name: str,
-    header: str | None,
+    preamble: str,
+    columns: str | None,
+    header: bool | None,
     seed: int | None,
     total: int | None,
 ) -> int:
-    lines = iter(handle)
-    passthrough: list[str] = []
-    line_no = 1
-    first: str | None = None
-    for line in lines:
-        if line.startswith("#"):
-            passthrough.append(line)
-            line_no += 1
-            continue
-        first = line
-        break
-    if first is not None:
-        cells = [c.strip() for c in first.split(",")]
-
-        def numeric(cell: str) -> bool:
-            try:
-                float(cell)
-                return True
-            except ValueError:
-                return False
-
-        if cells and all(cell and not numeric(cell) and any(ch.isalpha() for ch in cell) for cell in cells):
-            passthrough.append(first)  # a header line of column names
-            line_no += 1
-            first = None
-    if header is not None:
-        sink.write(header)
-    sink.write("".join(passthrough))
-    rest = itertools.chain([first], lines) if first is not None else lines
-    counter = _Counting(rest)
+    counter = _Counting(iter(handle))
+    options: dict[str, Any] = {
+        "rng": seed,
+        "columns": columns,
+        "header": header,
+        "preamble": preamble,
+        "source_name": name,
+    }
     if total is None:
-        return stream_csv(counter, sink, noise, rng=seed, first_line=line_no, source_name=name)
+        return stream_csv(counter, sink, noise, **options)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
     with Progress(TextColumn("stream"), BarColumn(), DownloadColumn(), console=_err(), transient=True) as bar:
         task = bar.add_task("stream", total=total)
         return stream_csv(
-            counter,
-            sink,
-            noise,
-            rng=seed,
-            first_line=line_no,
-            source_name=name,
-            progress=lambda _: bar.update(task, completed=counter.chars),
+            counter, sink, noise, progress=lambda _: bar.update(task, completed=counter.chars), **options
         )
 
 
@@ -217,6 +196,22 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--sidecar", help="Write the guarantee as JSON here instead of a # header line."),
         ] = None,
+        columns: Annotated[
+            str | None,
+            typer.Option(
+                "--columns",
+                help="The q sensor columns to noise, comma-separated header names or 0-based indices, in the "
+                "order of the model's outputs (default: all columns, if there are q). Others are copied.",
+            ),
+        ] = None,
+        header: Annotated[
+            bool | None,
+            typer.Option(
+                "--header/--no-header",
+                help="Whether the first line is a header of column names (default: detected, a header has no "
+                "numeric field).",
+            ),
+        ] = None,
         seed: Annotated[
             int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
         ] = None,
@@ -228,8 +223,8 @@ def register(app: typer.Typer) -> None:
             _err().print(
                 "[yellow]warning: --seed makes the noise reproducible and predictable; research only.[/yellow]"
             )
-        header = (
-            None
+        preamble = (
+            ""
             if sidecar is not None
             else "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
         )
@@ -239,7 +234,17 @@ def register(app: typer.Typer) -> None:
             sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
             try:
                 total = input_path.stat().st_size if input_path is not None else None
-                count = _run(source, sink, noise, name=name, header=header, seed=seed, total=total)
+                count = _run(
+                    source,
+                    sink,
+                    noise,
+                    name=name,
+                    preamble=preamble,
+                    columns=columns,
+                    header=header,
+                    seed=seed,
+                    total=total,
+                )
             finally:
                 if output_path is not None:
                     sink.close()
