@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 import privnoise.optimization as po
+from privnoise.mechanisms import Gaussian
 from privnoise.optimization.descent import run_iterations
 
 
@@ -24,7 +25,11 @@ def _rate(fn, iterations: int) -> float:
 
 def main() -> None:
     iterations = 200
-    print(f"{'n':>6} {'noisy it/s':>12} {'plain it/s':>12} {'ratio':>7}")
+    print("iterations/s of projected gradient descent on a box-constrained QP, T = 200, best of 3")
+    print(
+        f"{'n':>6} {'noisy loop':>12} {'plain loop':>12} {'ratio':>7} {'full call':>12}"
+        "   (noisy loop = Theorem 1 noise drawn from the CSPRNG + the loop; full call adds set-up and guarantee)"
+    )
     for n in (10, 100, 1000):
         rng = np.random.default_rng(n)
         m = rng.standard_normal((n, n)) / np.sqrt(n)
@@ -33,12 +38,18 @@ def main() -> None:
         )
         steps = np.full(iterations, 1.0 / prob.smoothness)
         x0 = np.zeros(n)
-        noisy = _rate(
+        noise = Gaussian.from_std(np.sqrt(0.1 / n), n)
+
+        def noisy_loop(prob=prob, x0=x0, steps=steps, noise=noise) -> None:
+            run_iterations(prob, x0, steps, noise.sample(iterations))
+
+        noisy = _rate(noisy_loop, iterations)
+        plain = _rate(lambda prob=prob, x0=x0, steps=steps: run_iterations(prob, x0, steps, None), iterations)
+        full = _rate(
             lambda prob=prob: po.private_gradient_descent(prob, noise_variance=0.1, iterations=iterations),
             iterations,
         )
-        plain = _rate(lambda prob=prob, x0=x0, steps=steps: run_iterations(prob, x0, steps, None), iterations)
-        print(f"{n:>6} {noisy:>12.4g} {plain:>12.4g} {noisy / plain:>7.2f}")
+        print(f"{n:>6} {noisy:>12.4g} {plain:>12.4g} {noisy / plain:>7.2f} {full:>12.4g}")
 
 
 if __name__ == "__main__":
