@@ -29,9 +29,14 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_samplers.py
+	$(BIN)/python benchmarks/bench_dp.py
+	$(BIN)/python benchmarks/bench_optimization.py
+	$(BIN)/python benchmarks/bench_stream.py
+
+PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 
 reproduce: $(STAMP)
-	$(BIN)/privnoise reproduce farokhi-sandberg --output reproduce/farokhi-sandberg
+	for paper in $(PAPERS); do $(BIN)/privnoise reproduce $$paper --output reproduce/$$paper || exit 1; done
 
 clean:
 	rm -rf $(VENV) privnoise-demo reproduce .pytest_cache .mypy_cache .ruff_cache

@@ -25,6 +25,7 @@ from . import (
     fisher,
     guarantees,
     mechanisms,
+    optimization,
     queries,
     random,
     recoverability,
