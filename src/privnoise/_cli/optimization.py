@@ -23,8 +23,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from .errors import errors_exit_2
 from .parsing import CliInputError
-from .recoverability import _errors_exit_2
 
 __all__ = ["register"]
 
@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``optimize`` command to ``app``."""
 
     @app.command("optimize")
-    @_errors_exit_2
+    @errors_exit_2
     def optimize_command(
         dataset: Annotated[Dataset, typer.Option("--dataset", help="Training data.")] = Dataset.diabetes,
         adult_file: Annotated[

@@ -10,12 +10,10 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated
 
 import numpy as np
 import typer
@@ -24,31 +22,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..exceptions import PrivnoiseError
+from .errors import errors_exit_2
 from .parsing import CliInputError
 
 __all__ = ["read_matrix_csv", "register"]
 
-F = TypeVar("F", bound=Callable[..., Any])
 
 _MAX_CELLS = 1_000_000
-
-
-def _errors_exit_2(func: F) -> F:
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PrivnoiseError as exc:
-            message = str(exc)
-        except OSError as exc:
-            message = f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}"
-        Console(stderr=True, highlight=False, soft_wrap=True).print(
-            f"[bold red]error:[/bold red] [red]{escape(message)}[/red]"
-        )
-        raise typer.Exit(code=2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def read_matrix_csv(path: Path, option: str) -> NDArray[np.float64]:
@@ -113,7 +93,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``recoverability`` command to ``app``."""
 
     @app.command("recoverability")
-    @_errors_exit_2
+    @errors_exit_2
     def recoverability_command(
         matrix: Annotated[
             Path, typer.Option("--matrix", metavar="A.csv", help="Query matrix A (CSV of numbers).")

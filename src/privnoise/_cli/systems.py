@@ -27,45 +27,21 @@ the output, or in a JSON sidecar with ``--sidecar``.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-from ..exceptions import PrivnoiseError
 from ..systems import GaussianInput, StateSpace, StatisticalInputNoise, statistical_input_noise, wasserstein2
 from ..systems.streaming import stream_csv
+from .errors import err_console, errors_exit_2
 from .parsing import CliInputError
 
 __all__ = ["load_model", "register"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _err() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _errors_exit_2(func: F) -> F:
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PrivnoiseError as exc:
-            message = str(exc)
-        except OSError as exc:
-            message = f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}"
-        _err().print(f"[bold red]error:[/bold red] [red]{escape(message)}[/red]")
-        raise typer.Exit(code=2)
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
@@ -167,7 +143,9 @@ def _run(
         return stream_csv(counter, sink, noise, **options)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
 
-    with Progress(TextColumn("stream"), BarColumn(), DownloadColumn(), console=_err(), transient=True) as bar:
+    with Progress(
+        TextColumn("stream"), BarColumn(), DownloadColumn(), console=err_console(), transient=True
+    ) as bar:
         task = bar.add_task("stream", total=total)
         return stream_csv(
             counter, sink, noise, progress=lambda _: bar.update(task, completed=counter.chars), **options
@@ -178,7 +156,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``stream`` command to ``app``."""
 
     @app.command("stream")
-    @_errors_exit_2
+    @errors_exit_2
     def stream(
         model: Annotated[
             Path, typer.Option("--model", help="Model file (TOML): system, horizon, c or input laws, delta.")
@@ -220,7 +198,7 @@ def register(app: typer.Typer) -> None:
         noise = load_model(model, delta=delta)
         guarantee = noise.as_dict() | {"model": str(model)}
         if seed is not None:
-            _err().print(
+            err_console().print(
                 "[yellow]warning: --seed makes the noise reproducible and predictable; research only.[/yellow]"
             )
         preamble = (
@@ -256,7 +234,7 @@ def register(app: typer.Typer) -> None:
                 json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
                 encoding="utf-8",
             )
-        _err().print(
+        err_console().print(
             f"{count} reading(s) noised in windows of {noise.window} (Theorem {noise.theorem}, sigma = {noise.sigma:.6g}, "
             f"delta = {noise.delta:g} per window)"
         )

@@ -76,6 +76,21 @@ class Report:
             raise ValueError(f"duplicate row key {row.key!r}")
         self.rows.append(row)
 
+    def record(
+        self,
+        key: str,
+        claim: str,
+        printed: float | str,
+        computed: float | str,
+        status: Status,
+        reason: str = "",
+        rtol: float = 1e-6,
+    ) -> None:
+        """Add a row, turning numpy numbers into floats (text stays text)."""
+        p = printed if isinstance(printed, str) else float(printed)
+        c = computed if isinstance(computed, str) else float(computed)
+        self.add(Row(key, claim, p, c, status, reason, rtol))
+
     def row(self, key: str) -> Row:
         for r in self.rows:
             if r.key == key:

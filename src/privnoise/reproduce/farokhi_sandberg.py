@@ -59,7 +59,7 @@ from ..fisher import (
 from ..fisher import comparison as cmp
 from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..random import default_rng
-from ._report import Report, Row, Status
+from ._report import Report, Status
 
 __all__ = ["SETUP", "SOURCE", "Setup", "build_report"]
 
@@ -153,9 +153,7 @@ class _Builder:
         reason: str = "",
         rtol: float = 1e-6,
     ) -> None:
-        printed_value = printed if isinstance(printed, str) else float(printed)
-        computed_value = computed if isinstance(computed, str) else float(computed)
-        self.report.add(Row(key, claim, printed_value, computed_value, status, reason, rtol))
+        self.report.record(key, claim, printed, computed, status, reason, rtol)
 
 
 def _noise(query: queries.Query, **goal: Any) -> Mechanism:

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from .. import recoverability as rec
 from ..random import default_rng
-from ._report import Report, Row, Status
+from ._report import Report, Status
 
 __all__ = ["FIGURE1_PRINTED", "SETUP", "SOURCE", "Setup", "build_report", "figure1_matrix"]
 
@@ -98,9 +98,7 @@ class _Builder:
         reason: str = "",
         rtol: float = 1e-9,
     ) -> None:
-        p = printed if isinstance(printed, str) else float(printed)
-        c = computed if isinstance(computed, str) else float(computed)
-        self.report.add(Row(key, claim, p, c, status, reason, rtol))
+        self.report.record(key, claim, printed, computed, status, reason, rtol)
 
 
 def _theorem1_rows(b: _Builder, s: Setup, a: NDArray[np.float64]) -> None:
