@@ -21,6 +21,7 @@ demo: $(STAMP)
 ## The full test suite (unit, statistical, reproduction, CLI, doctests) plus lint.
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks
+	bash scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)

@@ -326,36 +326,52 @@ def test_release_other_errors(data_csv, tmp_path):
 # -- demo --------------------------------------------------------------------------------------------------
 
 
-def test_demo_writes_csv_plot_and_summary(tmp_path):
+def test_demo_runs_the_server_end_to_end_and_writes_csv_plot_and_summary(tmp_path):
+    pytest.importorskip("fastapi")
     out = tmp_path / "demo"
     result = ok("demo", "--output", str(out), "--households", "40", "--seed", "3")
     csv_path, png, summary = out / "smart_meter.csv", out / "tradeoff.png", out / "demo.json"
     assert csv_path.exists() and png.exists() and summary.exists()
+    assert (out / "owner.toml").exists() and (out / "privnoise.db").exists()
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
     assert csv_path.read_text(encoding="utf-8").splitlines()[0] == "household,region,timestamp,kwh"
     assert len(csv_path.read_text(encoding="utf-8").splitlines()) == 1 + 40 * 7 * 48
     payload = json.loads(summary.read_text(encoding="utf-8"))
     assert payload["data"]["households"] == 40 and payload["data"]["seed"] == 3
-    names = [r["name"] for r in payload["releases"]]
-    assert names == ["mean", "variance", "regional means", "total"]
-    families = [r["mechanism"]["family"] for r in payload["releases"]]
-    assert families == ["raised-cosine", "raised-cosine", "gaussian", "gaussian"]
-    regional = payload["releases"][2]
-    assert len(regional["value"]) == len(regional["labels"]) and set(regional["labels"]) <= {
-        "north",
-        "south",
-        "east",
-        "west",
-    }
-    for r in payload["releases"]:
-        assert r["guarantee"]["notion"] == "fisher-information"
+    assert payload["server"]["url"].startswith("http://127.0.0.1:")
+    releases = payload["releases"]
+    answered = [r for r in releases if "refused" not in r]
+    refused = [r for r in releases if "refused" in r]
+    # the analyst spends ε = 1 (0.2 + 0.2 + 0.1 + 0.3 + 0.2) and two of three identity releases, then is refused
+    assert [r["query"] for r in refused] == [
+        "identity(kwh)",
+        "mean(kwh) where region = 'east'",
+        "mean(kwh) where region = 'west'",
+    ]
+    assert answered[-1]["remaining"]["epsilon"]["remaining"] == "0"
+    for r in answered:
         values = r["value"] if isinstance(r["value"], list) else [r["value"]]
         assert all(math.isfinite(v) for v in values)
-    assert payload["releases"][1]["guarantee"]["scope"] == "declared-domain"
-    # the printed summary names the files
+        assert r["guarantee"]["notion"] in ("differential-privacy", "fisher-information")
+    identity = [r for r in answered if r["query"] == "identity(kwh)"]
+    assert len(identity[0]["value"]) == 40
+    # each identity release alone gives every record information 1/25; the DP answers before them add a little
+    # more (information adds over all releases), so the bounds sit just below 25 and 12.5
+    bounds = [r["guarantee"]["record_bound_after"]["kwh"] for r in identity]
+    assert bounds[0] < 25.0 and bounds[1] < 12.5
+    assert bounds == pytest.approx([25.0, 12.5], rel=1e-3)
+    first_dp = answered[0]["guarantee"]
+    assert first_dp["notion"] == "differential-privacy" and first_dp["per_record_information"]["kwh"] > 0
     flat = result.output.replace("\n", "")
+    assert "refused" in flat
     for path in (csv_path, png, summary):
         assert str(path) in flat
+
+
+def test_demo_can_run_twice_in_the_same_directory(tmp_path):
+    pytest.importorskip("fastapi")
+    ok("demo", "--output", str(tmp_path), "--households", "8")
+    ok("demo", "--output", str(tmp_path), "--households", "8")  # a fresh database each time
 
 
 def test_demo_rejects_too_few_households(tmp_path):

@@ -57,6 +57,16 @@ from .release import Release, release
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    """Load :mod:`privnoise.client` (which needs the ``server`` extra) on first access of ``pn.client``."""
+    if name == "client":
+        import importlib
+
+        return importlib.import_module(".client", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "BudgetExceededError",
     "CalibrationError",

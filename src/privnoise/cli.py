@@ -15,7 +15,6 @@ value; its ``--seed`` is for research reproducibility only.
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 from collections.abc import Callable
@@ -31,11 +30,13 @@ from rich.table import Table
 from . import __version__
 from . import reproduce as _reproduce
 from ._cli import render
+from ._cli.errors import err_console as _err
+from ._cli.errors import errors_exit_2 as _errors_exit_2
 from ._cli.optimization import register as _register_optimization
 from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
 from ._cli.recoverability import register as _register_recoverability
+from ._cli.server import register as _register_server
 from ._cli.systems import register as _register_systems
-from .exceptions import PrivnoiseError
 from .fisher import fisher_guarantee, optimal_noise
 from .mechanisms import Mechanism
 
@@ -88,31 +89,6 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tabl
 
 def _out() -> Console:
     return Console(highlight=False, soft_wrap=True)
-
-
-def _err() -> Console:
-    return Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _fail(message: str) -> typer.Exit:
-    _err().print(f"[bold red]error:[/bold red] [red]{escape(message)}[/red]")
-    return typer.Exit(code=2)
-
-
-def _errors_exit_2(func: F) -> F:
-    """Turn privnoise and file errors into one red line on stderr and exit status 2 (no traceback)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except PrivnoiseError as exc:
-            raise _fail(str(exc)) from None
-        except OSError as exc:
-            where = f"{exc.filename}: " if exc.filename else ""
-            raise _fail(f"{where}{exc.strerror or exc}") from None
-
-    return wrapper  # type: ignore[return-value]
 
 
 def _print_json(payload: dict[str, Any]) -> None:
@@ -289,8 +265,10 @@ def demo(
         int, typer.Option("--seed", min=0, help="Seed of the synthetic data (the noise is never seeded).")
     ] = 2024,
 ) -> None:
-    """Synthetic smart-meter data, four optimal-noise releases, a trade-off plot and a JSON summary."""
-    from ._cli.demo import DAYS, run_demo
+    """The query server end to end: sample data in embedded SQLite, an in-process server, an analyst's queries
+    until the budget runs out, a trade-off plot and a JSON summary."""
+    from ._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, DAYS, run_demo
+    from ._cli.server import guarantee_text, remaining_text
 
     out = _out()
     result = run_demo(output, households=households, seed=seed)
@@ -298,50 +276,42 @@ def demo(
         f"[bold]privnoise demo[/bold]: {households} households × {DAYS} days of half-hourly smart-meter "
         f"readings ({len(result.data)} readings, synthetic, seed {seed})"
     )
-    out.print("database x: each household's mean daily consumption, declared bounds [0, 60] kWh/day")
-    out.print(_demo_table(result.items))
-    clamped = max(item.release.clamped for item in result.items)
-    if clamped:
-        out.print(f"{clamped} household(s) above the declared bound were clamped to it before release.")
     out.print(
-        "[dim]floor = √(min_i 1/𝓘_ii), kWh/day: RMS error of any unbiased estimate of one household's daily "
-        "consumption by someone who knows every other household (Farokhi & Sandberg, eq. 7). "
-        "cos² noise is bounded and gives no pure ε-DP.[/dim]"
+        f"owner: {escape(str(result.config))} → embedded SQLite; server on {result.url} (in-process, stopped); "
+        f"analyst budget ε = {ANALYST_EPSILON:g}, Fisher floor {ANALYST_FISHER_FLOOR:g} (kWh/day)²"
     )
-    for label, path in (("data", result.csv), ("plot", result.figure), ("summary", result.summary)):
-        out.print(f"{label + ':':9} {escape(str(path))}")
-
-
-_GOAL_SHORT: dict[str, Callable[[Any], str]] = {
-    "support": lambda v: f"on [{v[0]:g}, {v[1]:g}]",
-    "quality_budget": lambda v: f"Q ≤ {v:g}",
-    "quality_weight": lambda v: f"ϱ = {v:g}",
-}
-
-
-def _demo_table(items: list[Any]) -> Table:
-    title = "Optimal-noise releases of daily consumption (true values never shown)"
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title="The analyst's queries through the HTTP client (true values never shown)", title_justify="left"
+    )
     table.add_column("query")
-    table.add_column("optimal noise")
     table.add_column("noisy answer", justify="right", no_wrap=True)
-    table.add_column("Q = E‖w‖²", justify="right")
-    table.add_column("floor", justify="right")
-    table.add_column("scope", no_wrap=True)
-    for item in items:
-        rel = item.release
-        if item.labels:
-            answer = "\n".join(f"{label} {v:.3f}" for label, v in zip(item.labels, rel.value, strict=True))
-        else:
-            answer = f"{rel.value:.5g}"
-        family = "cos²" if rel.mechanism["family"] == "raised-cosine" else "Gaussian"
-        key, value = next(iter(item.goal.items()))
-        scope = "declared" if rel.guarantee.scope == "declared-domain" else rel.guarantee.scope
-        floor = f"{rel.guarantee.worst_record_bound**0.5:.3g}"
-        noise = f"{family} {_GOAL_SHORT[key](value)}"
-        quality = render.num(rel.guarantee.quality)
-        table.add_row(f"{item.name}\n[dim]{item.unit}[/dim]", noise, answer, quality, floor, scope)
-    return table
+    table.add_column("guarantee")
+    table.add_column("remaining budget")
+    for item in result.items:
+        if item.answer is None:
+            table.add_row(escape(item.query), "[red]refused[/red]", escape(item.refusal or ""), "")
+            continue
+        value = item.answer["value"]
+        shown = f"{len(value)} values, first {value[0]:.2f}" if isinstance(value, list) else f"{value:.4g}"
+        table.add_row(
+            escape(item.query),
+            shown,
+            escape(guarantee_text(item.answer["guarantee"])),
+            escape(remaining_text(item.answer["remaining"])),
+        )
+    out.print(table)
+    out.print(
+        "[dim]DP answers are hardened (snapped to a 2^k grid) from the CSPRNG and charged exactly (rationals); "
+        "a mean is noisy sum / noisy count. Fisher record bound: variance floor of any unbiased estimate of one "
+        "household's consumption by someone who knows every other household (Farokhi & Sandberg, eq. 7).[/dim]"
+    )
+    for label, path in (
+        ("data", result.csv),
+        ("config", result.config),
+        ("plot", result.figure),
+        ("summary", result.summary),
+    ):
+        out.print(f"{label + ':':9} {escape(str(path))}")
 
 
 # -- reproduce --------------------------------------------------------------------------------------------
@@ -384,6 +354,7 @@ def reproduce(
 _register_optimization(app)
 _register_recoverability(app)
 _register_systems(app)
+_register_server(app)
 
 
 def main() -> None:

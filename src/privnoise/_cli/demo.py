@@ -1,15 +1,13 @@
-"""``privnoise demo``: synthetic smart-meter data, optimal noise for four queries, releases, a trade-off plot.
+"""``privnoise demo``: the trusted query server end to end on the embedded default, plus the trade-off plot.
 
-The database x holds each household's mean daily consumption (kWh/day) over a week of synthetic half-hourly
-readings (:mod:`privnoise.sample_data`), with the owner-declared bounds [0, 60] kWh/day. Four queries are
-answered, each with the noise that minimises the Fisher information it carries about x (Farokhi & Sandberg):
-
-1. the mean over households, with bounded cos² noise on [−0.2, 0.2] kWh/day (Problem 2);
-2. the sample variance, a nonlinear query, with bounded cos² noise on [−2.5, 2.5] (kWh/day)² (Corollary 5);
-   its guarantee is the worst case over the declared bounds;
-3. the four regional means, a 4-output linear query, with Gaussian noise Σ ∝ (CCᵀ)^{1/2} under the quality
-   budget Q ≤ 0.25 (kWh/day)² (Problem 4); the region labels are public metadata, the readings are private;
-4. the total over households, with Gaussian noise for min Tr 𝓘 + ϱQ, ϱ = 5·10⁻⁴ (Problem 3, corrected).
+1. Synthetic smart-meter data (:mod:`privnoise.sample_data`): each household's mean daily consumption
+   (kWh/day, declared bounds [0, 60]) and its region, written to ``households.csv``.
+2. An ``owner.toml`` declaring the dataset, its bounds and a policy per query kind, and a fresh embedded SQLite
+   database next to it; one analyst with ε = 1 and a Fisher floor of 10 (kWh/day)².
+3. The server starts in-process on a free loopback port; the analyst's queries go through the HTTP client
+   (:class:`privnoise.client.Client`) until the budgets are exhausted and the server refuses; every answer is
+   printed with its guarantee and the remaining budget. The server then stops.
+4. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
 
 The noise is drawn from the cryptographically strong default generator; only the synthetic data are seeded.
 """
@@ -17,7 +15,8 @@ The noise is drawn from the cryptographically strong default generator; only the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,46 +26,92 @@ import numpy as np
 from .. import __version__, queries
 from ..fisher import fisher_guarantee, optimal_noise
 from ..mechanisms import Laplace, Mechanism
-from ..queries import LinearQuery, Query
-from ..release import Release, release
-from ..sample_data import DAILY_KWH_BOUNDS, REGIONS, SmartMeterData, smart_meter_data
-from .render import goal_text
+from ..queries import Query
+from ..sample_data import DAILY_KWH_BOUNDS, SmartMeterData, smart_meter_data
 
 __all__ = ["DemoItem", "DemoResult", "run_demo"]
 
 DAYS = 7
 MEAN_SUPPORT = (-0.2, 0.2)
-VARIANCE_SUPPORT = (-2.5, 2.5)
-REGION_BUDGET = 0.25
-TOTAL_WEIGHT = 5e-4
+
+
+OWNER_TOML = """\
+# The owner's configuration of the demo (see docs/server.md).
+[server]
+database = "sqlite"          # embedded: privnoise.db next to this file
+
+[datasets.households]
+source = "households.csv"
+epsilon = 3.0                # global budget of the dataset, all queriers together
+delta = 1e-5
+
+[datasets.households.columns.kwh]
+bounds = [0.0, 60.0]         # declared mean daily consumption bounds, kWh/day
+out_of_bounds = "clamp"
+fisher_floor = 4.0           # no record's Cramér–Rao bound below 4 (kWh/day)², all queriers together
+
+[datasets.households.columns.region]
+type = "text"
+
+[datasets.households.policies.count]
+mechanism = "laplace"
+epsilon = 0.1
+
+[datasets.households.policies.mean]
+mechanism = "laplace"        # noisy sum / noisy count, ε split evenly
+epsilon = 0.2
+
+[datasets.households.policies.variance]
+mechanism = "laplace"
+epsilon = 0.3
+
+[datasets.households.policies.identity]
+mechanism = "fisher-gaussian"   # every household's value with Gaussian noise, E w² = 25 (kWh/day)²
+quality = 25.0
+"""
+ANALYST_EPSILON = 1.0
+ANALYST_FISHER_FLOOR = 10.0
+QUERIES = (
+    "mean(kwh)",
+    "mean(kwh) where region = 'north'",
+    "count() where kwh > 20",
+    "identity(kwh)",
+    "identity(kwh)",
+    "identity(kwh)",
+    "variance(kwh)",
+    "mean(kwh) where region = 'south'",
+    "mean(kwh) where region = 'east'",
+    "mean(kwh) where region = 'west'",
+)
 
 
 @dataclass(frozen=True)
 class DemoItem:
-    """One release of the demo."""
+    """One analyst query and what the server said: an answer (dict) or a refusal."""
 
-    name: str
-    unit: str
-    goal: dict[str, Any]
-    release: Release
-    labels: tuple[str, ...] = ()
+    query: str
+    answer: dict[str, Any] | None
+    refusal: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "unit": self.unit, "goal": goal_text(self.goal)}
-        if self.labels:
-            out["labels"] = list(self.labels)
-        return out | self.release.as_dict()
+        if self.answer is None:
+            return {"query": self.query, "refused": self.refusal}
+        return {"query": self.query} | {
+            k: self.answer[k] for k in ("value", "guarantee", "charged", "remaining")
+        }
 
 
 @dataclass(frozen=True)
 class DemoResult:
-    """What the demo produced: the data, the releases and the files written."""
+    """What the demo produced: the data, the server's answers and the files written."""
 
     data: SmartMeterData
     items: list[DemoItem]
     csv: Path
+    config: Path
     figure: Path
     summary: Path
+    url: str
 
 
 def _mechanism(query: Query, **goal: Any) -> Mechanism:
@@ -75,35 +120,73 @@ def _mechanism(query: Query, **goal: Any) -> Mechanism:
     return noise
 
 
-def _release(x: np.ndarray, query: Query, goal: dict[str, Any]) -> Release:
-    return release(x, query, _mechanism(query, **goal), out_of_bounds="clamp")
-
-
-def _releases(data: SmartMeterData) -> list[DemoItem]:
+def _write_households(data: SmartMeterData, path: Path) -> Path:
     x = data.daily_means()
-    n = x.size
-    items = []
-    goal: dict[str, Any] = {"support": MEAN_SUPPORT}
-    items.append(
-        DemoItem("mean", "kWh/day", goal, _release(x, queries.mean(n, bounds=DAILY_KWH_BOUNDS), goal))
+    lines = ["household,region,kwh"] + [
+        f"{i},{region},{value:.4f}" for i, (region, value) in enumerate(zip(data.regions, x, strict=True))
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@contextmanager
+def _server_in_process(app: Any) -> Iterator[str]:
+    """Run ``app`` with uvicorn in a thread on a free loopback port; stop it cleanly at exit."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
     )
-    goal = {"support": VARIANCE_SUPPORT}
-    items.append(
-        DemoItem(
-            "variance", "(kWh/day)²", goal, _release(x, queries.variance(n, bounds=DAILY_KWH_BOUNDS), goal)
-        )
+    thread = threading.Thread(target=server.run, name="privnoise-demo-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30.0
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the demo server did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30.0)
+
+
+def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoItem], Path, str]:
+    """Owner set-up, in-process server, the analyst's queries until the budget is exhausted."""
+    from ..client import BudgetRefused, Client
+    from ..server import store
+    from ..server.app import create_app
+    from ..server.config import load_config
+
+    _write_households(data, output / "households.csv")
+    config_path = output / "owner.toml"
+    config_path.write_text(OWNER_TOML, encoding="utf-8")
+    for suffix in ("", "-wal", "-shm"):
+        (output / f"privnoise.db{suffix}").unlink(missing_ok=True)
+    config = load_config(config_path)
+    engine = store.init_database(config)
+    store.ensure_admin(engine, config)
+    key = store.create_querier(
+        engine, config, "analyst", epsilon=ANALYST_EPSILON, delta=0, fisher_floor=ANALYST_FISHER_FLOOR
     )
-    matrix = data.region_matrix()
-    present = np.flatnonzero(matrix.any(axis=1))  # a region without households has no mean to release
-    labels = tuple(REGIONS[i] for i in present)
-    region_query = LinearQuery(matrix[present], bounds=DAILY_KWH_BOUNDS, name="region_means")
-    goal = {"quality_budget": REGION_BUDGET}
-    items.append(DemoItem("regional means", "kWh/day", goal, _release(x, region_query, goal), labels))
-    goal = {"quality_weight": TOTAL_WEIGHT}
-    items.append(
-        DemoItem("total", "kWh/day", goal, _release(x, queries.sum_query(n, bounds=DAILY_KWH_BOUNDS), goal))
-    )
-    return items
+    items: list[DemoItem] = []
+    try:
+        with _server_in_process(create_app(config, engine=engine)) as url, Client(url, key) as client:
+            for text in QUERIES:
+                try:
+                    items.append(DemoItem(text, client.query(text)))
+                except BudgetRefused as exc:
+                    items.append(DemoItem(text, None, str(exc.body.get("error", "refused"))))
+    finally:
+        engine.dispose()
+    return items, config_path, url
 
 
 def _curve(query: Query, mechanisms: Sequence[Mechanism]) -> tuple[np.ndarray, np.ndarray]:
@@ -181,30 +264,32 @@ def plot_tradeoff(path: Path, n: int) -> Path:
 
 
 def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoResult:
-    """Generate the data into ``output``, release the four answers, write tradeoff.png and demo.json."""
+    """Data, owner.toml, the server session, tradeoff.png and demo.json, all in ``output``."""
     import json
 
     output.mkdir(parents=True, exist_ok=True)
     data = smart_meter_data(households, DAYS, rng=seed)
     csv_path = data.to_csv(output / "smart_meter.csv")
-    items = _releases(data)
+    items, config_path, url = run_server_session(output, data)
     figure = plot_tradeoff(output / "tradeoff.png", households)
     summary = {
         "privnoise_version": __version__,
         "data": {
             "csv": csv_path.name,
+            "households_csv": "households.csv",
             "households": data.households,
             "days": data.days,
             "readings": len(data),
             "seed": seed,
             "reading_bounds_kwh": list(data.bounds),
             "daily_mean_bounds_kwh_per_day": list(DAILY_KWH_BOUNDS),
-            "database": "mean daily consumption of each household (kWh/day)",
+            "database": "mean daily consumption of each household (kWh/day), embedded SQLite",
         },
+        "server": {"config": config_path.name, "url": url, "database": "privnoise.db"},
         "noise_rng": "cryptographically strong default (not seeded)",
         "releases": [item.as_dict() for item in items],
         "figure": figure.name,
     }
     path = output / "demo.json"
     path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return DemoResult(data, items, csv_path, figure, path)
+    return DemoResult(data, items, csv_path, config_path, figure, path, url)

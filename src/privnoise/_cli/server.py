@@ -1,0 +1,279 @@
+"""``privnoise serve``, ``privnoise admin ...`` and ``privnoise query``: the trusted query server from the shell.
+
+::
+
+    privnoise admin init --config owner.toml                 # tables, data import, the admin key (printed once)
+    privnoise admin add-querier alice --config owner.toml --epsilon 1.0 --delta 1e-6 --fisher-floor 0.5
+    privnoise serve --config owner.toml                      # embedded SQLite next to the config, port 8000
+    privnoise query --server http://127.0.0.1:8000 --key $KEY "mean(kwh) where region = 'north'"
+
+Errors print one red line on stderr and exit with status 2. The server extra (FastAPI, uvicorn, SQLAlchemy,
+httpx) is imported only when one of these commands runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .errors import errors_exit_2
+from .errors import fail as _fail
+
+__all__ = ["register"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+ConfigOption = Annotated[Path, typer.Option("--config", help="The owner's configuration (owner.toml).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+
+
+def _errors_exit_2(func: F) -> F:
+    """:func:`errors_exit_2`, plus a missing server extra and database/HTTP errors as one line."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ImportError as exc:
+            raise _fail(f"{exc}; install the server extra: pip install 'privnoise[server]'.") from None
+        except Exception as exc:  # database and HTTP errors: one line, no traceback
+            if type(exc).__module__.split(".")[0] in ("sqlalchemy", "httpx", "psycopg"):
+                first = str(exc).splitlines()[0] if str(exc) else repr(exc)
+                raise _fail(f"{type(exc).__name__}: {first}") from None
+            raise
+
+    return errors_exit_2(wrapper)  # type: ignore[return-value]
+
+
+def _json(payload: Any) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _setup(config_path: Path) -> tuple[Any, Any]:
+    from ..server import store
+    from ..server.config import load_config
+
+    config = load_config(config_path)
+    return config, store.init_database(config)
+
+
+def serve(
+    config: ConfigOption,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Listen address (default from the config).")
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", min=0, max=65535, help="Port (default 8000).")] = None,
+) -> None:
+    """Run the query server (FastAPI + uvicorn) for the datasets of owner.toml."""
+    import uvicorn
+
+    from ..server import store
+    from ..server.app import create_app
+
+    cfg, engine = _setup(config)
+    admin_key = store.ensure_admin(engine, cfg)
+    out = Console(highlight=False, soft_wrap=True)
+    if admin_key is not None:
+        out.print(f"admin key (shown once, store it): [bold]{admin_key}[/bold]")
+    app = create_app(cfg, engine=engine)
+    h, p = host or cfg.host, cfg.port if port is None else port
+    out.print(
+        f"privnoise server on http://{h}:{p} (database {escape(_safe_url(cfg.database_url))}); Ctrl-C stops"
+    )
+    uvicorn.run(app, host=h, port=p, log_level="warning", access_log=False)
+
+
+def _safe_url(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+admin_app = typer.Typer(
+    help="Owner commands: set up the database, add queriers, read the ledger.", no_args_is_help=True
+)
+
+
+@admin_app.command("init")
+@_errors_exit_2
+def admin_init(
+    config: ConfigOption,
+    reimport: Annotated[bool, typer.Option("--reimport", help="Import the dataset files again.")] = False,
+    rotate_admin_key: Annotated[
+        bool, typer.Option("--rotate-admin-key", help="Replace the admin key.")
+    ] = False,
+) -> None:
+    """Create the tables, import the datasets (NaN rejected, bounds applied) and print a new admin key."""
+    from ..server import store
+    from ..server.config import load_config
+
+    cfg = load_config(config)
+    engine = store.init_database(cfg, reimport=reimport)
+    key = store.ensure_admin(engine, cfg, rotate=rotate_admin_key)
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"database ready: {escape(_safe_url(cfg.database_url))}; datasets: {', '.join(cfg.datasets)}")
+    if key is not None:
+        out.print(f"admin key (shown once, store it): [bold]{key}[/bold]")
+    else:
+        out.print("an admin key exists already (use --rotate-admin-key to replace it)")
+
+
+@admin_app.command("add-querier")
+@_errors_exit_2
+def admin_add_querier(
+    name: Annotated[str, typer.Argument(help="The querier's name.")],
+    config: ConfigOption,
+    epsilon: Annotated[str, typer.Option("--epsilon", help="ε budget on each dataset (e.g. 1.0 or 1/2).")],
+    delta: Annotated[str, typer.Option("--delta", help="δ budget on each dataset.")] = "0",
+    fisher_floor: Annotated[
+        float | None,
+        typer.Option(
+            "--fisher-floor",
+            "--fisher-budget",
+            help="Smallest Cramér–Rao bound (variance) any record may reach (default: each column's floor).",
+        ),
+    ] = None,
+) -> None:
+    """Add a querier with its budgets and print its API key (shown once; only a hash is stored)."""
+    from ..server import store
+
+    cfg, engine = _setup(config)
+    key = store.create_querier(engine, cfg, name, epsilon=epsilon, delta=delta, fisher_floor=fisher_floor)
+    Console(highlight=False, soft_wrap=True).print(
+        f"API key of {escape(name)} (shown once): [bold]{key}[/bold]"
+    )
+
+
+@admin_app.command("list-queriers")
+@_errors_exit_2
+def admin_list_queriers(config: ConfigOption, as_json: AsJson = False) -> None:
+    """List the queriers and their budgets per dataset."""
+    from ..server import store
+
+    _cfg, engine = _setup(config)
+    rows = store.list_queriers(engine)
+    if as_json:
+        _json(rows)
+        return
+    table = Table(title="Queriers", title_justify="left")
+    for header in ("name", "role", "ε", "δ", "fisher floor", "created"):
+        table.add_column(header)
+    for r in rows:
+        floor = "" if r["fisher_floor"] is None else f"{r['fisher_floor']:g}"
+        table.add_row(r["name"], r["role"], r["epsilon"], r["delta"], floor, str(r["created_at"])[:19])
+    Console(highlight=False).print(table)
+
+
+@admin_app.command("ledger")
+@_errors_exit_2
+def admin_ledger(
+    config: ConfigOption,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="Most recent rows.")] = 50,
+    querier: Annotated[str | None, typer.Option("--querier", help="Only this querier.")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Print the ledger of releases (what was asked and charged; never a true value)."""
+    from ..server import store
+
+    _cfg, engine = _setup(config)
+    rows = store.read_ledger(engine, limit=limit, querier=querier)
+    if as_json:
+        _json(rows)
+        return
+    table = Table(title="Ledger (newest first)", title_justify="left")
+    for header in ("id", "when", "querier", "dataset", "query", "mechanism", "ε", "δ"):
+        table.add_column(header)
+    for r in rows:
+        table.add_row(
+            str(r["id"]),
+            r["created_at"][:19],
+            r["querier"],
+            r["dataset"],
+            escape(json.dumps(r["query"])),
+            r["mechanism"],
+            r["epsilon"],
+            r["delta"],
+        )
+    Console(highlight=False).print(table)
+
+
+def query(
+    text: Annotated[str, typer.Argument(metavar="QUERY", help="Text query, or a JSON object.")],
+    server: Annotated[str, typer.Option("--server", help="Server URL.")] = "http://127.0.0.1:8000",
+    key: Annotated[
+        str, typer.Option("--key", envvar="PRIVNOISE_KEY", help="API key (or $PRIVNOISE_KEY).")
+    ] = "",
+    dataset: Annotated[
+        str | None, typer.Option("--dataset", help="Dataset (if the server has several).")
+    ] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Ask a query server for a noisy answer; print it with its guarantee and the remaining budget."""
+    from ..client import BudgetRefused, Client, ServerError
+
+    if not key:
+        raise _fail("--key (or $PRIVNOISE_KEY) is required.")
+    body: str | dict[str, Any] = text
+    if text.lstrip().startswith("{"):
+        try:
+            body = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise _fail(f"QUERY looks like JSON but is not: {exc}") from None
+    try:
+        with Client(server, key) as client:
+            answer = client.query(body, dataset=dataset)
+    except BudgetRefused:
+        raise _fail("refused: the query would exceed your privacy budget (nothing was charged).") from None
+    except ServerError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _json(answer)
+        return
+    print_answer(Console(highlight=False, soft_wrap=True), answer)
+
+
+def print_answer(out: Console, answer: dict[str, Any]) -> None:
+    """One answer: value, guarantee, remaining budget."""
+    value = answer["value"]
+    shown = (
+        f"[{', '.join(f'{v:.4g}' for v in value[:6])}{', …' if len(value) > 6 else ''}] ({len(value)} values)"
+        if isinstance(value, list)
+        else f"{value:.6g}"
+    )
+    out.print(f"value: [bold green]{shown}[/bold green]")
+    out.print(f"guarantee: {guarantee_text(answer['guarantee'])}")
+    out.print(f"remaining: {remaining_text(answer['remaining'])}")
+
+
+def guarantee_text(g: dict[str, Any]) -> str:
+    if g["notion"] == "differential-privacy":
+        delta = "" if g["delta"] == 0 else f", δ = {g['delta_exact']}"
+        return f"(ε = {g['epsilon_exact']}{delta})-DP, hardened"
+    after = g.get("record_bound_after", {})
+    bounds = ", ".join(f"{c}: {b:.4g}" for c, b in after.items() if b is not None)
+    return f"Fisher information; record bound after it: {bounds}"
+
+
+def remaining_text(r: dict[str, Any]) -> str:
+    text = f"ε {r['epsilon']['remaining']} of {r['epsilon']['budget']}"
+    if r["delta"]["budget"] != "0":
+        text += f", δ {r['delta']['remaining_float']:.3g}"
+    for col, f in r.get("fisher", {}).items():
+        bound = "∞" if f["record_bound"] is None else f"{f['record_bound']:.4g}"
+        text += f"; {col} record bound {bound} (floor {f['floor']:g})"
+    return text
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve``, ``admin`` and ``query`` to the ``privnoise`` command."""
+    app.command("serve")(_errors_exit_2(serve))
+    app.add_typer(admin_app, name="admin")
+    app.command("query")(_errors_exit_2(query))

@@ -1,0 +1,127 @@
+"""Storage: SQLAlchemy 2 models and engine creation (SQLite by default, PostgreSQL by URL).
+
+* SQLite runs in WAL mode with ``synchronous=FULL``; every transaction starts with ``BEGIN IMMEDIATE`` (the
+  SQLAlchemy recipe for pysqlite: the driver's own BEGIN is disabled and the ``begin`` event emits ours), so
+  the check-then-charge of a budget is serialised across threads and processes.
+* PostgreSQL locks the dataset row and then the querier's budget row with ``SELECT ... FOR UPDATE`` (always in
+  that order, so two charges never deadlock).
+
+Tables: ``pn_queriers`` (API keys as salted scrypt hashes), ``pn_datasets`` (what the dataset's global budget
+has spent), ``pn_budgets`` (one row per querier and dataset), ``pn_ledger`` (append-only: what was asked, what
+was charged, when; never a true value) and one data table per imported dataset.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+)
+from sqlalchemy.engine import Connection, Engine
+
+__all__ = ["budgets", "data_table", "datasets", "ledger", "make_engine", "metadata", "queriers", "utcnow"]
+
+metadata = MetaData()
+
+queriers = Table(
+    "pn_queriers",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(64), unique=True, nullable=False),
+    Column("role", String(16), nullable=False),  # "admin" or "querier"
+    Column("key_id", String(32), unique=True, nullable=False),
+    Column("key_hash", String(200), nullable=False),
+    Column("epsilon", String(200), nullable=False),  # per-dataset budget of this querier, "p/q"
+    Column("delta", String(200), nullable=False),
+    Column("fisher_floor", Float, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+datasets = Table(
+    "pn_datasets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("spent_epsilon", String(200), nullable=False),
+    Column("spent_delta", String(200), nullable=False),
+    Column("fisher_information", Text, nullable=False),  # JSON {column: accumulated max_i 𝓘_ii}
+)
+
+budgets = Table(
+    "pn_budgets",
+    metadata,
+    Column("querier_id", Integer, ForeignKey("pn_queriers.id"), primary_key=True),
+    Column("dataset", String(64), ForeignKey("pn_datasets.name"), primary_key=True),
+    Column("epsilon", String(200), nullable=False),
+    Column("delta", String(200), nullable=False),
+    Column("fisher_floor", Float, nullable=True),
+    Column("spent_epsilon", String(200), nullable=False),
+    Column("spent_delta", String(200), nullable=False),
+    Column("fisher_information", Text, nullable=False),
+)
+
+ledger = Table(
+    "pn_ledger",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("querier_id", Integer, ForeignKey("pn_queriers.id"), nullable=False),
+    Column("dataset", String(64), nullable=False),
+    Column("query", Text, nullable=False),
+    Column("mechanism", Text, nullable=False),
+    Column("epsilon", String(200), nullable=False),
+    Column("delta", String(200), nullable=False),
+    Column("fisher_information", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
+
+def utcnow() -> _dt.datetime:
+    return _dt.datetime.now(_dt.UTC)
+
+
+def data_table(name: str, columns: dict[str, str], meta: MetaData | None = None) -> Table:
+    """The table of an imported dataset: ``pn_row`` (record order) and the declared columns."""
+    cols: list[Column[Any]] = [Column("pn_row", Integer, primary_key=True, autoincrement=False)]
+    for col, kind in columns.items():
+        cols.append(Column(col, Float if kind == "number" else Text, nullable=True))
+    return Table(name, meta if meta is not None else MetaData(), *cols)
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url``; SQLite gets WAL, FULL sync, a busy timeout and ``BEGIN IMMEDIATE``."""
+    if url.startswith("sqlite"):
+        engine = create_engine(
+            url,
+            pool_size=8,
+            max_overflow=8,
+            pool_timeout=120,
+            connect_args={"check_same_thread": False, "timeout": 120},
+        )
+
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # the driver emits no BEGIN; ours below does
+            cursor = dbapi_connection.cursor()
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=FULL")
+            cursor.execute("PRAGMA busy_timeout=120000")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _begin(conn: Connection) -> None:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    return create_engine(url, pool_size=8, max_overflow=16, pool_timeout=120, pool_pre_ping=True)

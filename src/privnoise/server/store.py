@@ -1,0 +1,278 @@
+"""Owner-side set-up: create the tables, import the datasets, provision queriers and the admin key.
+
+Imports are strict: a NaN or infinite value is rejected with the file, line and column; a value outside the
+declared bounds is clamped (``out_of_bounds = "clamp"``) or rejected (``"reject"``); bounds are never inferred.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import MetaData, insert, inspect, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from ..dp.accounting import exact_rational
+from ..exceptions import InvalidParameterError
+from . import db, keys
+from .config import DatasetSpec, ServerConfig
+
+__all__ = [
+    "DataImportError",
+    "create_querier",
+    "ensure_admin",
+    "init_database",
+    "list_queriers",
+    "read_ledger",
+]
+
+
+class DataImportError(InvalidParameterError):
+    """A dataset file cannot be imported (NaN, inf, unparsable value, missing column, out of bounds)."""
+
+
+def _rows_from_file(spec: DatasetSpec) -> list[dict[str, Any]]:
+    assert spec.source is not None
+    path = spec.source
+    if path.suffix.lower() == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+        except ImportError:
+            raise DataImportError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow).") from None
+        table = pq.read_table(path)
+        raw = table.to_pylist()
+        header = table.column_names
+        start = 1
+    else:
+        try:
+            with path.open(newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                raw = list(reader)
+                header = list(reader.fieldnames or [])
+        except OSError as exc:
+            raise DataImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        start = 2
+    missing = [c for c in spec.columns if c not in header]
+    if missing:
+        raise DataImportError(
+            f"{path}: declared column {missing[0]!r} is not in the file (header: {header})."
+        )
+    rows = []
+    for i, record in enumerate(raw):
+        line = i + start
+        row: dict[str, Any] = {"pn_row": i}
+        for name, col in spec.columns.items():
+            value = record[name]
+            if col.type == "text":
+                row[name] = None if value is None else str(value)
+                continue
+            try:
+                x = float(value)
+            except (TypeError, ValueError):
+                raise DataImportError(
+                    f"{path}: line {line}, column {name!r}: {value!r} is not a number."
+                ) from None
+            if not math.isfinite(x):
+                raise DataImportError(
+                    f"{path}: line {line}, column {name!r}: {value!r} is not finite; NaN and inf are rejected."
+                )
+            assert col.bounds is not None
+            lo, hi = col.bounds
+            if not lo <= x <= hi:
+                if col.out_of_bounds == "reject":
+                    raise DataImportError(
+                        f"{path}: line {line}, column {name!r}: {x:g} is outside the declared bounds "
+                        f"[{lo:g}, {hi:g}] (out_of_bounds = 'reject')."
+                    )
+                x = min(max(x, lo), hi)
+            row[name] = x
+        rows.append(row)
+    return rows
+
+
+def _import(conn: Connection, spec: DatasetSpec, *, replace: bool) -> None:
+    meta = MetaData()
+    table = db.data_table(spec.table, {n: c.type for n, c in spec.columns.items()}, meta)
+    exists = inspect(conn).has_table(spec.table)
+    if exists and not replace:
+        return
+    rows = _rows_from_file(spec)  # validated before the table is touched
+    if exists:
+        table.drop(conn)
+    meta.create_all(conn)
+    if rows:
+        conn.execute(insert(table), rows)
+
+
+def init_database(config: ServerConfig, *, engine: Engine | None = None, reimport: bool = False) -> Engine:
+    """Create the tables, import every ``source`` dataset not yet imported, add missing budget rows."""
+    engine = engine or db.make_engine(config.database_url)
+    db.metadata.create_all(engine)
+    with engine.begin() as conn:
+        for spec in config.datasets.values():
+            if spec.source is not None:
+                _import(conn, spec, replace=reimport)
+            elif not inspect(conn).has_table(spec.table):
+                raise DataImportError(
+                    f"{config.path}: dataset {spec.name!r}: table {spec.table!r} does not exist."
+                )
+            present = conn.execute(select(db.datasets.c.name).where(db.datasets.c.name == spec.name)).first()
+            if present is None:
+                conn.execute(
+                    insert(db.datasets).values(
+                        name=spec.name, spent_epsilon="0", spent_delta="0", fisher_information="{}"
+                    )
+                )
+        for q in conn.execute(select(db.queriers).where(db.queriers.c.role == "querier")).mappings().all():
+            _ensure_budgets(conn, config, q)
+    return engine
+
+
+def _ensure_budgets(conn: Connection, config: ServerConfig, querier: Any) -> None:
+    have = {
+        r[0]
+        for r in conn.execute(select(db.budgets.c.dataset).where(db.budgets.c.querier_id == querier["id"]))
+    }
+    for name in config.datasets:
+        if name not in have:
+            conn.execute(
+                insert(db.budgets).values(
+                    querier_id=querier["id"],
+                    dataset=name,
+                    epsilon=querier["epsilon"],
+                    delta=querier["delta"],
+                    fisher_floor=querier["fisher_floor"],
+                    spent_epsilon="0",
+                    spent_delta="0",
+                    fisher_information="{}",
+                )
+            )
+
+
+def _text(q: Fraction) -> str:
+    return str(q)
+
+
+def create_querier(
+    engine: Engine,
+    config: ServerConfig,
+    name: str,
+    *,
+    epsilon: Any,
+    delta: Any = 0,
+    fisher_floor: float | None = None,
+    role: str = "querier",
+) -> str:
+    """Add a querier (or the admin) and return its API key (shown once; only its hash is stored)."""
+    owner = "create_querier"
+    if (
+        not isinstance(name, str)
+        or not name
+        or len(name) > 64
+        or not name.replace("-", "").replace("_", "").isalnum()
+    ):
+        raise InvalidParameterError(
+            f"`name` of `{owner}` must be 1–64 letters, digits, - or _; got {name!r}."
+        )
+    eps = exact_rational(epsilon, "epsilon", owner, allow_zero=role == "admin")
+    dl = exact_rational(delta, "delta", owner, allow_zero=True)
+    if dl >= 1:
+        raise InvalidParameterError(f"`delta` of `{owner}` must be < 1; got {dl}.")
+    if fisher_floor is not None and (not math.isfinite(fisher_floor) or fisher_floor <= 0):
+        raise InvalidParameterError(
+            f"`fisher_floor` of `{owner}` must be > 0 and finite; got {fisher_floor!r}."
+        )
+    key, key_id, key_hash = keys.new_key()
+    with engine.begin() as conn:
+        if conn.execute(select(db.queriers.c.id).where(db.queriers.c.name == name)).first() is not None:
+            raise InvalidParameterError(f"querier {name!r} already exists.")
+        values = {
+            "name": name,
+            "role": role,
+            "key_id": key_id,
+            "key_hash": key_hash,
+            "epsilon": _text(eps),
+            "delta": _text(dl),
+            "fisher_floor": fisher_floor,
+            "created_at": db.utcnow(),
+        }
+        pk = conn.execute(insert(db.queriers).values(**values)).inserted_primary_key
+        assert pk is not None
+        qid = pk[0]
+        if role == "querier":
+            _ensure_budgets(conn, config, values | {"id": qid})
+    return key
+
+
+def ensure_admin(engine: Engine, config: ServerConfig, *, rotate: bool = False) -> str | None:
+    """Create the admin key if there is none (or replace it with ``rotate``); return it, else None."""
+    with engine.begin() as conn:
+        row = conn.execute(select(db.queriers.c.id).where(db.queriers.c.role == "admin")).first()
+        if row is not None and rotate:
+            key, key_id, key_hash = keys.new_key()
+            conn.execute(
+                update(db.queriers).where(db.queriers.c.id == row[0]).values(key_id=key_id, key_hash=key_hash)
+            )
+            return key
+    if row is not None:
+        return None
+    return create_querier(engine, config, "admin", epsilon=0, role="admin")
+
+
+def list_queriers(engine: Engine) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        rows = (
+            conn.execute(
+                select(
+                    db.queriers.c.name,
+                    db.queriers.c.role,
+                    db.queriers.c.epsilon,
+                    db.queriers.c.delta,
+                    db.queriers.c.fisher_floor,
+                    db.queriers.c.created_at,
+                ).order_by(db.queriers.c.id)
+            )
+            .mappings()
+            .all()
+        )
+    return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(r).items()} for r in rows]
+
+
+def read_ledger(engine: Engine, *, limit: int = 100, querier: str | None = None) -> list[dict[str, Any]]:
+    """The most recent ledger rows (newest first); a ledger row never holds a true value."""
+    stmt = (
+        select(
+            db.ledger.c.id,
+            db.queriers.c.name.label("querier"),
+            db.ledger.c.dataset,
+            db.ledger.c.query,
+            db.ledger.c.mechanism,
+            db.ledger.c.epsilon,
+            db.ledger.c.delta,
+            db.ledger.c.fisher_information,
+            db.ledger.c.created_at,
+        )
+        .join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
+        .order_by(db.ledger.c.id.desc())
+        .limit(limit)
+    )
+    if querier is not None:
+        stmt = stmt.where(db.queriers.c.name == querier)
+    with engine.connect() as conn:
+        rows = conn.execute(stmt).mappings().all()
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["query"] = json.loads(d["query"])
+        d["fisher_information"] = json.loads(d["fisher_information"])
+        d["created_at"] = d["created_at"].isoformat()
+        out.append(d)
+    return out
+
+
+def read_path(path: str | Path) -> Path:
+    return Path(path)

@@ -1,0 +1,88 @@
+"""The Python client (``pn.client.Client``) against a real server, and its lazy import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+import privnoise as pn  # noqa: E402
+from tests.server._harness import running_server, write_config  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    path, keys = write_config(tmp_path_factory.mktemp("client"))
+    with running_server(path) as s:
+        yield {"url": s.url, "keys": keys}
+
+
+def test_import_privnoise_stays_light_and_client_loads_on_access() -> None:
+    code = (
+        "import sys, privnoise as pn; heavy = [m for m in ('fastapi', 'httpx', 'sqlalchemy', 'uvicorn') "
+        "if m in sys.modules]; assert not heavy, heavy; pn.client.Client; assert 'httpx' in sys.modules; "
+        "assert 'fastapi' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    with pytest.raises(AttributeError):
+        pn.no_such_thing  # noqa: B018
+
+
+def test_text_and_json_queries_return_value_guarantee_and_budget(server: dict[str, Any]) -> None:
+    with pn.client.Client(server["url"], server["keys"]["alice"]) as c:
+        assert c.health()
+        a = c.query("mean(kwh) where region = 'north'", dataset="meters")
+        assert 0.0 <= a["value"] <= 60.0
+        assert (
+            a["guarantee"]["notion"] == "differential-privacy" and a["guarantee"]["epsilon_exact"] == "1/10"
+        )
+        assert a["remaining"]["epsilon"]["remaining"] == "9/10"
+        b = c.query(
+            {"kind": "count", "dataset": "meters", "where": [{"column": "kwh", "op": ">", "value": 10}]}
+        )
+        assert b["charged"]["epsilon"] == "1/20"
+        budget = c.budget()
+        assert budget["querier"] == "alice"
+        assert budget["datasets"]["meters"]["epsilon"]["spent"] == "3/20"
+
+
+def test_refusals_and_errors_raise(server: dict[str, Any]) -> None:
+    from privnoise.client import BudgetRefused, ServerError
+
+    with pn.client.Client(server["url"], server["keys"]["alice"]) as alice:
+        alice.query("count() from meters")
+    with pn.client.Client(server["url"], server["keys"]["admin"]) as admin:
+        key = admin.add_querier("small", epsilon="1/10")
+        assert any(r["querier"] == "alice" for r in admin.ledger())
+    with pn.client.Client(server["url"], key) as c:
+        c.query("sum(kwh) from meters")
+        with pytest.raises(BudgetRefused):
+            c.query("sum(kwh) from meters")
+        with pytest.raises(ServerError, match="422"):
+            c.query("sum(nope) from meters")
+        with pytest.raises(TypeError):
+            c.query(3)  # type: ignore[arg-type]
+    with pn.client.Client(server["url"], "pn_wrong") as c, pytest.raises(ServerError, match="401"):
+        c.budget()
+
+
+def test_cli_query_prints_answer_and_exits_2_on_refusal(server: dict[str, Any], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from privnoise.cli import app
+
+    runner = CliRunner()
+    with pn.client.Client(server["url"], server["keys"]["admin"]) as admin:
+        key = admin.add_querier("cli", epsilon="1/10")
+    args = ["query", "--server", server["url"], "--key", key, "--dataset", "meters"]
+    result = runner.invoke(app, [*args, "sum(kwh) where region = 'north'"])
+    assert result.exit_code == 0, result.output
+    assert "value:" in result.output and "ε = 1/10" in result.output
+    result = runner.invoke(app, [*args, '{"kind": "sum", "column": "kwh"}'])
+    assert result.exit_code == 2 and "budget" in result.output
