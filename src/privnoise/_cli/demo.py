@@ -142,7 +142,9 @@ def _server_in_process(app: Any) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", access_log=False, log_config=None
+        )
     )
     thread = threading.Thread(target=server.run, name="privnoise-demo-server", daemon=True)
     thread.start()
