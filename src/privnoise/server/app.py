@@ -57,7 +57,12 @@ class QueryBody(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         allow_inf_nan=False,
-        json_schema_extra={"examples": [{"query": "mean(kwh) where region = 'north'"}]},
+        json_schema_extra={
+            "examples": [
+                {"query": "mean(kwh) where region = 'north'", "dataset": "meters"},
+                {"kind": "sum", "column": "kwh", "dataset": "meters"},
+            ]
+        },
     )
     query: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
     dataset: _Name | None = None
