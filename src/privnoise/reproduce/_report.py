@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["Report", "Row", "Status"]
+__all__ = ["Report", "Row", "RowBuilder", "Status"]
 
 Status = Literal["match", "erratum", "check"]
 
@@ -76,21 +76,6 @@ class Report:
             raise ValueError(f"duplicate row key {row.key!r}")
         self.rows.append(row)
 
-    def record(
-        self,
-        key: str,
-        claim: str,
-        printed: float | str,
-        computed: float | str,
-        status: Status,
-        reason: str = "",
-        rtol: float = 1e-6,
-    ) -> None:
-        """Add a row, turning numpy numbers into floats (text stays text)."""
-        p = printed if isinstance(printed, str) else float(printed)
-        c = computed if isinstance(computed, str) else float(computed)
-        self.add(Row(key, claim, p, c, status, reason, rtol))
-
     def row(self, key: str) -> Row:
         for r in self.rows:
             if r.key == key:
@@ -134,3 +119,26 @@ class Report:
         path = directory / "report.md"
         path.write_text(self.to_markdown(), encoding="utf-8")
         return path
+
+
+@dataclass
+class RowBuilder:
+    """Adds rows to a report, turning numpy numbers into floats; ``cache`` carries values to the figures."""
+
+    report: Report
+    default_rtol: float = 1e-6
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def add(
+        self,
+        key: str,
+        claim: str,
+        printed: float | str,
+        computed: float | str,
+        status: Status,
+        reason: str = "",
+        rtol: float | None = None,
+    ) -> None:
+        p = printed if isinstance(printed, str) else float(printed)
+        c = computed if isinstance(computed, str) else float(computed)
+        self.report.add(Row(key, claim, p, c, status, reason, self.default_rtol if rtol is None else rtol))

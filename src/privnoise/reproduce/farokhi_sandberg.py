@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ from ..fisher import (
 from ..fisher import comparison as cmp
 from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..random import default_rng
-from ._report import Report, Status
+from ._report import Report, RowBuilder, Status
 
 __all__ = ["SETUP", "SOURCE", "Setup", "build_report"]
 
@@ -138,24 +138,6 @@ SETUP = Setup()
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Builder:
-    report: Report
-    cache: dict[str, Any] = field(default_factory=dict)
-
-    def add(
-        self,
-        key: str,
-        claim: str,
-        printed: float | str,
-        computed: float | str,
-        status: Status,
-        reason: str = "",
-        rtol: float = 1e-6,
-    ) -> None:
-        self.report.record(key, claim, printed, computed, status, reason, rtol)
-
-
 def _noise(query: queries.Query, **goal: Any) -> Mechanism:
     """``optimal_noise`` for a data-independent goal, typed as a Mechanism."""
     mech = optimal_noise(query, **goal)
@@ -180,7 +162,7 @@ def _printed_cos2(w: NDArray[np.float64], lower: float, upper: float) -> NDArray
     return np.asarray(np.prod(np.atleast_1d(per), axis=-1))
 
 
-def _section2_3_bounded(b: _Builder, s: Setup) -> None:
+def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
     lo, hi = s.asym_box
     width = hi - lo
     q_id = queries.identity(s.asym_m)
@@ -382,7 +364,7 @@ def _section2_3_bounded(b: _Builder, s: Setup) -> None:
     b.cache["cor3"] = (q1, m1)
 
 
-def _corollary4(b: _Builder, s: Setup) -> None:
+def _corollary4(b: RowBuilder, s: Setup) -> None:
     q = queries.identity(1)
     policy = optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x)
     assert isinstance(policy, WeightedCosinePolicy)
@@ -430,7 +412,7 @@ def _corollary4(b: _Builder, s: Setup) -> None:
     )
 
 
-def _corollary5(b: _Builder, s: Setup) -> None:
+def _corollary5(b: RowBuilder, s: Setup) -> None:
     n = len(s.variance_data)
     q_var = queries.variance(n)
     mech = _noise(q_var, support=s.scalar_support)
@@ -493,7 +475,7 @@ def _minimise_problem4(gram: NDArray[np.float64], theta: float) -> NDArray[np.fl
     return scaled(res.x)
 
 
-def _corollary6(b: _Builder, s: Setup) -> None:
+def _corollary6(b: RowBuilder, s: Setup) -> None:
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
     root = gram_sqrt(q)
@@ -565,7 +547,7 @@ def _corollary6(b: _Builder, s: Setup) -> None:
     )
 
 
-def _proposition5_and_eq8(b: _Builder, s: Setup) -> None:
+def _proposition5_and_eq8(b: RowBuilder, s: Setup) -> None:
     rng = default_rng(s.prop5_seed)
     a = rng.standard_normal((s.prop5_dim, s.prop5_dim))
     info = a @ a.T + 0.1 * np.eye(s.prop5_dim)
@@ -592,7 +574,7 @@ def _proposition5_and_eq8(b: _Builder, s: Setup) -> None:
     )
 
 
-def _proposition1(b: _Builder, s: Setup) -> None:
+def _proposition1(b: RowBuilder, s: Setup) -> None:
     q = queries.identity(2)
     x = np.array(s.prop1_x)
     for key, mech, label in (
@@ -631,7 +613,7 @@ def _laplace_loss_on_grid(scale: float, shift: float) -> float:
     return float(np.max(np.abs(lap.logpdf(y) - lap.logpdf(y - shift))))
 
 
-def _section5(b: _Builder, s: Setup) -> None:
+def _section5(b: RowBuilder, s: Setup) -> None:
     c = np.array(s.weights_c1) / sum(s.weights_c1)
     x_lo, x_hi = s.records
     q = queries.LinearQuery(c, bounds=s.records)
@@ -810,7 +792,7 @@ def _kappa_search(
     return ratios, unident
 
 
-def _condition16(b: _Builder, s: Setup) -> None:
+def _condition16(b: RowBuilder, s: Setup) -> None:
     eps_grid, delta_grid = s.grid
     holds = cmp.condition16_region(eps_grid, delta_grid, theta_over_sensitivity=1.0)
     exact_std = cmp.exact_gaussian_region(eps_grid, delta_grid, sigma_over_sensitivity=1.0)
@@ -854,7 +836,7 @@ def _condition16(b: _Builder, s: Setup) -> None:
 # -- figures ---------------------------------------------------------------------------------------
 
 
-def _section4(b: _Builder, s: Setup) -> None:
+def _section4(b: RowBuilder, s: Setup) -> None:
     from ..systems import (
         example4_closed_forms,
         example4_system,
@@ -1168,7 +1150,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "their tolerance is the Monte Carlo error.",
         ],
     )
-    builder = _Builder(report)
+    builder = RowBuilder(report, default_rtol=1e-6)
     s = SETUP
     _section2_3_bounded(builder, s)
     _corollary4(builder, s)

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from .. import recoverability as rec
 from ..random import default_rng
-from ._report import Report, Status
+from ._report import Report, RowBuilder
 
 __all__ = ["FIGURE1_PRINTED", "SETUP", "SOURCE", "Setup", "build_report", "figure1_matrix"]
 
@@ -84,24 +84,7 @@ def figure1_matrix(s: Setup = SETUP) -> NDArray[np.float64]:
     return np.asarray(u @ diag @ v.T)
 
 
-class _Builder:
-    def __init__(self, report: Report) -> None:
-        self.report = report
-
-    def add(
-        self,
-        key: str,
-        claim: str,
-        printed: float | str,
-        computed: float | str,
-        status: Status,
-        reason: str = "",
-        rtol: float = 1e-9,
-    ) -> None:
-        self.report.record(key, claim, printed, computed, status, reason, rtol)
-
-
-def _theorem1_rows(b: _Builder, s: Setup, a: NDArray[np.float64]) -> None:
+def _theorem1_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
     for rho, printed in FIGURE1_PRINTED.items():
         b.add(
             f"fig1-pi-{rho:g}",
@@ -169,7 +152,7 @@ def _theorem1_rows(b: _Builder, s: Setup, a: NDArray[np.float64]) -> None:
         )
 
 
-def _scheme_rows(b: _Builder, s: Setup, a: NDArray[np.float64], cache: dict[str, Any]) -> None:
+def _scheme_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], cache: dict[str, Any]) -> None:
     rho = s.rho_scheme
     resp = rec.optimal_response(a, rho)
     sch = resp.scheme
@@ -241,7 +224,7 @@ def _scheme_rows(b: _Builder, s: Setup, a: NDArray[np.float64], cache: dict[str,
     )
 
 
-def _general_rows(b: _Builder, s: Setup, a: NDArray[np.float64]) -> None:
+def _general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
     rho = s.rho_scheme
     b.add(
         "general-identity",
@@ -347,7 +330,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "(row sec4-conjecture-not-affine; proof and solver in privnoise.recoverability.general_covariance).",
         ],
     )
-    builder = _Builder(report)
+    builder = RowBuilder(report, default_rtol=1e-9)
     s = SETUP
     a = figure1_matrix(s)
     cache: dict[str, Any] = {}
