@@ -291,4 +291,5 @@ def test_bad_inputs(call, name, error):
 def test_gaussian_for_epsilon_delta_hardens():
     h = hardened(gaussian_for_epsilon_delta(1.0, 1e-5, sensitivity=1.0), sensitivity=1.0, bound=5.0)
     # the rounding costs little: ε grows by about 0.1 % at the default grid
-    assert 1.0 < h.epsilon(1e-5) < 1.002
+    epsilon = h.epsilon(1e-5)
+    assert epsilon > 1.0 and epsilon < 1.002

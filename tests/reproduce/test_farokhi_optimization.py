@@ -47,6 +47,5 @@ def test_inverse_trace_is_epsilon_over_n_squared():
     from privnoise.optimization import optimal_noise
 
     for n, eps in [(11, 0.01), (15, 3.0)]:
-        assert 1 / np.trace(optimal_noise(eps, n).fisher_information()) == pytest.approx(
-            eps / n**2, rel=1e-12
-        )
+        inverse_trace = 1 / np.trace(optimal_noise(eps, n).fisher_information())
+        assert inverse_trace == pytest.approx(eps / n**2, rel=1e-12)
