@@ -126,9 +126,16 @@ def test_required_rows_present(report):
     assert len(keys) == len(report.rows)
 
 
-def test_every_row(report):
-    for row in report.rows:
-        check_row(row)
+ALL_KEYS = sorted(REQUIRED_KEYS | {f"lp-mse-{g}" for g in S.lp_grids})
+
+
+def test_the_report_has_exactly_the_tested_rows(report):
+    assert {r.key for r in report.rows} == set(ALL_KEYS)
+
+
+@pytest.mark.parametrize("key", ALL_KEYS)
+def test_row(report, key):
+    check_row(report.row(key))
 
 
 def check_row(row: Row) -> None:
