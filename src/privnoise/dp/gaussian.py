@@ -18,6 +18,7 @@ from scipy import special
 from .._validation import check_positive, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..mechanisms import Gaussian
+from ._invert import smallest_epsilon
 
 __all__ = [
     "classical_gaussian_sigma",
@@ -58,19 +59,8 @@ def gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float) -> float
     s = check_positive(sigma, "sigma", "gaussian_epsilon")
     dl = check_probability(delta, "delta", "gaussian_epsilon")
     d = check_positive(sensitivity, "sensitivity", "gaussian_epsilon")
-    if dl == 0.0:
-        return math.inf
-    if gaussian_delta(s, 0.0, sensitivity=d) <= dl:
-        return 0.0
-    hi = 1.0
-    while gaussian_delta(s, hi, sensitivity=d) > dl:
-        hi *= 2.0
-        if hi > 1e8:
-            raise CalibrationError("could not bracket ε for the Gaussian privacy profile.")
-    from scipy import optimize
-
-    return float(
-        optimize.brentq(lambda e: gaussian_delta(s, e, sensitivity=d) - dl, 0.0, hi, xtol=1e-14, rtol=1e-14)
+    return smallest_epsilon(
+        lambda e: gaussian_delta(s, e, sensitivity=d), dl, what="the Gaussian privacy profile"
     )
 
 

@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize
 
 from .._validation import check_positive, check_positive_int, check_probability, readonly
-from ..exceptions import CalibrationError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ..mechanisms._base import Mechanism
+from ._invert import smallest_epsilon
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -467,23 +467,9 @@ def discrete_gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float)
     s = check_positive(sigma, "sigma", owner)
     dl = check_probability(delta, "delta", owner)
     d = check_positive(sensitivity, "sensitivity", owner)
-    if dl == 0.0:
-        return math.inf
-    if discrete_gaussian_delta(s, 0.0, sensitivity=d) <= dl:
-        return 0.0
-    hi = 1.0
-    while discrete_gaussian_delta(s, hi, sensitivity=d) > dl:
-        hi *= 2.0
-        if hi > 1e6:
-            raise CalibrationError(f"could not bracket ε of the discrete Gaussian for δ = {dl:g}.")
-    root = optimize.brentq(
-        lambda e: discrete_gaussian_delta(s, e, sensitivity=d) - dl, 0.0, hi, xtol=1e-13, rtol=1e-12
+    return smallest_epsilon(
+        lambda e: discrete_gaussian_delta(s, e, sensitivity=d), dl, what="the discrete Gaussian", limit=1e6
     )
-    # brentq brackets the root to within xtol; step up to a point where δ(ε) ≤ δ holds.
-    eps = float(root)
-    while discrete_gaussian_delta(s, eps, sensitivity=d) > dl:
-        eps = eps * (1.0 + 1e-12) + 1e-13
-    return eps
 
 
 def _alphas() -> NDArray[np.float64]:
