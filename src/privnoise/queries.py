@@ -28,18 +28,22 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._validation import as_finite_array, as_matrix, check_finite, check_positive_int, readonly
 from .exceptions import DimensionError, InvalidParameterError
+from .linalg import DenseMatrix, Diagonal, Identity, LinearOperator, Row, SparseMatrix, SymmetricForm
 
 __all__ = [
     "Bounds",
     "FunctionQuery",
     "LinearQuery",
     "Query",
+    "diagonal",
     "identity",
+    "linear",
     "mean",
     "sum",
     "sum_query",
     "variance",
     "weighted_mean",
+    "weighted_sum",
 ]
 
 
@@ -109,20 +113,30 @@ class Query:
             )
         return arr
 
-    def __call__(self, x: ArrayLike) -> Any:
-        """Evaluate f(x) (a float for a scalar query); a value that overflows is refused, never returned."""
-        data = self.check_data(x, owner=self.name)
+    def evaluate(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
+        """f(x) for an already validated database; a value that overflows is refused, never returned."""
         with np.errstate(over="ignore", invalid="ignore"):
-            out = self._evaluate(data)
+            out = self._evaluate(x)
         if not np.all(np.isfinite(out)):
             raise InvalidParameterError(
                 f"the value of query `{self.name}` is not finite (overflow); rescale the data."
             )
+        return out
+
+    def __call__(self, x: ArrayLike) -> Any:
+        """Evaluate f(x) (a float for a scalar query); a value that overflows is refused, never returned."""
+        out = self.evaluate(self.check_data(x, owner=self.name))
         return float(out) if out.ndim == 0 else out
 
     def jacobian_at(self, x: ArrayLike) -> NDArray[np.float64]:
         """The m × n Jacobian F(x) (a 1 × n row for a scalar query)."""
         return np.atleast_2d(self._jacobian(self.check_data(x, owner=self.name)))
+
+    def jacobian_operator(self, x: ArrayLike | None = None) -> LinearOperator:
+        """F(x) as a structured operator (a linear query's own C, whatever x)."""
+        if x is None:
+            raise InvalidParameterError(f"`x` is required for the Jacobian of the nonlinear query `{self.name}`.")
+        return DenseMatrix(self.jacobian_at(x))
 
     def sup_jacobian(self) -> NDArray[np.float64] | None:
         """Declared sup over the data domain of |∂f_k/∂x_i| (m × n), or None when not declared.
@@ -132,46 +146,115 @@ class Query:
         """
         return None
 
+    def sup_jacobian_operator(self) -> LinearOperator | None:
+        """:meth:`sup_jacobian` as a structured operator."""
+        bound = self.sup_jacobian()
+        return None if bound is None else DenseMatrix(bound)
+
+    def sensitivity(self, norm: str = "l1", *, block: int | None = None) -> float:
+        """Largest change of f(x) when one record moves across its declared bounds.
+
+        ``norm`` is "l1", "l2" or "l1-l2" (the sum over output blocks of ``block`` coordinates of their ℓ2
+        norms: the multi-user adjacency). For a nonlinear query the declared Jacobian bound B gives, by the mean
+        value theorem, ‖f(x) − f(x′)‖ ≤ (b − a)·max_i ‖B e_i‖.
+
+        Raises
+        ------
+        InvalidParameterError
+            Without declared bounds (and, for a nonlinear query, without a declared Jacobian bound).
+        """
+        if self.bounds is None:
+            raise InvalidParameterError(
+                f"`bounds` of `{self.name}` must be declared to compute a sensitivity."
+            )
+        operator = self.sup_jacobian_operator()
+        if operator is None:
+            raise InvalidParameterError(
+                f"`jacobian_bound` of `{self.name}` must be declared to compute the sensitivity of a nonlinear "
+                "query."
+            )
+        return float(self.bounds.width * operator.max_column_norm(norm, block))
+
+    def output_bound(self) -> float | None:
+        """A bound on max_k |f_k(x)| over the declared domain (None without declared bounds or for a nonlinear
+        query): used to keep hardened arithmetic exact, never derived from the data."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         raise NotImplementedError
 
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (never the data)."""
+        return self.describe()
 
-@dataclass(frozen=True, slots=True, eq=False)
+
+def _frozen(self: Any, name: str, value: Any) -> None:
+    raise AttributeError(f"`{type(self).__name__}` is immutable; build a new query instead of setting {name!r}.")
+
+
 class LinearQuery(Query):
-    """A linear query f(x) = Cx with C of shape (m, n); a 1-d C gives a scalar query.
+    """A linear query f(x) = Cx with C of shape (m, n); a 1-d C (or a :class:`~privnoise.linalg.Row`) gives a
+    scalar query.
 
     Parameters
     ----------
-    matrix : array_like
-        C: an (m, n) matrix, or a length-n vector for a scalar query.
+    matrix : array_like, scipy.sparse matrix or LinearOperator
+        C: an (m, n) matrix, a length-n vector for a scalar query, a sparse matrix, or a structured operator from
+        :mod:`privnoise.linalg` (identity, diagonal, row, Kronecker, block diagonal) which is never expanded.
     bounds : (lower, upper), optional
         Declared bounds on every record.
     name : str, optional
         A label for reports.
+
+    Examples
+    --------
+    >>> from privnoise.linalg import Identity
+    >>> q = LinearQuery(Identity(10**9), bounds=(0.0, 60.0), name="identity")
+    >>> q.n, q.sensitivity("l2"), q.gram_form()
+    (1000000000, 60.0, IsotropicForm(size=1000000000, value=1.0))
     """
 
-    matrix: Any
-    bounds: Any = None
-    name: str = "linear"
-    n: int = field(init=False)
+    __slots__ = ("_scalar", "bounds", "n", "name", "operator")
 
-    def __post_init__(self) -> None:
+    def __init__(self, matrix: Any, bounds: Any = None, name: str = "linear") -> None:
         owner = "LinearQuery"
-        if np.ndim(self.matrix) == 1:
-            c = as_finite_array(self.matrix, "matrix", owner, ndim=1)
-            if c.size == 0:
-                raise DimensionError(f"`matrix` of `{owner}` must not be empty.")
+        scalar = False
+        if isinstance(matrix, LinearOperator):
+            operator = matrix
+            scalar = isinstance(operator, Row)
         else:
-            c = as_matrix(self.matrix, "matrix", owner)
-        if not np.any(c):
+            from scipy import sparse
+
+            if sparse.issparse(matrix):
+                operator = SparseMatrix(matrix)
+            elif np.ndim(matrix) == 1 and not isinstance(matrix, str | bytes):
+                c = as_finite_array(matrix, "matrix", owner, ndim=1)
+                if c.size == 0:
+                    raise DimensionError(f"`matrix` of `{owner}` must not be empty.")
+                operator, scalar = Row(c), True
+            else:
+                operator = DenseMatrix(as_matrix(matrix, "matrix", owner))
+        if operator.is_zero():
             raise InvalidParameterError(f"`matrix` of `{owner}` must have a non-zero entry.")
-        object.__setattr__(self, "matrix", readonly(c.astype(float, copy=True)))
-        object.__setattr__(self, "n", int(c.shape[-1]))
-        object.__setattr__(self, "bounds", Bounds.coerce(self.bounds))
+        set_ = object.__setattr__
+        set_(self, "operator", operator)
+        set_(self, "_scalar", scalar)
+        set_(self, "n", int(operator.n))
+        set_(self, "bounds", Bounds.coerce(bounds))
+        set_(self, "name", str(name))
+
+    __setattr__ = _frozen
+    __delattr__ = _frozen  # type: ignore[assignment]
+
+    @property
+    def matrix(self) -> NDArray[np.float64]:
+        """C as a dense array (1-d for a scalar query); refused for structured operators too large to expand."""
+        dense = np.asarray(self.operator.dense(), dtype=float)
+        return readonly(dense.ravel()) if self._scalar else dense
 
     @property
     def output_shape(self) -> tuple[int, ...]:
-        return () if self.matrix.ndim == 1 else (self.matrix.shape[0],)
+        return () if self._scalar else (self.operator.m,)
 
     @property
     def is_linear(self) -> bool:
@@ -183,39 +266,54 @@ class LinearQuery(Query):
         return np.atleast_2d(self.matrix)
 
     def gram(self) -> NDArray[np.float64]:
-        """CCᵀ (m × m)."""
-        c = self.matrix_2d
-        return c @ c.T
+        """CCᵀ (m × m) as a dense array; :meth:`gram_form` keeps its structure."""
+        return np.array(self.operator.gram().dense())
+
+    def gram_form(self) -> SymmetricForm:
+        """CCᵀ in structured form (s·I for an identity query, whatever n)."""
+        return self.operator.gram()
 
     def _evaluate(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(self.matrix @ x)
+        out = self.operator.apply(x)
+        return out.reshape(()) if self._scalar else out
 
     def _jacobian(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         return self.matrix_2d
 
+    def jacobian_operator(self, x: ArrayLike | None = None) -> LinearOperator:
+        return self.operator
+
     def sup_jacobian(self) -> NDArray[np.float64]:
         return np.abs(self.matrix_2d)
 
-    def sensitivity(self, norm: str = "l1") -> float:
-        """Largest change of Cx when one record moves across its declared bounds (ℓ1 or ℓ2 norm)."""
+    def sup_jacobian_operator(self) -> LinearOperator:
+        return self.operator.absolute()
+
+    def sensitivity(self, norm: str = "l1", *, block: int | None = None) -> float:
+        if norm not in ("l1", "l2", "l1-l2"):
+            raise InvalidParameterError(
+                f"`norm` of `sensitivity` must be 'l1', 'l2' or 'l1-l2'; got {norm!r}."
+            )
         if self.bounds is None:
             raise InvalidParameterError(
                 f"`bounds` of `{self.name}` must be declared to compute a sensitivity."
             )
-        c = self.matrix_2d
-        if norm == "l1":
-            column = np.abs(c).sum(axis=0)
-        elif norm == "l2":
-            column = np.sqrt((c * c).sum(axis=0))
-        else:
-            raise InvalidParameterError(f"`norm` of `sensitivity` must be 'l1' or 'l2'; got {norm!r}.")
-        return float(self.bounds.width * column.max())
+        return float(self.bounds.width * self.operator.max_column_norm(norm, block))
+
+    def output_bound(self) -> float | None:
+        if self.bounds is None:
+            return None
+        reach = max(abs(self.bounds.lower), abs(self.bounds.upper))
+        return float(self.operator.max_abs_row_sum() * reach)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "linear", "name": self.name, "n": self.n, "m": self.m}
         if self.bounds is not None:
             out["bounds"] = [self.bounds.lower, self.bounds.upper]
         return out
+
+    def __repr__(self) -> str:
+        return f"LinearQuery({self.operator!r}, bounds={self.bounds!r}, name={self.name!r})"
 
 
 def _finite_difference_jacobian(
@@ -331,34 +429,52 @@ class FunctionQuery(Query):
 # -- factories ------------------------------------------------------------------------------------------
 
 
-def sum_query(n: int, *, bounds: Bounds | tuple[float, float] | None = None) -> LinearQuery:
-    """Σ x_i as the linear query C = 1ᵀ."""
+BoundsLike = Bounds | tuple[float, float] | None
+
+
+def sum_query(n: int, *, bounds: BoundsLike = None) -> LinearQuery:
+    """Σ x_i as the linear query C = 1ᵀ (kept as a constant row: O(1) memory whatever n)."""
     n = check_positive_int(n, "n", "sum_query")
-    return LinearQuery(np.ones(n), bounds=bounds, name="sum")
+    return LinearQuery(Row.constant(n, 1.0), bounds=bounds, name="sum")
 
 
-def mean(n: int, *, bounds: Bounds | tuple[float, float] | None = None) -> LinearQuery:
-    """The average (1/n) Σ x_i as the linear query C = 1ᵀ/n."""
+def mean(n: int, *, bounds: BoundsLike = None) -> LinearQuery:
+    """The average (1/n) Σ x_i as the linear query C = 1ᵀ/n (a constant row: O(1) memory whatever n)."""
     n = check_positive_int(n, "n", "mean")
-    return LinearQuery(np.full(n, 1.0 / n), bounds=bounds, name="mean")
+    return LinearQuery(Row.constant(n, 1.0 / n), bounds=bounds, name="mean")
 
 
-def weighted_mean(weights: ArrayLike, *, bounds: Bounds | tuple[float, float] | None = None) -> LinearQuery:
+def weighted_mean(weights: ArrayLike, *, bounds: BoundsLike = None) -> LinearQuery:
     """Σ c_i x_i with c = weights / Σ weights, so that C1 = 1 (Farokhi & Sandberg, Example 2)."""
     w = as_finite_array(weights, "weights", "weighted_mean", ndim=1)
     total = float(w.sum())
     if w.size == 0 or total == 0.0:
         raise InvalidParameterError("`weights` of `weighted_mean` must be non-empty with a non-zero sum.")
-    return LinearQuery(w / total, bounds=bounds, name="weighted_mean")
+    return LinearQuery(Row(w / total), bounds=bounds, name="weighted_mean")
 
 
-def identity(n: int, *, bounds: Bounds | tuple[float, float] | None = None) -> LinearQuery:
-    """The identity release f(x) = x (Farokhi & Sandberg, Example 1 and Corollary 1)."""
+def weighted_sum(weights: ArrayLike, *, bounds: BoundsLike = None) -> LinearQuery:
+    """Σ w_i x_i, a row of weights."""
+    return LinearQuery(Row(weights), bounds=bounds, name="weighted_sum")
+
+
+def identity(n: int, *, bounds: BoundsLike = None, scale: float = 1.0) -> LinearQuery:
+    """The identity release f(x) = x, or s·x (Farokhi & Sandberg, Example 1 and Corollary 1); O(1) memory."""
     n = check_positive_int(n, "n", "identity")
-    return LinearQuery(np.eye(n), bounds=bounds, name="identity")
+    return LinearQuery(Identity(n, scale), bounds=bounds, name="identity")
 
 
-def variance(n: int, *, bounds: Bounds | tuple[float, float] | None = None) -> FunctionQuery:
+def diagonal(weights: ArrayLike, *, bounds: BoundsLike = None) -> LinearQuery:
+    """f(x)_i = w_i x_i: one weighted output per record."""
+    return LinearQuery(Diagonal(weights), bounds=bounds, name="diagonal")
+
+
+def linear(matrix: Any, *, bounds: BoundsLike = None, name: str = "linear") -> LinearQuery:
+    """f(x) = Cx for a dense array, a ``scipy.sparse`` matrix or a :mod:`privnoise.linalg` operator."""
+    return LinearQuery(matrix, bounds=bounds, name=name)
+
+
+def variance(n: int, *, bounds: BoundsLike = None) -> FunctionQuery:
     """The sample variance (1/(n−1)) Σ (x_i − x̄)² (Farokhi & Sandberg, Example 3), with its exact Jacobian.
 
     ∂f/∂x_i = 2(x_i − x̄)/(n − 1). With declared bounds [a, b], |x_i − x̄| ≤ (b − a)(1 − 1/n), which gives the

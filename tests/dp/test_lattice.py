@@ -193,6 +193,12 @@ def test_bad_parameters(call, name):
     assert name in str(info.value)
 
 
-def test_lattice_has_no_density():
-    with pytest.raises(InvalidParameterError):
-        DiscreteLaplace(scale=1.0).pdf(0.0)
+def test_lattice_noise_is_a_sibling_of_mechanism_without_density_methods():
+    from privnoise.mechanisms import LatticeMechanism, Mechanism, Noise
+
+    for noise in (DiscreteLaplace(scale=1.0), DiscreteGaussian(sigma=2.0, dimension=3)):
+        assert isinstance(noise, LatticeMechanism) and isinstance(noise, Noise)
+        assert not isinstance(noise, Mechanism)
+        for method in ("pdf", "logpdf", "score", "fisher_information"):
+            assert not hasattr(noise, method)  # absent, not present-and-raising
+        assert np.all(noise.pmf(np.zeros(noise.shape)) > 0)

@@ -53,7 +53,9 @@ def num(value: float | None) -> str:
 
 
 def text_array(value: Any) -> str:
-    """A compact text form of a scalar, vector or matrix."""
+    """A compact text form of a scalar, vector or matrix (a structured summary is shown as its trace)."""
+    if isinstance(value, dict):
+        return f"{value.get('structure', 'structured')} of size {value.get('size')}, trace {num(value.get('trace'))}"
     a = np.asarray(value, dtype=float)
     if a.ndim == 0:
         return num(float(a))
@@ -73,6 +75,8 @@ def text_array(value: Any) -> str:
 
 def json_array(value: Any) -> Any:
     """A JSON-ready scalar or (nested) list; arrays beyond FULL_JSON_LIMIT entries as a summary dict."""
+    if isinstance(value, dict):  # already a structured summary
+        return value
     a = np.asarray(value, dtype=float)
     if a.ndim == 0:
         return json_number(float(a))

@@ -10,8 +10,9 @@ Calibration
 Lipschitz privacy
     :func:`lipschitz_constant` — sup ‖∇ log g‖_* of a mechanism's density and its ε for an adjacency radius.
 Accounting
-    :class:`PrivacyAccountant` — pure, approximate (basic/advanced) and tight (PLD, RDP via dp-accounting)
-    composition, with exact rational budgets.
+    :class:`PrivacyAccountant` — the base: ``PrivacyAccountant(mode=...)`` gives a :class:`RationalAccountant`
+    (pure, approximate: basic/advanced composition in exact rationals) or a :class:`LibraryAccountant` (tight PLD,
+    RDP via dp-accounting).
 Hardening (SECURITY.md 1–2)
     :func:`hardened` / :class:`HardenedMechanism` — clamp, snap to a 2^k grid, rounding added to the sensitivity;
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
@@ -42,6 +43,7 @@ from .lattice import (
     zcdp_delta,
     zcdp_epsilon,
 )
+from .library_accountant import LibraryAccountant
 from .lipschitz import (
     LipschitzConstant,
     dual_norm,
@@ -49,7 +51,8 @@ from .lipschitz import (
     lipschitz_constant,
     lipschitz_for_epsilon,
 )
-from .profile import epsilon_delta_of
+from .profile import PrivacyProfile, epsilon_delta_of, profile_of
+from .rational_accountant import RationalAccountant
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -57,8 +60,11 @@ __all__ = [
     "DiscreteGaussian",
     "DiscreteLaplace",
     "HardenedMechanism",
+    "LibraryAccountant",
     "LipschitzConstant",
     "PrivacyAccountant",
+    "PrivacyProfile",
+    "RationalAccountant",
     "audit",
     "classical_gaussian_sigma",
     "clopper_pearson",
@@ -82,6 +88,7 @@ __all__ = [
     "lipschitz_constant",
     "lipschitz_for_epsilon",
     "multi_user_laplace",
+    "profile_of",
     "zcdp_delta",
     "zcdp_epsilon",
 ]

@@ -1,25 +1,21 @@
-"""Privacy accounting: the (ε, δ) spent by a sequence of releases.
+"""Privacy accounting: the (ε, δ) spent by a sequence of releases, behind one base class.
 
-:class:`PrivacyAccountant` composes releases in one of four modes:
+:class:`PrivacyAccountant` is the base; ``PrivacyAccountant(mode=...)`` builds the accountant for a mode:
 
-* ``"pure"`` — ε-DP charges add up (basic composition, Dwork & Roth, Theorem 3.14); δ must be 0.
-* ``"approximate"`` — (ε_i, δ_i) charges add up to (Σε_i, Σδ_i) (basic composition, Dwork & Roth, Theorem 3.16);
-  with ``advanced=True``, :meth:`~PrivacyAccountant.epsilon` also applies the advanced composition theorem
-  (Dwork, Rothblum & Vadhan 2010, Theorem III.3; Dwork & Roth, Theorem 3.20) in its heterogeneous form: for any
-  δ' > 0 the composition is (ε', Σδ_i + δ')-DP with ε' = √(2 ln(1/δ') Σε_i²) + Σ ε_i(e^{ε_i} − 1) (the privacy
-  losses are bounded by ε_i and have mean at most ε_i(e^{ε_i} − 1); Azuma's inequality), and reports the smaller
-  of the two.
-* ``"pld"`` — tight numerical composition with Google's privacy-loss-distribution accountant
-  (:class:`dp_accounting.pld.PLDAccountant`, pessimistic discretisation, so the result is an upper bound).
-* ``"rdp"`` — Rényi-DP composition (:class:`dp_accounting.rdp.RdpAccountant`), looser than PLD.
+* :class:`~privnoise.dp.rational_accountant.RationalAccountant` — modes ``"pure"`` (ε-DP charges add up: basic
+  composition, Dwork & Roth, Theorem 3.14) and ``"approximate"`` ((ε_i, δ_i) charges add up to (Σε_i, Σδ_i),
+  Theorem 3.16; with ``advanced=True`` also the heterogeneous advanced composition theorem of Dwork, Rothblum &
+  Vadhan 2010). Budgets are exact rationals (:class:`fractions.Fraction`): ten charges of ε = 0.1 spend exactly 1
+  (SECURITY.md, requirement 10). The query server's budgets follow these rules.
+* :class:`~privnoise.dp.library_accountant.LibraryAccountant` — modes ``"pld"`` (Google's privacy-loss-distribution
+  accountant, pessimistic discretisation, an upper bound) and ``"rdp"`` (Rényi DP), through dp-accounting events.
 
-In the pure and approximate modes the budget is kept in exact rationals (:class:`fractions.Fraction`): ten charges of
-ε = 0.1 spend exactly 1 (SECURITY.md, requirement 10). A float charge is read as its shortest decimal representation
-(``0.1`` is 1/10, not the binary double nearest to it); computed ε values (a Gaussian's ε at a δ) are rounded *up* to
-a rational before they are charged.
+Every accountant records a noise object through its privacy profile (:func:`privnoise.dp.profile.profile_of`): the
+exact rational ε of pure noise, ε(δ) rounded up for Gaussian-type noise, or the family's dp-accounting event.
 
-The dp-accounting modes use the add-or-remove-one neighbouring relation with the shift Δ of the query: an event of
-noise multiplier b/Δ (Laplace) or σ/Δ (Gaussian).
+A float charge is read as its shortest decimal representation (``0.1`` is 1/10, not the binary double nearest to it);
+computed ε values (a Gaussian's ε at a δ) are rounded *up* to a rational before they are charged. The dp-accounting
+modes use the add-or-remove-one neighbouring relation with the shift Δ of the query.
 
 References
 ----------
@@ -34,6 +30,8 @@ Examples
 ...     acc.record_epsilon(0.1)
 >>> acc.total_epsilon
 Fraction(1, 1)
+>>> type(acc).__name__
+'RationalAccountant'
 >>> pld = PrivacyAccountant(mode="pld")
 >>> pld.record_gaussian(2.0, sensitivity=1.0, count=4)
 >>> round(pld.epsilon(1e-5), 2)
@@ -53,16 +51,13 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_positive, check_positive_int, check_probability
-from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
+from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
-from ..mechanisms import Gaussian, Laplace
-from ..mechanisms._base import Mechanism
-from .gaussian import gaussian_epsilon
 
 __all__ = ["Charge", "PrivacyAccountant", "exact_rational"]
 
-_MODES = ("pure", "approximate", "pld", "rdp")
-_OWNER = "PrivacyAccountant"
+MODES = ("pure", "approximate", "pld", "rdp")
+OWNER = "PrivacyAccountant"
 
 
 def exact_rational(value: Any, name: str, owner: str, *, allow_zero: bool = False) -> Fraction:
@@ -101,14 +96,9 @@ def exact_rational(value: Any, name: str, owner: str, *, allow_zero: bool = Fals
     return q
 
 
-def _round_up(value: float) -> Fraction:
-    """A rational ≥ ``value`` (a computed float, possibly a few ulp low)."""
-    return Fraction(math.nextafter(value * (1.0 + 1e-12) + 1e-15, math.inf))
-
-
 @dataclass(frozen=True, slots=True)
 class Charge:
-    """One recorded release: its (ε, δ) (pure/approximate modes) or its dp-accounting event (pld/rdp modes)."""
+    """One recorded release: its (ε, δ) (rational accountant) or its dp-accounting event (library accountant)."""
 
     epsilon: Fraction | None
     delta: Fraction | None
@@ -118,12 +108,14 @@ class Charge:
 
 
 class PrivacyAccountant:
-    """The privacy spent by a sequence of releases, composed in one of four modes.
+    """The privacy spent by a sequence of releases (the base of the rational and the library accountants).
 
     Parameters
     ----------
     mode : {"pure", "approximate", "pld", "rdp"}
-        Composition method (see the module docstring).
+        Composition method (see the module docstring). ``PrivacyAccountant(mode=...)`` returns a
+        :class:`~privnoise.dp.rational_accountant.RationalAccountant` for "pure" and "approximate" and a
+        :class:`~privnoise.dp.library_accountant.LibraryAccountant` for "pld" and "rdp".
     advanced : bool, default False
         In approximate mode, let :meth:`epsilon` use the advanced composition theorem when it is tighter.
     epsilon_budget, delta_budget : optional
@@ -143,10 +135,22 @@ class PrivacyAccountant:
         "_budget_epsilon",
         "_charges",
         "_interval",
-        "_library",
         "_lock",
         "_mode",
     )
+
+    #: The modes a concrete accountant serves.
+    modes: tuple[str, ...] = MODES
+
+    def __new__(cls, mode: str = "approximate", **options: Any) -> PrivacyAccountant:
+        if cls is PrivacyAccountant:
+            if mode not in MODES:
+                raise InvalidParameterError(f"`mode` of `{OWNER}` must be one of {', '.join(MODES)}; got {mode!r}.")
+            from .library_accountant import LibraryAccountant
+            from .rational_accountant import RationalAccountant
+
+            cls = RationalAccountant if mode in RationalAccountant.modes else LibraryAccountant
+        return object.__new__(cls)
 
     def __init__(
         self,
@@ -157,41 +161,30 @@ class PrivacyAccountant:
         delta_budget: Any = None,
         value_discretization_interval: float = 1e-4,
     ) -> None:
-        if mode not in _MODES:
+        if mode not in self.modes:
             raise InvalidParameterError(
-                f"`mode` of `{_OWNER}` must be one of {', '.join(_MODES)}; got {mode!r}."
+                f"`mode` of `{type(self).__name__}` must be one of {', '.join(self.modes)}; got {mode!r}."
             )
         if not isinstance(advanced, bool):
-            raise InvalidParameterError(f"`advanced` of `{_OWNER}` must be a bool; got {advanced!r}.")
+            raise InvalidParameterError(f"`advanced` of `{OWNER}` must be a bool; got {advanced!r}.")
         if advanced and mode != "approximate":
-            raise InvalidParameterError(
-                f"`advanced` of `{_OWNER}` applies to mode 'approximate'; got {mode!r}."
-            )
+            raise InvalidParameterError(f"`advanced` of `{OWNER}` applies to mode 'approximate'; got {mode!r}.")
         self._mode = mode
         self._advanced = advanced
         self._budget_epsilon = (
-            None if epsilon_budget is None else exact_rational(epsilon_budget, "epsilon_budget", _OWNER)
+            None if epsilon_budget is None else exact_rational(epsilon_budget, "epsilon_budget", OWNER)
         )
         self._budget_delta = (
-            None
-            if delta_budget is None
-            else exact_rational(delta_budget, "delta_budget", _OWNER, allow_zero=True)
+            None if delta_budget is None else exact_rational(delta_budget, "delta_budget", OWNER, allow_zero=True)
         )
         if self._budget_delta is not None and self._budget_delta >= 1:
-            raise InvalidParameterError(
-                f"`delta_budget` of `{_OWNER}` must be < 1; got {self._budget_delta}."
-            )
+            raise InvalidParameterError(f"`delta_budget` of `{OWNER}` must be < 1; got {self._budget_delta}.")
         if mode in ("pld", "rdp") and self._budget_epsilon is not None and not self._budget_delta:
-            raise InvalidParameterError(
-                f"`delta_budget` of `{_OWNER}` must be > 0 with an ε budget in mode {mode}."
-            )
+            raise InvalidParameterError(f"`delta_budget` of `{OWNER}` must be > 0 with an ε budget in mode {mode}.")
         if mode == "pure" and self._budget_delta:
-            raise InvalidParameterError(f"`delta_budget` of `{_OWNER}` must be 0 in mode 'pure'.")
-        self._interval = check_positive(
-            value_discretization_interval, "value_discretization_interval", _OWNER
-        )
+            raise InvalidParameterError(f"`delta_budget` of `{OWNER}` must be 0 in mode 'pure'.")
+        self._interval = check_positive(value_discretization_interval, "value_discretization_interval", OWNER)
         self._charges: list[Charge] = []
-        self._library: Any = None  # dp-accounting accountant holding every committed charge (pld/rdp modes)
         self._lock = threading.Lock()
 
     # -- properties ------------------------------------------------------------------------------------------
@@ -206,65 +199,43 @@ class PrivacyAccountant:
     @property
     def total_epsilon(self) -> Fraction:
         """Σ count·ε_i, exactly (pure and approximate modes)."""
-        self._require_rational("total_epsilon")
-        return sum((c.count * c.epsilon for c in self._charges if c.epsilon is not None), Fraction(0))
+        raise InvalidParameterError(
+            f"`total_epsilon` of `{OWNER}` exists in modes 'pure' and 'approximate'; this accountant is {self._mode!r}."
+        )
 
     @property
     def total_delta(self) -> Fraction:
         """Σ count·δ_i, exactly (pure and approximate modes)."""
-        self._require_rational("total_delta")
-        return sum((c.count * c.delta for c in self._charges if c.delta is not None), Fraction(0))
+        raise InvalidParameterError(
+            f"`total_delta` of `{OWNER}` exists in modes 'pure' and 'approximate'; this accountant is {self._mode!r}."
+        )
 
-    def _require_rational(self, what: str) -> None:
-        if self._mode not in ("pure", "approximate"):
-            raise InvalidParameterError(
-                f"`{what}` of `{_OWNER}` exists in modes 'pure' and 'approximate'; this accountant is {self._mode!r}."
-            )
-
-    # -- recording ---------------------------------------------------------------------------------------------
+    # -- recording: one method per way a release is described, each turned into a charge by the subclass -------
     def record_epsilon(self, epsilon: Any, delta: Any = 0, *, count: int = 1, label: str = "") -> None:
         """Charge ``count`` releases of (ε, δ)-DP each (pure and approximate modes only)."""
-        owner = f"{_OWNER}.record_epsilon"
-        self._require_rational("record_epsilon")
-        eps = exact_rational(epsilon, "epsilon", owner)
-        dl = exact_rational(delta, "delta", owner, allow_zero=True)
-        if dl >= 1:
-            raise InvalidParameterError(f"`delta` of `{owner}` must be < 1; got {dl}.")
-        if self._mode == "pure" and dl != 0:
-            raise InvalidParameterError(f"`delta` of `{owner}` must be 0 in mode 'pure'; got {dl}.")
-        k = check_positive_int(count, "count", owner)
-        self._commit(Charge(eps, dl, None, k, label or "epsilon-delta"))
+        raise InvalidParameterError(
+            f"`record_epsilon` of `{OWNER}` exists in modes 'pure' and 'approximate'; this accountant is "
+            f"{self._mode!r}."
+        )
 
     def record_guarantee(self, guarantee: DifferentialPrivacyGuarantee, *, count: int = 1) -> None:
         """Charge releases with a stated :class:`~privnoise.guarantees.DifferentialPrivacyGuarantee`."""
         if not isinstance(guarantee, DifferentialPrivacyGuarantee):
             raise InvalidParameterError(
-                f"`guarantee` of `{_OWNER}.record_guarantee` must be a DifferentialPrivacyGuarantee; "
+                f"`guarantee` of `{OWNER}.record_guarantee` must be a DifferentialPrivacyGuarantee; "
                 f"got {type(guarantee).__name__}."
             )
         self.record_epsilon(guarantee.epsilon, guarantee.delta, count=count, label="guarantee")
 
     def record_laplace(self, scale: Any, sensitivity: Any, count: int = 1) -> None:
         """Charge ``count`` Laplace releases of scale b at sensitivity Δ (ε = Δ/b each)."""
-        owner = f"{_OWNER}.record_laplace"
-        k = check_positive_int(count, "count", owner)
-        if self._mode in ("pure", "approximate"):
-            # ε = Δ/b exactly for the noise actually drawn: the scale at its binary value, the sensitivity at
-            # the larger of its binary and decimal readings (0.1 declared means at least 1/10).
-            b_exact = exact_rational(scale, "scale", owner)
-            if isinstance(scale, float | np.floating):
-                b_exact = Fraction(float(scale))
-            d_exact = exact_rational(sensitivity, "sensitivity", owner)
-            if isinstance(sensitivity, float | np.floating):
-                d_exact = max(d_exact, Fraction(float(sensitivity)))
-            self._commit(Charge(d_exact / b_exact, Fraction(0), None, k, "laplace"))
-            return
-        import dp_accounting
+        from .profile import LaplaceProfile
 
+        owner = f"{OWNER}.record_laplace"
+        k = check_positive_int(count, "count", owner)
         b = check_positive(scale, "scale", owner)
         d = check_positive(sensitivity, "sensitivity", owner)
-        event = dp_accounting.LaplaceDpEvent(b / d)
-        self._commit(Charge(None, None, _self_composed(event, k), k, "laplace"))
+        self._record_profile(LaplaceProfile(np.atleast_1d(b), 1), d, None, k, "laplace", exact=(scale, sensitivity))
 
     def record_gaussian(self, sigma: Any, sensitivity: Any, count: int = 1, *, delta: Any = None) -> None:
         """Charge ``count`` Gaussian releases of standard deviation σ at ℓ2 sensitivity Δ.
@@ -272,248 +243,92 @@ class PrivacyAccountant:
         In approximate mode each release is charged (ε(δ), δ) from the exact Gaussian profile at the per-release
         ``delta`` (required); the pure mode refuses Gaussian noise.
         """
-        owner = f"{_OWNER}.record_gaussian"
+        from .profile import GaussianProfile
+
+        owner = f"{OWNER}.record_gaussian"
         s = check_positive(sigma, "sigma", owner)
         d = check_positive(sensitivity, "sensitivity", owner)
         k = check_positive_int(count, "count", owner)
-        if self._mode == "pure":
-            raise InvalidParameterError(f"Gaussian noise gives no pure ε-DP; `{_OWNER}` is in mode 'pure'.")
-        if self._mode == "approximate":
-            if delta is None:
-                raise InvalidParameterError(f"`delta` of `{owner}` is required in mode 'approximate'.")
-            dl = exact_rational(delta, "delta", owner)
-            if dl >= 1:
-                raise InvalidParameterError(f"`delta` of `{owner}` must be < 1; got {dl}.")
-            eps = gaussian_epsilon(s, float(dl), sensitivity=d)
-            self._commit(Charge(_round_up(eps), dl, None, k, "gaussian"))
-            return
-        import dp_accounting
-
-        event = dp_accounting.GaussianDpEvent(s / d)
-        self._commit(Charge(None, None, _self_composed(event, k), k, "gaussian"))
+        self._record_profile(GaussianProfile(s, 1), d, delta, k, "gaussian")
 
     def record(self, mechanism: Any, *, sensitivity: Any = None, delta: Any = None, count: int = 1) -> None:
-        """Charge ``count`` releases of ``mechanism``.
+        """Charge ``count`` releases of ``mechanism`` through its privacy profile.
 
-        Laplace (ℓ1 sensitivity; vector Laplace via its smallest scale in the pure/approximate modes only),
-        Gaussian (ℓ2 sensitivity, through σ_min = √λ_min(Σ)), or a hardened mechanism
-        (:class:`~privnoise.dp.hardening.HardenedMechanism`, whose own sensitivity and rounding are used).
+        Laplace (ℓ1 sensitivity; vector Laplace via its smallest scale), Gaussian (ℓ2 sensitivity, through
+        σ_min = √λ_min(Σ)), ℓ2/multi-user Laplace, lattice noise, or a hardened mechanism (whose own sensitivity
+        and rounding are used).
         """
-        from .hardening import HardenedMechanism
+        from ..mechanisms import Noise
+        from .profile import NoProfile, profile_of
 
-        owner = f"{_OWNER}.record"
-        if isinstance(mechanism, HardenedMechanism):
-            self._record_hardened(mechanism, delta=delta, count=count)
-            return
-        if not isinstance(mechanism, Mechanism):
+        owner = f"{OWNER}.record"
+        if not isinstance(mechanism, Noise):
             raise InvalidParameterError(
-                f"`mechanism` of `{owner}` must be a Mechanism or HardenedMechanism; got {type(mechanism).__name__}."
+                f"`mechanism` of `{owner}` must be a privnoise Mechanism or HardenedMechanism; "
+                f"got {type(mechanism).__name__}."
             )
-        if sensitivity is None:
+        k = check_positive_int(count, "count", owner)
+        declared = mechanism.declared_sensitivity
+        if declared is None and sensitivity is None:
             raise InvalidParameterError(f"`sensitivity` of `{owner}` is required for `{mechanism.name}`.")
-        if isinstance(mechanism, Laplace):
-            scale = np.atleast_1d(mechanism.scale)
-            if scale.size > 1 and self._mode in ("pld", "rdp"):
-                raise InvalidParameterError(
-                    f"`{owner}` composes vector Laplace noise in modes 'pure' and 'approximate' only."
-                )
-            self.record_laplace(float(scale.min()), sensitivity, count)
-        elif isinstance(mechanism, Gaussian):
-            from .hardening import _gaussian_sigma_min
-
-            self.record_gaussian(_gaussian_sigma_min(mechanism), sensitivity, count, delta=delta)
-        else:
+        sens = declared if declared is not None else check_positive(sensitivity, "sensitivity", owner)
+        profile = profile_of(mechanism)
+        if isinstance(profile, NoProfile):
             raise InvalidParameterError(
-                f"`{owner}` accounts Laplace, Gaussian and hardened mechanisms; got `{mechanism.name}` "
-                "(bounded-support noise gives no pure ε-DP)."
+                f"`{owner}` accounts noise with a differential-privacy profile; got `{mechanism.name}`: "
+                f"{profile.reason}"
             )
+        self._record_profile(profile, sens, delta, k, "hardened" if declared is not None else mechanism.name)
 
-    def _record_hardened(self, mechanism: Any, *, delta: Any, count: int) -> None:
-        from .lattice import DiscreteGaussian
+    def _record_profile(
+        self, profile: Any, sensitivity: float, delta: Any, count: int, label: str, *, exact: Any = None
+    ) -> None:
+        raise NotImplementedError  # pragma: no cover - every concrete accountant implements it
 
-        inner = mechanism.mechanism
-        if self._mode in ("pure", "approximate"):
-            guarantee = mechanism.guarantee(delta=None if mechanism.pure else delta)
-            if guarantee is None:
-                raise InvalidParameterError(f"`{inner.name}` noise has no differential-privacy guarantee.")
-            k = check_positive_int(count, "count", f"{_OWNER}.record")
-            if mechanism.pure:
-                self._commit(Charge(mechanism.epsilon_fraction(), Fraction(0), None, k, "hardened"))
-            else:
-                self.record_epsilon(_round_up(guarantee.epsilon), Fraction(repr(float(delta))), count=k)
-            return
-        import dp_accounting
-
-        k = check_positive_int(count, "count", f"{_OWNER}.record")
-        from .lattice import lattice_sensitivity
-
-        if isinstance(inner, Laplace) and inner.dim == 1:
-            sens = lattice_sensitivity(mechanism.sensitivity, mechanism.grid) * mechanism.grid
-            event = dp_accounting.LaplaceDpEvent(float(inner.scale) / sens)
-        elif isinstance(inner, Gaussian):
-            sigma, sens = mechanism._gaussian_parts()
-            event = dp_accounting.GaussianDpEvent(sigma / sens)
-        elif isinstance(inner, DiscreteGaussian) and self._mode == "rdp":
-            sigma, sens = mechanism._gaussian_parts()
-            event = dp_accounting.ZCDpEvent(sens**2 / (2.0 * sigma**2))  # CKS20 Theorem 14
-        else:
-            raise InvalidParameterError(
-                f"`{_OWNER}` in mode {self._mode!r} cannot compose hardened `{inner.name}` noise; "
-                "use mode 'approximate' (or 'rdp' for the discrete Gaussian)."
-            )
-        self._commit(Charge(None, None, _self_composed(event, k), k, "hardened"))
+    def _check_budget(self, charges: list[Charge]) -> None:
+        raise NotImplementedError  # pragma: no cover
 
     def _commit(self, charge: Charge) -> None:
         with self._lock:
             candidate = [*self._charges, charge]
             if self._budget_epsilon is not None or self._budget_delta is not None:
                 self._check_budget(candidate)
-            if charge.event is not None:
-                if self._library is None:
-                    self._library = self._library_accountant([])
-                self._library.compose(charge.event)
+            self._on_commit(charge)
             self._charges.append(charge)
 
-    def _check_budget(self, charges: list[Charge]) -> None:
-        if self._mode in ("pure", "approximate"):
-            eps = sum((c.count * c.epsilon for c in charges if c.epsilon is not None), Fraction(0))
-            dl = sum((c.count * c.delta for c in charges if c.delta is not None), Fraction(0))
-            if (self._budget_epsilon is not None and eps > self._budget_epsilon) or (
-                self._budget_delta is not None and dl > self._budget_delta
-            ):
-                raise BudgetExceededError(
-                    f"the release would spend (ε, δ) = ({float(eps):.6g}, {float(dl):.3g}), beyond the budget "
-                    f"({_fmt(self._budget_epsilon)}, {_fmt(self._budget_delta)})."
-                )
-            return
-        assert self._budget_delta is not None
-        eps_f = self._library_epsilon(charges, float(self._budget_delta))
-        if self._budget_epsilon is not None and eps_f > self._budget_epsilon:
-            raise BudgetExceededError(
-                f"the release would spend ε = {eps_f:.6g} at δ = {float(self._budget_delta):.3g}, beyond the "
-                f"budget ε = {float(self._budget_epsilon):.6g}."
-            )
+    def _on_commit(self, charge: Charge) -> None:
+        """Hook run under the lock when a charge is committed."""
 
     # -- queries -----------------------------------------------------------------------------------------------
-    def _library_accountant(self, charges: list[Charge]) -> Any:
-        import dp_accounting
-        from dp_accounting import pld, rdp
-
-        relation = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
-        accountant: Any
-        if self._mode == "pld":
-            accountant = pld.PLDAccountant(relation, value_discretization_interval=self._interval)
-        else:
-            accountant = rdp.RdpAccountant(neighboring_relation=relation)
-        if charges:
-            accountant.compose(dp_accounting.ComposedDpEvent([c.event for c in charges]))
-        return accountant
-
-    def _library_epsilon(self, charges: list[Charge], delta: float) -> float:
-        if not charges:
-            return 0.0
-        if self._library is not None and len(charges) == len(self._charges):
-            return float(self._library.get_epsilon(delta))
-        return float(self._library_accountant(charges).get_epsilon(delta))
-
     def epsilon(self, delta: float = 0.0) -> float:
-        """The ε for which the composition so far is (ε, δ)-DP.
-
-        Pure mode: Σε_i (any δ). Approximate mode: Σε_i when δ ≥ Σδ_i (and, with ``advanced``, the smaller
-        advanced-composition ε when δ > Σδ_i); ``inf`` when δ < Σδ_i. PLD/RDP modes: the library's ε(δ).
-        """
-        owner = f"{_OWNER}.epsilon"
-        dl = check_probability(delta, "delta", owner)
-        charges = list(self._charges)
-        if self._mode == "pure":
-            return float(self.total_epsilon)
-        if self._mode == "approximate":
-            total_delta = self.total_delta
-            slack = Fraction(repr(dl)) - total_delta
-            if slack < 0:
-                return math.inf
-            basic = float(self.total_epsilon)
-            if self._advanced and slack > 0 and charges:
-                return min(basic, _advanced_epsilon(charges, float(slack)))
-            return basic
-        if dl == 0.0:
-            raise CalibrationError(f"`delta` of `{owner}` must be > 0 in mode {self._mode!r}.")
-        return self._library_epsilon(charges, dl)
+        """The ε for which the composition so far is (ε, δ)-DP."""
+        raise NotImplementedError  # pragma: no cover
 
     def delta(self, epsilon: float) -> float:
         """The smallest δ (as computed by the mode) for which the composition so far is (ε, δ)-DP."""
-        owner = f"{_OWNER}.delta"
-        eps = check_positive(epsilon, "epsilon", owner, allow_zero=True)
-        charges = list(self._charges)
-        if not charges:
-            return 0.0
-        if self._mode in ("pure", "approximate"):
-            total_eps = self.total_epsilon
-            total_delta = float(self.total_delta)
-            if Fraction(repr(eps)) >= total_eps:
-                return total_delta
-            if self._advanced:
-                return min(1.0, total_delta + _advanced_delta(charges, eps))
-            return 1.0
-        return float(min(1.0, self._library.get_delta(eps)))
+        raise NotImplementedError  # pragma: no cover
 
     def spent(self, delta: float | None = None) -> DifferentialPrivacyGuarantee:
         """The guarantee of the composition: (Σε, Σδ) in the pure/approximate modes, (ε(δ), δ) given ``delta``."""
         if delta is None:
             if self._mode in ("pld", "rdp"):
-                raise InvalidParameterError(
-                    f"`delta` of `{_OWNER}.spent` is required in mode {self._mode!r}."
-                )
+                raise InvalidParameterError(f"`delta` of `{OWNER}.spent` is required in mode {self._mode!r}.")
             eps, dl = float(self.total_epsilon), float(self.total_delta)
         else:
-            dl = check_probability(delta, "delta", f"{_OWNER}.spent")
+            dl = check_probability(delta, "delta", f"{OWNER}.spent")
             eps = self.epsilon(dl)
         if eps == 0.0:
-            raise CalibrationError(f"`{_OWNER}` has recorded no release yet: nothing is spent.")
+            raise CalibrationError(f"`{OWNER}` has recorded no release yet: nothing is spent.")
         if not math.isfinite(eps):
-            raise CalibrationError(
-                f"δ = {dl:g} is below the δ already spent ({float(self.total_delta):.3g})."
-            )
-        return DifferentialPrivacyGuarantee(
-            epsilon=eps, delta=dl, adjacency=f"composition of {len(self)} records"
-        )
+            raise CalibrationError(f"δ = {dl:g} is below the δ already spent ({float(self.total_delta):.3g}).")
+        return DifferentialPrivacyGuarantee(epsilon=eps, delta=dl, adjacency=f"composition of {len(self)} records")
 
     def __len__(self) -> int:
         return sum(c.count for c in self._charges)
 
     def __repr__(self) -> str:
-        return f"PrivacyAccountant(mode={self._mode!r}, releases={len(self)})"
+        return f"{type(self).__name__}(mode={self._mode!r}, releases={len(self)})"
 
 
-def _self_composed(event: Any, count: int) -> Any:
-    import dp_accounting
-
-    return event if count == 1 else dp_accounting.SelfComposedDpEvent(event, count)
-
-
-def _fmt(value: Fraction | None) -> str:
+def budget_text(value: Fraction | None) -> str:
     return "∞" if value is None else f"{float(value):.6g}"
-
-
-def _eps_array(charges: list[Charge]) -> tuple[np.ndarray, np.ndarray]:
-    eps = np.array([float(c.epsilon) for c in charges if c.epsilon is not None])
-    counts = np.array([c.count for c in charges if c.epsilon is not None], dtype=float)
-    return eps, counts
-
-
-def _advanced_epsilon(charges: list[Charge], slack: float) -> float:
-    """ε' = √(2 ln(1/δ') Σε_i²) + Σ ε_i(e^{ε_i} − 1) (heterogeneous advanced composition)."""
-    eps, counts = _eps_array(charges)
-    square = float(np.sum(counts * eps**2))
-    drift = float(np.sum(counts * eps * np.expm1(eps)))
-    return math.sqrt(2.0 * math.log(1.0 / slack) * square) + drift
-
-
-def _advanced_delta(charges: list[Charge], epsilon: float) -> float:
-    """The δ' at which the advanced composition bound equals ``epsilon`` (1 when it cannot)."""
-    eps, counts = _eps_array(charges)
-    square = float(np.sum(counts * eps**2))
-    drift = float(np.sum(counts * eps * np.expm1(eps)))
-    if epsilon <= drift or square == 0.0:
-        return 1.0
-    return min(1.0, math.exp(-((epsilon - drift) ** 2) / (2.0 * square)))

@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -72,58 +72,40 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, check_positive, check_probability, readonly
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
-from ..mechanisms import Gaussian, Laplace
-from ..mechanisms._base import Mechanism, sample_shape
+from ..mechanisms import LatticeMechanism, Mechanism, Noise, sample_shape
 from ..random import RNGLike, default_rng
-from .gaussian import gaussian_delta, gaussian_epsilon
-from .lattice import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    _LatticeMechanism,
-    check_grid_exponent,
-    discrete_gaussian_delta,
-    discrete_gaussian_epsilon,
-    lattice_sensitivity,
-    zcdp_delta,
-    zcdp_epsilon,
-)
+from ..snapping import lattice_sum
+from .lattice import check_grid_exponent
+
+if TYPE_CHECKING:
+    from ..guarantees import Guarantee
+    from ..queries import Query
+    from .profile import PrivacyProfile
 
 __all__ = ["HardenedMechanism", "hardened", "noise_scale"]
 
 _OWNER = "HardenedMechanism"
 
 
-def noise_scale(mechanism: Mechanism) -> float:
+def noise_scale(mechanism: Noise) -> float:
     """The scale that sets the default grid: the smallest Laplace scale, σ_min for a Gaussian (√λ_min(Σ)), the
-    lattice scale for lattice noise, else the smallest standard deviation of the mechanism.
+    lattice scale for lattice noise, else √λ_min of the covariance (:func:`privnoise.dp.profile.profile_of`).
     """
-    if isinstance(mechanism, Laplace):
-        return float(np.min(mechanism.scale))
-    if isinstance(mechanism, Gaussian):
-        return _gaussian_sigma_min(mechanism)
-    if isinstance(mechanism, DiscreteLaplace):
-        return mechanism.scale
-    if isinstance(mechanism, DiscreteGaussian):
-        return mechanism.sigma
-    cov = np.atleast_2d(np.asarray(mechanism.covariance(), dtype=float))
-    return float(np.sqrt(np.min(np.diag(cov))))
+    from .profile import profile_of
 
-
-def _gaussian_sigma_min(mechanism: Gaussian) -> float:
-    cov = np.atleast_2d(np.asarray(mechanism.covariance(), dtype=float))
-    return float(math.sqrt(float(np.linalg.eigvalsh(cov)[0])))
+    return profile_of(mechanism).scale
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class HardenedMechanism:
+class HardenedMechanism(Noise):
     """A release f(x) ↦ Λ·(rint(clamp(f(x))/Λ) + rint(W/Λ)) whose every output lies on the grid Λ·ℤ, Λ = 2^k.
 
     Build it with :func:`hardened`; see the module docstring for the guarantee and its cost.
 
     Parameters
     ----------
-    mechanism : Mechanism
-        The noise W (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian or any other Mechanism).
+    mechanism : Mechanism or LatticeMechanism
+        The noise W (Laplace, Gaussian, DiscreteLaplace, DiscreteGaussian or any other).
     sensitivity : float
         Declared sensitivity Δ of the query: ℓ1 for Laplace noise, ℓ2 for Gaussian noise.
     bound : float or array_like
@@ -132,13 +114,13 @@ class HardenedMechanism:
         k with Λ = 2^k (default: smallest Λ ≥ scale/2^12; a lattice mechanism fixes its own grid).
     """
 
-    mechanism: Mechanism
+    mechanism: Noise
     sensitivity: float
     bound: Any
     grid_exponent: Any = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.mechanism, Mechanism):
+        if not isinstance(self.mechanism, Mechanism | LatticeMechanism):
             raise InvalidParameterError(
                 f"`mechanism` of `{_OWNER}` must be a privnoise Mechanism; got {type(self.mechanism).__name__}."
             )
@@ -151,8 +133,7 @@ class HardenedMechanism:
             raise DimensionError(
                 f"`bound` of `{_OWNER}` must be a scalar or have shape {shape}; got {bound.shape}."
             )
-        scale = noise_scale(self.mechanism)
-        if isinstance(self.mechanism, _LatticeMechanism):
+        if isinstance(self.mechanism, LatticeMechanism):
             k = self.mechanism.grid_exponent
             if self.grid_exponent is not None and self.grid_exponent != k:
                 raise InvalidParameterError(
@@ -160,7 +141,7 @@ class HardenedMechanism:
                     f"got {self.grid_exponent!r}."
                 )
         else:
-            k = check_grid_exponent(self.grid_exponent, scale, _OWNER)
+            k = check_grid_exponent(self.grid_exponent, noise_scale(self.mechanism), _OWNER)
         if float(np.max(bound)) / math.ldexp(1.0, k) > 2.0**52:
             raise InvalidParameterError(
                 f"`bound` of `{_OWNER}` must span at most 2^52 grid steps of 2^{k}; got {float(np.max(bound)):g}."
@@ -178,15 +159,14 @@ class HardenedMechanism:
     def shape(self) -> tuple[int, ...]:
         return self.mechanism.shape
 
-    @property
-    def dim(self) -> int:
-        return self.mechanism.dim
+    def default_grid_exponent(self) -> int:
+        return int(self.grid_exponent)
 
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         """n noise draws in grid units (integer-valued doubles), shape (n,) + shape."""
-        if isinstance(self.mechanism, _LatticeMechanism):
-            return self.mechanism._units(n, generator)
-        w = self.mechanism._sample(n, generator).reshape((n,) + self.shape)
+        if isinstance(self.mechanism, LatticeMechanism):
+            return self.mechanism.sample_units(n, rng=generator)
+        w = np.asarray(self.mechanism.sample(n, rng=generator), dtype=float).reshape((n,) + self.shape)
         return np.rint(np.ldexp(w, -self.grid_exponent))
 
     def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
@@ -200,92 +180,49 @@ class HardenedMechanism:
         """Release ``value`` (one query answer of shape ``shape``, or a batch ``(..., *shape)`` each with its own
         independent noise): clamp to [−B, B], round to the grid, add grid noise. NaN and inf are rejected.
         """
-        v = as_finite_array(value, "value", f"{_OWNER}.release")
-        k = len(self.shape)
-        if k and v.shape[v.ndim - k :] != self.shape:
-            raise DimensionError(
-                f"`value` of `{_OWNER}.release` must end with shape {self.shape}; got shape {v.shape}."
-            )
-        generator = default_rng(rng)
-        leading = v.shape[: v.ndim - k]
-        n = math.prod(leading)
-        lattice = np.rint(np.ldexp(np.clip(v, -self.bound, self.bound), -self.grid_exponent))
-        noise = self._units(n, generator).reshape(v.shape)
-        out = np.ldexp(lattice + noise, self.grid_exponent)
+        out = self.add_to(value, rng=rng)
         return float(out) if out.ndim == 0 else out
 
+    def add_to(
+        self,
+        values: ArrayLike,
+        *,
+        rng: RNGLike = None,
+        harden: bool = True,
+        grid_exponent: int | None = None,
+        checked: bool = False,
+        out: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        """:meth:`release` as an array (always on the grid: a hardened mechanism cannot be unhardened)."""
+        v = self._check_values(values, f"{_OWNER}.release")
+        generator = default_rng(rng)
+        n = math.prod(v.shape[: v.ndim - len(self.shape)])
+        noise = self._units(n, generator).reshape(v.shape)
+        result = lattice_sum(np.clip(v, -self.bound, self.bound), noise, self.grid_exponent)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+
     # -- the guarantee ---------------------------------------------------------------------------------------
-    def _gaussian_parts(self) -> tuple[float, float]:
-        """(σ_min, effective ℓ2 sensitivity) for Gaussian-type noise."""
-        m = self.dim
-        if isinstance(self.mechanism, Gaussian):
-            sigma = _gaussian_sigma_min(self.mechanism)
-        else:
-            assert isinstance(self.mechanism, DiscreteGaussian)
-            sigma = self.mechanism.sigma
-        units = lattice_sensitivity(self.sensitivity, self.grid, dim=m, norm="l2")
-        return sigma, units * self.grid
+    def _profile(self) -> PrivacyProfile:
+        from .profile import profile_of
+
+        return profile_of(self)
 
     def epsilon(self, delta: float = 0.0) -> float:
         """The ε for which the release is (ε, δ)-DP (δ ignored for Laplace-type noise, which is pure ε-DP)."""
-        owner = f"{_OWNER}.epsilon"
-        dl = check_probability(delta, "delta", owner)
-        mech = self.mechanism
-        if isinstance(mech, Laplace | DiscreteLaplace):
-            b = np.atleast_1d(mech.scale if isinstance(mech, Laplace) else np.full(self.dim, mech.scale))
-            if np.all(b == b[0]):
-                return (
-                    lattice_sensitivity(self.sensitivity, self.grid, dim=self.dim) * self.grid / float(b[0])
-                )
-            return float(self.sensitivity / b.min() + self.grid * np.sum(1.0 / b))
-        if isinstance(mech, Gaussian) or (isinstance(mech, DiscreteGaussian) and self.dim > 1):
-            if dl == 0.0:
-                raise CalibrationError(
-                    f"Gaussian-type noise gives no pure ε-DP; pass `delta` > 0 to `{owner}`."
-                )
-            sigma, sens = self._gaussian_parts()
-            if isinstance(mech, Gaussian):
-                return gaussian_epsilon(sigma, dl, sensitivity=sens)
-            return zcdp_epsilon(sens**2 / (2.0 * sigma**2), dl)
-        if isinstance(mech, DiscreteGaussian):
-            if dl == 0.0:
-                raise CalibrationError(
-                    f"Gaussian-type noise gives no pure ε-DP; pass `delta` > 0 to `{owner}`."
-                )
-            units = lattice_sensitivity(self.sensitivity, self.grid)
-            return discrete_gaussian_epsilon(mech.steps, dl, sensitivity=units)
-        raise CalibrationError(f"`{mech.name}` noise has no differential-privacy guarantee in privnoise.")
+        dl = check_probability(delta, "delta", f"{_OWNER}.epsilon")
+        return self._profile().epsilon(self.sensitivity, dl)
 
     def epsilon_fraction(self) -> Fraction:
         """The pure ε of Laplace-type noise as an exact rational (what an accountant charges)."""
-        mech = self.mechanism
-        if not isinstance(mech, Laplace | DiscreteLaplace):
-            raise CalibrationError(f"`{mech.name}` noise gives no pure ε-DP.")
-        b = np.atleast_1d(mech.scale if isinstance(mech, Laplace) else np.full(self.dim, mech.scale))
-        grid = Fraction(self.grid)
-        if np.all(b == b[0]):
-            units = Fraction(int(lattice_sensitivity(self.sensitivity, self.grid, dim=self.dim)))
-            return units * grid / Fraction(float(b[0]))
-        inverse = sum((1 / Fraction(float(v)) for v in b), Fraction(0))
-        return Fraction(self.sensitivity) / Fraction(float(b.min())) + grid * inverse
+        return self._profile().epsilon_fraction(self.sensitivity)
 
     def delta(self, epsilon: float) -> float:
         """The smallest δ for which the release is (ε, δ)-DP."""
-        owner = f"{_OWNER}.delta"
-        eps = check_positive(epsilon, "epsilon", owner, allow_zero=True)
-        mech = self.mechanism
-        if isinstance(mech, Laplace | DiscreteLaplace):
-            return 0.0 if eps >= self.epsilon() else 1.0  # no δ(ε) profile is computed below the pure ε
-        if isinstance(mech, Gaussian):
-            sigma, sens = self._gaussian_parts()
-            return gaussian_delta(sigma, eps, sensitivity=sens)
-        if isinstance(mech, DiscreteGaussian):
-            if self.dim > 1:
-                sigma, sens = self._gaussian_parts()
-                return zcdp_delta(sens**2 / (2.0 * sigma**2), eps)
-            units = lattice_sensitivity(self.sensitivity, self.grid)
-            return discrete_gaussian_delta(mech.steps, eps, sensitivity=units)
-        raise CalibrationError(f"`{mech.name}` noise has no differential-privacy guarantee in privnoise.")
+        eps = check_positive(epsilon, "epsilon", f"{_OWNER}.delta", allow_zero=True)
+        return self._profile().delta(eps, self.sensitivity)
 
     def guarantee(self, *, delta: float | None = None) -> DifferentialPrivacyGuarantee | None:
         """The (ε, δ)-DP guarantee of one release, rounding included; None when the noise has no DP guarantee.
@@ -293,23 +230,45 @@ class HardenedMechanism:
         Laplace-type noise: pure ε-DP (``delta`` is ignored). Gaussian-type noise: ε at the given ``delta``
         (required).
         """
-        mech = self.mechanism
-        adjacency = f"clamped to ±bound, sensitivity {self.sensitivity:g} ({'ℓ1' if self.pure else 'ℓ2'})"
-        if self.pure:
-            return DifferentialPrivacyGuarantee(epsilon=self.epsilon(), delta=0.0, adjacency=adjacency)
-        if isinstance(mech, Gaussian | DiscreteGaussian):
-            if delta is None:
-                raise InvalidParameterError(
-                    f"`delta` of `{_OWNER}.guarantee` is required for Gaussian-type noise."
-                )
-            dl = check_probability(delta, "delta", f"{_OWNER}.guarantee")
-            return DifferentialPrivacyGuarantee(epsilon=self.epsilon(dl), delta=dl, adjacency=adjacency)
-        return None
+        profile = self._profile()
+        adjacency = f"clamped to ±bound, sensitivity {self.sensitivity:g} ({'ℓ1' if profile.pure else 'ℓ2'})"
+        try:
+            if profile.pure:
+                return DifferentialPrivacyGuarantee(epsilon=self.epsilon(), delta=0.0, adjacency=adjacency)
+            profile.epsilon(self.sensitivity, 0.5)  # raises when the family has no profile at all
+        except CalibrationError:
+            return None
+        if delta is None:
+            raise InvalidParameterError(f"`delta` of `{_OWNER}.guarantee` is required for Gaussian-type noise.")
+        dl = check_probability(delta, "delta", f"{_OWNER}.guarantee")
+        return DifferentialPrivacyGuarantee(epsilon=self.epsilon(dl), delta=dl, adjacency=adjacency)
+
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> Guarantee:
+        """(ε, δ) at the query's declared sensitivity (the declared ``sensitivity`` without bounds), rounding
+        included. The value is rounded before the noise, so the law is piecewise constant in the data and no
+        Cramér–Rao (Fisher) bound is stated."""
+        from .profile import dp_guarantee_for
+
+        guarantee = dp_guarantee_for(self, query, delta=delta)
+        if guarantee is None and (self.pure or delta):
+            guarantee = self.guarantee(delta=delta)
+        if guarantee is None:
+            raise CalibrationError(
+                f"hardened `{self.mechanism.name}` noise states a differential-privacy guarantee only; "
+                "pass `delta` for Gaussian-type noise (bounded-support noise has none)."
+            )
+        return guarantee
+
+    @property
+    def declared_sensitivity(self) -> float:
+        return float(self.sensitivity)
 
     @property
     def pure(self) -> bool:
         """Whether the guarantee is pure ε-DP (Laplace-type noise)."""
-        return isinstance(self.mechanism, Laplace | DiscreteLaplace)
+        return self._profile().pure
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -19,8 +19,7 @@ import numpy as np
 
 from .._validation import check_positive, check_positive_int
 from ..exceptions import InvalidParameterError
-from ..mechanisms import Laplace, Mechanism
-from ..mechanisms.norm_laplace import L2Laplace, MultiUserLaplace
+from ..mechanisms import L2Laplace, Laplace, Mechanism, MultiUserLaplace
 
 __all__ = [
     "epsilon_of_laplace",
@@ -79,7 +78,7 @@ def laplace_for_epsilon(
         raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
     n = None if dim is None else check_positive_int(dim, "dim", owner)
     if norm == "l1":
-        return Laplace(scale=d / eps if n is None else np.full(n, d / eps))
+        return Laplace(scale=d / eps if n is None else np.broadcast_to(d / eps, (n,)))
     if n is None:
         raise InvalidParameterError(f"`dim` of `{owner}` is required for norm 'l2'; got None.")
     return L2Laplace(epsilon=eps / d, dim=n)
@@ -120,15 +119,16 @@ def epsilon_of_laplace(mechanism: Mechanism, *, sensitivity: float = 1.0) -> flo
     >>> epsilon_of_laplace(laplace_for_epsilon(0.3, sensitivity=2.0, norm="l2", dim=4), sensitivity=2.0)
     0.3
     """
+    from .profile import LaplaceProfile, NormLaplaceProfile, profile_of
+
     owner = "epsilon_of_laplace"
     d = check_positive(sensitivity, "sensitivity", owner)
-    if isinstance(mechanism, Laplace):
-        return d * float(np.max(1.0 / np.asarray(mechanism.scale, dtype=float)))
-    if isinstance(mechanism, L2Laplace | MultiUserLaplace):
-        return d * mechanism.epsilon
-    raise InvalidParameterError(
-        f"`mechanism` of `{owner}` must be Laplace, L2Laplace or MultiUserLaplace; got {type(mechanism).__name__}."
-    )
+    profile = profile_of(mechanism)
+    if not isinstance(profile, LaplaceProfile | NormLaplaceProfile):
+        raise InvalidParameterError(
+            f"`mechanism` of `{owner}` must be Laplace, L2Laplace or MultiUserLaplace; got {type(mechanism).__name__}."
+        )
+    return profile.epsilon(d)
 
 
 def laplace_epsilon(scale: float, *, sensitivity: float = 1.0) -> float:

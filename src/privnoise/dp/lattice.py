@@ -39,11 +39,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
-from .._validation import check_positive, check_positive_int, check_probability, readonly
+from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import InvalidParameterError
-from ..mechanisms._base import Mechanism
+from ..mechanisms import LatticeMechanism
+from ..snapping import DEFAULT_GRID_BITS, grid_exponent_for
 from ._invert import smallest_epsilon
 
 __all__ = [
@@ -61,29 +62,20 @@ __all__ = [
     "zcdp_epsilon",
 ]
 
-#: Default resolution of the grid: Λ is the smallest power of two with Λ ≥ scale / 2**DEFAULT_GRID_BITS, so the
-#: noise scale spans between 2^11 and 2^12 lattice steps. Rounding the input to the grid adds at most Λ to the
-#: sensitivity, i.e. at most 2⁻¹¹ ≈ 4.9·10⁻⁴ to ε per coordinate for Laplace noise.
-DEFAULT_GRID_BITS = 12
 #: The noise scale may span at most 2^40 grid steps (keeps every integer below 2^53, exact in a double).
 _MAX_SCALE_BITS = 40
-#: The declared bound may span at most 2^52 grid steps.
-_MAX_BOUND_BITS = 52
 
 
 def default_grid_exponent(scale: float, bits: int = DEFAULT_GRID_BITS) -> int:
-    """The exponent k of the smallest power of two Λ = 2^k with Λ ≥ ``scale`` / 2^``bits``.
+    """The exponent k of the smallest power of two Λ = 2^k with Λ ≥ ``scale`` / 2^``bits``
+    (:func:`privnoise.snapping.grid_exponent_for`).
 
     Examples
     --------
     >>> default_grid_exponent(1.0), default_grid_exponent(3.0, bits=4)
     (-12, -2)
     """
-    s = check_positive(scale, "scale", "default_grid_exponent")
-    b = check_positive_int(bits, "bits", "default_grid_exponent", minimum=0)
-    mantissa, exponent = math.frexp(s)  # s = mantissa · 2^exponent, mantissa in [0.5, 1)
-    k = exponent - 1 - b if mantissa == 0.5 else exponent - b
-    return k
+    return grid_exponent_for(scale, bits)
 
 
 def check_grid_exponent(k: Any, scale: float, owner: str) -> int:
@@ -172,75 +164,8 @@ def _dim_shape(dim: Any, owner: str) -> tuple[int, ...]:
     return (check_positive_int(dim, "dim", owner),)
 
 
-class _LatticeMechanism(Mechanism):
-    """Shared behaviour of noise on Λ·ℤ: ``sample`` returns exact multiples of ``grid``."""
-
-    __slots__ = ()
-    grid_exponent: int
-    dimension: Any
-
-    @property
-    def grid(self) -> float:
-        """Λ = 2^grid_exponent, the spacing of the lattice."""
-        return math.ldexp(1.0, self.grid_exponent)
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return _dim_shape(self.dimension, self.name)
-
-    def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        """``n`` draws of shape ``(n,) + shape`` in lattice units (integer-valued doubles)."""
-        raise NotImplementedError
-
-    def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
-        raise NotImplementedError
-
-    def _log_normaliser(self) -> float:
-        raise NotImplementedError
-
-    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        return np.ldexp(self._units(n, generator), self.grid_exponent)
-
-    def logpmf(self, x: ArrayLike, /) -> Any:
-        """Log probability of the lattice point(s) ``x`` (``-inf`` off the lattice)."""
-        arr = self._points(x, "logpmf")
-        j = np.ldexp(arr, -self.grid_exponent)
-        on = np.isfinite(j) & (j == np.rint(j))
-        per = np.where(on, self._log_unnormalised(np.where(on, j, 0.0)) - self._log_normaliser(), -np.inf)
-        out = per.sum(axis=-1) if self.shape else per
-        return float(out) if np.ndim(out) == 0 else out
-
-    def pmf(self, x: ArrayLike, /) -> Any:
-        """Probability of the lattice point(s) ``x`` (0 off the lattice)."""
-        out = np.exp(self.logpmf(x))
-        return float(out) if np.ndim(out) == 0 else out
-
-    def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        raise InvalidParameterError(
-            f"`{self.name}` is a lattice distribution with no density; use pmf/logpmf."
-        )
-
-    def _score(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        raise InvalidParameterError(f"`{self.name}` is a lattice distribution with no score function.")
-
-    def mean(self) -> Any:
-        return 0.0 if not self.shape else readonly(np.zeros(self.shape))
-
-    def _variance(self) -> float:
-        raise NotImplementedError
-
-    def covariance(self) -> Any:
-        v = self._variance()
-        return v if not self.shape else readonly(v * np.eye(self.dim))
-
-    def fisher_information(self) -> Any:
-        raise InvalidParameterError(
-            f"`{self.name}` is a lattice distribution: no location Fisher information."
-        )
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class DiscreteLaplace(_LatticeMechanism):
+class DiscreteLaplace(LatticeMechanism):
     """Discrete Laplace noise on the lattice Λ·ℤ (per coordinate): P(w = jΛ) ∝ exp(−|j|Λ/b).
 
     Parameters
@@ -279,9 +204,18 @@ class DiscreteLaplace(_LatticeMechanism):
         _dim_shape(self.dimension, owner)
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        return _dim_shape(self.dimension, self.name)
+
+    @property
     def steps(self) -> float:
         """t = b/Λ, the scale in lattice steps."""
         return self.scale / self.grid
+
+    def marginal(self, start: int, stop: int) -> DiscreteLaplace | None:
+        if not self.shape:
+            return None
+        return DiscreteLaplace(scale=self.scale, grid_exponent=self.grid_exponent, dimension=stop - start)
 
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         total = n * self.dim
@@ -322,7 +256,7 @@ def _dg_log_normaliser(s: float) -> float:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class DiscreteGaussian(_LatticeMechanism):
+class DiscreteGaussian(LatticeMechanism):
     """Discrete Gaussian noise on the lattice Λ·ℤ (per coordinate): P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)).
 
     Parameters
@@ -359,9 +293,18 @@ class DiscreteGaussian(_LatticeMechanism):
         _dim_shape(self.dimension, owner)
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        return _dim_shape(self.dimension, self.name)
+
+    @property
     def steps(self) -> float:
         """s = σ/Λ, the standard deviation parameter in lattice steps."""
         return self.sigma / self.grid
+
+    def marginal(self, start: int, stop: int) -> DiscreteGaussian | None:
+        if not self.shape:
+            return None
+        return DiscreteGaussian(sigma=self.sigma, grid_exponent=self.grid_exponent, dimension=stop - start)
 
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         total = n * self.dim

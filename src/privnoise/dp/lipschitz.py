@@ -34,7 +34,7 @@ from scipy import optimize
 
 from .._validation import check_positive, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
-from ..mechanisms._base import Mechanism
+from ..mechanisms import Mechanism
 
 __all__ = [
     "LipschitzConstant",
@@ -156,36 +156,12 @@ def lipschitz_for_epsilon(epsilon: float, alpha: float) -> float:
 
 
 def _analytic(mech: Mechanism, norm: str, block: int | None) -> tuple[float, str] | None:
-    from ..mechanisms.gaussian import Gaussian
-    from ..mechanisms.laplace import Laplace
-    from ..mechanisms.norm_laplace import L2Laplace, MultiUserLaplace
+    from .profile import profile_of
 
     lo, hi = mech.support()
     if np.any(np.isfinite(lo)) or np.any(np.isfinite(hi)):
         return math.inf, "bounded support: log g = −∞ outside it, so no finite Lipschitz constant"
-    if isinstance(mech, Gaussian):
-        return math.inf, "Gaussian score Σ⁻¹(w − μ) is unbounded"
-    if isinstance(mech, Laplace):
-        inv = np.atleast_1d(1.0 / np.asarray(mech.scale, dtype=float))  # |score_i| = 1/b_i a.e.
-        return float(dual_norm(inv, norm, block=block)), "Laplace: |∂ᵢ log g| = 1/bᵢ a.e."  # type: ignore[arg-type]
-    if isinstance(mech, L2Laplace):
-        eps, n = mech.epsilon, mech.dim
-        # sup over unit directions û of ‖ε û‖_*
-        factor = math.sqrt(n) if norm == "linf" else 1.0
-        return eps * factor, "ℓ2 Laplace: ∇log g = −ε v/‖v‖₂ (sup of ‖ε û‖_* over unit û)"
-    if isinstance(mech, MultiUserLaplace):
-        eps, users, m = mech.epsilon, mech.users, mech.user_dim
-        reason = "multi-user Laplace: block i of ∇log g is −ε vᵢ/‖vᵢ‖₂"
-        if norm == "l1":
-            return eps, reason
-        if norm == "l2":
-            return eps * math.sqrt(users), reason
-        if norm == "linf":
-            return eps * users * math.sqrt(m), reason
-        if block == m:
-            return eps, reason + " (constraint (5))"
-        return None
-    return None
+    return profile_of(mech).lipschitz(norm, block)
 
 
 def _numerical(

@@ -25,31 +25,43 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_finite_array, check_positive
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
+from ..linalg import DenseForm, SymmetricForm
 from ..mechanisms import Gaussian, Mechanism, RaisedCosine
 from ..queries import LinearQuery, Query
 from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
 
-__all__ = ["gram_sqrt", "optimal_noise", "problem3_objective"]
+__all__ = ["gram_sqrt", "gram_sqrt_form", "optimal_noise", "problem3_objective"]
 
 Variant = Literal["corrected", "printed"]
 
 
-def gram_sqrt(query: LinearQuery) -> NDArray[np.float64]:
-    """(CCᵀ)^{1/2}, the principal square root, for a full-row-rank C.
+def gram_sqrt_form(query: LinearQuery) -> SymmetricForm:
+    """(CCᵀ)^{1/2} in structured form (I for an identity query of any size), for a full-row-rank C.
 
     Raises
     ------
     InvalidParameterError
         If C is not of full row rank (Corollary 6 needs CCᵀ invertible).
     """
-    gram = query.gram()
-    eig, vec = np.linalg.eigh(gram)
-    if eig[0] <= 1e-12 * eig[-1]:
+    gram = query.gram_form()
+    low, high = gram.eigenvalue_range()
+    if low <= 1e-12 * high:
         raise InvalidParameterError(
             f"`matrix` of `{query.name}` must have full row rank for unbounded optimal noise (Corollary 6); "
-            f"CCᵀ has smallest eigenvalue {eig[0]:.3g}."
+            f"CCᵀ has smallest eigenvalue {low:.3g}."
         )
-    root = (vec * np.sqrt(eig)) @ vec.T
+    return gram.sqrt()
+
+
+def gram_sqrt(query: LinearQuery) -> NDArray[np.float64]:
+    """(CCᵀ)^{1/2}, the principal square root, as a dense array (:func:`gram_sqrt_form` keeps its structure).
+
+    Raises
+    ------
+    InvalidParameterError
+        If C is not of full row rank (Corollary 6 needs CCᵀ invertible).
+    """
+    root = np.array(gram_sqrt_form(query).dense())
     return (root + root.T) / 2.0
 
 
@@ -69,7 +81,7 @@ def _box(value: Any, name: str, shape: tuple[int, ...]) -> tuple[NDArray[np.floa
     lo_arr = as_finite_array(lo, f"{name}[0]", "optimal_noise", ndim=(0, 1))
     hi_arr = as_finite_array(hi, f"{name}[1]", "optimal_noise", ndim=(0, 1))
     try:
-        lo_arr, hi_arr = (np.broadcast_to(a, shape).astype(float) for a in (lo_arr, hi_arr))
+        lo_arr, hi_arr = (np.broadcast_to(a, shape).astype(float, copy=False) for a in (lo_arr, hi_arr))
     except ValueError:
         raise DimensionError(
             f"`{name}` of `optimal_noise` must broadcast to the query's output shape {shape}."
@@ -90,9 +102,12 @@ def _require_separable(query: Query, what: str) -> None:
             f"{what} for a nonlinear query with m > 1 outputs solves the PDE of Theorem 2, which depends on F(x); "
             "no closed form exists."
         )
-    gram = query.gram()
-    off = gram - np.diag(np.diag(gram))
-    if np.max(np.abs(off)) > 1e-12 * np.max(np.abs(gram)):
+    gram = query.gram_form()
+    if gram.is_diagonal:
+        return
+    dense = gram.dense()
+    off = dense - np.diag(np.diag(dense))
+    if np.max(np.abs(off)) > 1e-12 * np.max(np.abs(dense)):
         raise SolverError(
             f"{what} on a box with a non-diagonal CCᵀ has no separable closed form: the optimum solves "
             "Tr(CCᵀ D²u) + μu = 0 with u = 0 on the boundary (Theorem 2). Use a query with orthogonal rows, or a "
@@ -210,12 +225,17 @@ def optimal_noise(
             f"`{goal}` of `optimal_noise` applies to linear queries (Corollary 6); `{query.name}` is nonlinear. "
             "Use `support` (Corollary 5 covers every scalar query)."
         )
-    root = gram_sqrt(query)
     if goal == "quality_weight":
         rho = check_positive(quality_weight, "quality_weight", "optimal_noise")
         factor = (2.0 if variant == "printed" else 1.0) / math.sqrt(rho)
-        sigma = factor * root
     else:
         theta = check_positive(quality_budget, "quality_budget", "optimal_noise")
-        sigma = theta * root / np.trace(root)
-    return Gaussian(cov=float(sigma[0, 0]) if not shape else sigma)
+    root = gram_sqrt_form(query)
+    if goal == "quality_budget":
+        factor = theta / root.trace()
+    sigma = root.scaled(factor)
+    if not shape:
+        return Gaussian(cov=sigma.max_diagonal())
+    if isinstance(sigma, DenseForm):  # a matrix given dense stays a dense covariance
+        return Gaussian(cov=sigma.matrix)
+    return Gaussian(cov=sigma)

@@ -20,8 +20,9 @@ from scipy import integrate
 from .._validation import check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from ..guarantees import FisherGuarantee, FisherInformation
+from ..linalg import DenseForm, SymmetricForm
 from ..mechanisms import Mechanism
-from ..queries import LinearQuery, Query
+from ..queries import Query
 from ..random import RNGLike
 
 __all__ = [
@@ -49,6 +50,11 @@ def _check_fit(query: Query, mechanism: Mechanism, owner: str) -> None:
         )
 
 
+def _absolute(form: SymmetricForm) -> SymmetricForm:
+    """|J| entrywise (a diagonal form is its own absolute value)."""
+    return form if form.is_diagonal else DenseForm(np.abs(form.dense()), check=False)
+
+
 def query_information(
     query: Query, mechanism: Mechanism, x: ArrayLike | None = None
 ) -> tuple[FisherInformation, str]:
@@ -57,24 +63,31 @@ def query_information(
     Returns the information and its scope: "all-data" for a linear query (𝓘 = CᵀJC for every x),
     "declared-domain" for a query with a declared Jacobian bound B (entrywise worst case Bᵀ|J|B: each 𝓘_ii and
     Tr 𝓘 are upper-bounded over the domain), "at-data" otherwise (computed at ``x``, which is then required).
+    The query's operator and the noise's information stay structured (an identity query with isotropic noise
+    costs O(1)).
     """
     _check_fit(query, mechanism, "query_information")
-    noise_info = mechanism.fisher_information_matrix()
-    if isinstance(query, LinearQuery):
-        return FisherInformation(query.matrix_2d, noise_info), "all-data"
-    bound = query.sup_jacobian()
+    noise_info = mechanism.information_form()
+    if query.is_linear:
+        return FisherInformation(query.jacobian_operator(), noise_info), "all-data"
+    bound = query.sup_jacobian_operator()
     if bound is not None:
-        return FisherInformation(bound, np.abs(noise_info)), "declared-domain"
+        return FisherInformation(bound, _absolute(noise_info)), "declared-domain"
     if x is None:
         raise InvalidParameterError(
             f"`x` of `query_information` is required: the nonlinear query `{query.name}` declares no Jacobian bound, "
             "so its Fisher information depends on the data."
         )
-    return FisherInformation(query.jacobian_at(x), noise_info), "at-data"
+    return FisherInformation(query.jacobian_operator(x), noise_info), "at-data"
 
 
-def fisher_guarantee(query: Query, mechanism: Mechanism, x: ArrayLike | None = None) -> FisherGuarantee:
+def fisher_guarantee(
+    query: Query, mechanism: Mechanism, x: ArrayLike | None = None, *, grid: float = 0.0
+) -> FisherGuarantee:
     """The :class:`~privnoise.guarantees.FisherGuarantee` of releasing ``query(x) + w``, ``w ~ mechanism``.
+
+    ``grid`` > 0 states that the release is snapped to that grid (:mod:`privnoise.snapping`); the bounds still hold
+    (data processing) and the guarantee reports the rounding.
 
     Examples
     --------
@@ -85,7 +98,7 @@ def fisher_guarantee(query: Query, mechanism: Mechanism, x: ArrayLike | None = N
     253.303
     """
     info, scope = query_information(query, mechanism, x)
-    return FisherGuarantee(info, quality=mechanism.second_moment(), scope=scope)
+    return FisherGuarantee(info, quality=mechanism.second_moment(), scope=scope, grid=grid)
 
 
 def fisher_information_quadrature(

@@ -8,43 +8,54 @@ A :class:`Policy` turns a query and a database into the mechanism to draw from a
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from scipy import integrate
 
 from .._validation import check_finite
 from ..exceptions import DimensionError, InvalidParameterError
 from ..guarantees import FisherGuarantee, FisherInformation
-from ..mechanisms import Mechanism, RaisedCosine, TiltedRaisedCosine
+from ..mechanisms import Mechanism, NoiseDesign, RaisedCosine, TiltedRaisedCosine
 from ..queries import Query
 
 __all__ = ["OutputConstrainedPolicy", "Policy", "WeightedCosinePolicy"]
 
 
-class Policy:
-    """Noise whose law depends on the database x (or on f(x))."""
+class Policy(NoiseDesign):
+    """Noise whose law depends on the database x (or on f(x)): a design without a ``sample`` of its own.
+
+    :meth:`law_at` gives the noise law at the data and :meth:`guarantee_for` the guarantee there (scope "at-data").
+    """
 
     __slots__ = ()
 
+    @abstractmethod
     def mechanism_at(self, query: Query, x: NDArray[np.float64]) -> Mechanism:
         """The noise law γ(· | x) for database ``x`` (already validated)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def guarantee_at(self, query: Query, x: NDArray[np.float64]) -> FisherGuarantee:
         """The guarantee of the release at ``x``."""
-        raise NotImplementedError
 
-    def describe(self) -> dict[str, Any]:
-        raise NotImplementedError
+    def law_at(self, query: Query, x: NDArray[np.float64]) -> Mechanism:
+        return self.mechanism_at(query, x)
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        raise NotImplementedError
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> FisherGuarantee:
+        if x is None:
+            raise InvalidParameterError(
+                f"`x` is required for the guarantee of {self.name}: its noise law depends on the data."
+            )
+        data = np.asarray(x, dtype=float)
+        return dataclasses.replace(self.guarantee_at(query, data), grid=grid)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -80,6 +91,10 @@ class OutputConstrainedPolicy(Policy):
         zero = np.zeros((query.m, query.m))
         info = FisherInformation(query.jacobian_at(x), zero)
         return FisherGuarantee(info, quality=mech.second_moment(), scope="at-data")
+
+    def output_range(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Y: every release lies in it (a snapped release is kept on the grid points inside Y)."""
+        return self.lower, self.upper
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -1,5 +1,10 @@
 """Noise mechanisms: frozen, validated distributions with samplers, densities and information measures.
 
+Every noise object implements one protocol (:class:`Noise`: ``shape``, ``sample(size, *, rng)``,
+``guarantee_for(query)``, ``add_to(values, *, rng)``); :class:`Mechanism` is the base of noise with a density and
+:class:`LatticeMechanism` its sibling for noise on a 2^k lattice (:class:`~privnoise.dp.DiscreteLaplace`,
+:class:`~privnoise.dp.DiscreteGaussian`).
+
 ============================  ==========================================================================
 :class:`RaisedCosine`         cos² noise on a box — optimal bounded noise (Farokhi & Sandberg, Cor. 1/3/5)
 :class:`Gaussian`             any covariance — optimal unbounded noise Σ ∝ (CCᵀ)^{1/2} (Cor. 6)
@@ -11,7 +16,7 @@
 ============================  ==========================================================================
 """
 
-from ._base import Mechanism
+from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, sample_shape
 from .gaussian import Gaussian
 from .laplace import Laplace
 from .norm_laplace import L2Laplace, MultiUserLaplace
@@ -23,9 +28,13 @@ __all__ = [
     "Gaussian",
     "L2Laplace",
     "Laplace",
+    "LatticeMechanism",
     "Mechanism",
     "MultiUserLaplace",
+    "Noise",
+    "NoiseDesign",
     "RaisedCosine",
     "TabulatedDensity",
     "TiltedRaisedCosine",
+    "sample_shape",
 ]

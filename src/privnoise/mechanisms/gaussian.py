@@ -15,12 +15,15 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import special
 
 from .._validation import as_finite_array, as_matrix, check_positive, check_positive_int, readonly
-from ..exceptions import DimensionError
+from ..exceptions import DimensionError, InvalidParameterError
+from ..linalg import DenseForm, IsotropicForm, SymmetricForm
 from ._base import Mechanism
 
 __all__ = ["Gaussian"]
 
 _SMALL = 8
+#: Up to this dimension a structured covariance is described entry by entry; beyond, by its structure.
+_LISTED = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -29,8 +32,10 @@ class Gaussian(Mechanism):
 
     Parameters
     ----------
-    cov : float or array_like
-        A variance > 0 (scalar mechanism) or an ``(m, m)`` symmetric positive-definite matrix.
+    cov : float, array_like or SymmetricForm
+        A variance > 0 (scalar mechanism), an ``(m, m)`` symmetric positive-definite matrix, or a structured
+        positive-definite form from :mod:`privnoise.linalg` (e.g. ``IsotropicForm(m, σ²)``), which is never
+        expanded: the isotropic noise of an identity release over 10⁸ records takes O(1) memory.
     loc : float or array_like, default 0
         Mean of the noise; broadcast to the mechanism's shape.
 
@@ -46,48 +51,60 @@ class Gaussian(Mechanism):
     ((2,), 3.0)
     >>> Gaussian.from_std(2.0).fisher_information()
     0.25
+    >>> big = Gaussian.from_std(0.5, 10**8)
+    >>> big.second_moment(), big.information_form().max_diagonal()
+    (25000000.0, 4.0)
     """
 
     cov: Any
     loc: Any = 0.0
-    _factor: NDArray[np.float64] = field(init=False, repr=False)
-    _precision: NDArray[np.float64] = field(init=False, repr=False)
+    _form: SymmetricForm = field(init=False, repr=False)
+    _factor: NDArray[np.float64] | None = field(init=False, repr=False)
+    _precision: SymmetricForm = field(init=False, repr=False)
     _logdet: float = field(init=False, repr=False)
     _shape: tuple[int, ...] = field(init=False, repr=False)
+    _centered: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         owner = "Gaussian"
-        if np.ndim(self.cov) == 0 and not isinstance(self.cov, str | bytes):
+        factor: NDArray[np.float64] | None = None
+        if isinstance(self.cov, SymmetricForm):
+            form = self.cov
+            if not form.is_invertible(rtol=0.0) or form.eigenvalue_range()[0] <= 0:
+                raise InvalidParameterError(f"`cov` of `{owner}` must be positive definite.")
+            shape: tuple[int, ...] = (form.size,)
+            cov: Any = form
+        elif np.ndim(self.cov) == 0 and not isinstance(self.cov, str | bytes):
             variance = check_positive(self.cov, "cov", owner)
-            matrix = np.array([[variance]])
-            shape: tuple[int, ...] = ()
-            cov: NDArray[np.float64] = np.array(variance)
+            form = IsotropicForm(1, variance)
+            shape = ()
+            cov = readonly(np.array(variance))
+            factor = np.array([[math.sqrt(variance)]])
         else:
             matrix = as_matrix(self.cov, "cov", owner, positive_definite=True)
             shape = (matrix.shape[0],)
-            cov = matrix
-        loc = as_finite_array(self.loc, "loc", owner, ndim=(0, 1))
-        if loc.ndim == 1 and loc.shape != shape:
-            raise DimensionError(f"`loc` of `{owner}` must have shape {shape}; got {loc.shape}.")
-        loc = np.broadcast_to(loc, shape).astype(float, copy=True)
-        factor = np.linalg.cholesky(matrix)
-        precision = np.linalg.inv(matrix)
-        precision = (precision + precision.T) / 2.0
-        object.__setattr__(self, "cov", readonly(cov))
-        object.__setattr__(self, "loc", readonly(loc))
-        object.__setattr__(self, "_factor", readonly(factor))
-        object.__setattr__(self, "_precision", readonly(precision))
-        object.__setattr__(self, "_logdet", float(2.0 * np.sum(np.log(np.diag(factor)))))
+            cov = readonly(matrix)
+            form = DenseForm(matrix, check=False)
+            factor = readonly(np.linalg.cholesky(matrix))
+        loc, centered = _location(self.loc, shape, owner)
+        object.__setattr__(self, "cov", cov)
+        object.__setattr__(self, "loc", loc)
+        object.__setattr__(self, "_form", form)
+        object.__setattr__(self, "_factor", factor)
+        object.__setattr__(self, "_precision", form.inverse())
+        object.__setattr__(self, "_logdet", form.log_determinant())
         object.__setattr__(self, "_shape", shape)
+        object.__setattr__(self, "_centered", centered)
 
     @classmethod
     def from_std(cls, sigma: float, dim: int | None = None, *, loc: ArrayLike = 0.0) -> Gaussian:
-        """Isotropic Gaussian with standard deviation ``sigma`` (scalar when ``dim`` is None)."""
+        """Isotropic Gaussian with standard deviation ``sigma`` (scalar when ``dim`` is None; covariance σ²I kept
+        as an :class:`~privnoise.linalg.IsotropicForm` otherwise)."""
         s = check_positive(sigma, "sigma", "Gaussian")
         if dim is None:
             return cls(cov=s * s, loc=loc)
         m = check_positive_int(dim, "dim", "Gaussian")
-        return cls(cov=s * s * np.eye(m), loc=loc)
+        return cls(cov=IsotropicForm(m, s * s), loc=loc)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -98,19 +115,17 @@ class Gaussian(Mechanism):
         """Standard deviation (scalar mechanism) or per-coordinate standard deviations."""
         if not self._shape:
             return math.sqrt(float(self.cov))
-        return readonly(np.sqrt(np.diag(self.cov)))
+        return readonly(np.sqrt(self._form.diagonal()))
 
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         if not self._shape:
             z = generator.standard_normal(n)
-            z *= self._factor[0, 0]
-            if self.loc.item() != 0.0:
+            z *= math.sqrt(float(self.cov))
+            if not self._centered:
                 z += self.loc.item()
             return z
         z = generator.standard_normal((n, self.dim))
-        if np.count_nonzero(self._factor - np.diag(np.diag(self._factor))) == 0:
-            z *= np.diag(self._factor)
-        elif self.dim <= _SMALL:
+        if self._factor is not None and self.dim <= _SMALL and not self._form.is_diagonal:
             # z Lᵀ column by column: for small m this beats a threaded BLAS call on a tall-skinny product
             out = np.empty_like(z)
             for i in range(self.dim):  # loop over coordinates, not samples
@@ -120,47 +135,87 @@ class Gaussian(Mechanism):
                     col += self._factor[i, j] * z[:, j]
             z = out
         else:
-            z = z @ self._factor.T
-        if np.any(self.loc != 0.0):
+            z = self._form.factor_apply(z)
+        if not self._centered:
             z += self.loc
         return z
 
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         y = x - self.loc
         if not self._shape:
-            quad = y * y * self._precision[0, 0]
+            quad = y * y * self._precision.max_diagonal()
         else:
             # Density 0 at a point with an infinite coordinate (the quadratic form would give inf − inf).
             finite = np.isfinite(y).all(axis=-1)
             y = np.where(finite[..., None], y, 0.0)
-            quad = np.where(finite, np.einsum("...i,ij,...j->...", y, self._precision, y), np.inf)
+            quad = np.where(finite, self._precision.quadratic(y), np.inf)
         return -0.5 * (quad + self._logdet + self.dim * math.log(2.0 * math.pi))
 
     def _score(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         y = x - self.loc
         if not self._shape:
-            return -y * self._precision[0, 0]
-        return -(y @ self._precision)
+            return -y * self._precision.max_diagonal()
+        return -self._precision.matvec(y)
 
     def cdf(self, x: ArrayLike, /) -> Any:
         """Distribution function of a scalar Gaussian."""
         if self._shape:
             raise DimensionError("`cdf` of `Gaussian` is defined for scalar mechanisms only.")
         arr = self._points(x, "cdf")
-        out = special.ndtr((arr - self.loc) / self._factor[0, 0])
+        out = special.ndtr((arr - self.loc) / math.sqrt(float(self.cov)))
         return float(out) if np.ndim(out) == 0 else out
 
     def mean(self) -> Any:
         return float(self.loc) if not self._shape else self.loc
 
     def covariance(self) -> Any:
-        return float(self.cov) if not self._shape else self.cov
+        if not self._shape:
+            return float(self.cov)
+        return self.cov if isinstance(self.cov, np.ndarray) else self._form.dense()
+
+    def covariance_form(self) -> SymmetricForm:
+        return self._form
+
+    def information_form(self) -> SymmetricForm:
+        return self._precision
+
+    def noise_scale(self) -> float:
+        return math.sqrt(self._form.eigenvalue_range()[0])
 
     def fisher_information(self) -> Any:
-        return float(self._precision[0, 0]) if not self._shape else self._precision
+        if not self._shape:
+            return self._precision.max_diagonal()
+        return self._precision.dense()
+
+    def second_moment(self) -> float:
+        shift = 0.0 if self._centered else float(np.dot(np.ravel(self.loc), np.ravel(self.loc)))
+        return self._form.trace() + shift
 
     def entropy(self) -> float:
         return 0.5 * (self._logdet + self.dim * math.log(2.0 * math.pi * math.e))
 
+    def marginal(self, start: int, stop: int) -> Gaussian | None:
+        if not self._shape:
+            return None
+        block = self._form.principal(start, stop)
+        if block is None:
+            return None
+        loc = 0.0 if self._centered else np.asarray(self.loc)[start:stop]
+        return Gaussian(cov=block, loc=loc)
+
     def describe(self) -> dict[str, Any]:
-        return {"family": "gaussian", "loc": self.loc.tolist(), "cov": self.cov.tolist()}
+        if isinstance(self.cov, SymmetricForm) and self.dim > _LISTED:
+            loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()
+            return {"family": "gaussian", "loc": loc, "cov": self.cov.as_dict()}
+        return {"family": "gaussian", "loc": np.asarray(self.loc).tolist(), "cov": np.asarray(self.covariance()).tolist()}
+
+
+def _location(value: Any, shape: tuple[int, ...], owner: str) -> tuple[NDArray[np.float64], bool]:
+    """The mean as a read-only array of ``shape`` (a broadcast view, O(1) memory, when it is a constant)."""
+    loc = as_finite_array(value, "loc", owner, ndim=(0, 1))
+    if loc.ndim == 1 and loc.shape != shape:
+        raise DimensionError(f"`loc` of `{owner}` must have shape {shape}; got {loc.shape}.")
+    if loc.ndim == 0:
+        out = np.broadcast_to(np.float64(loc), shape) if shape else readonly(loc.astype(float))
+        return out, float(loc) == 0.0
+    return readonly(loc.astype(float)), not np.any(loc)

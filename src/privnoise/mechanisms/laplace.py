@@ -11,7 +11,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
+from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
+from ._params import compact, coordinate_form
 
 __all__ = ["Laplace", "random_signs"]
 
@@ -66,8 +68,8 @@ class Laplace(Mechanism):
             raise DimensionError(
                 f"`scale` and `loc` of `{owner}` must have matching shapes; got {b.shape} and {loc.shape}."
             ) from None
-        object.__setattr__(self, "scale", readonly(b.astype(float, copy=True)))
-        object.__setattr__(self, "loc", readonly(loc.astype(float, copy=True)))
+        object.__setattr__(self, "scale", compact(b))
+        object.__setattr__(self, "loc", compact(loc))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -108,6 +110,23 @@ class Laplace(Mechanism):
     def fisher_information(self) -> Any:
         info = 1.0 / self.scale**2
         return float(info) if not self.shape else readonly(np.diag(info))
+
+    def covariance_form(self) -> SymmetricForm:
+        return coordinate_form(2.0 * self.scale**2)
+
+    def information_form(self) -> SymmetricForm:
+        return coordinate_form(1.0 / self.scale**2)
+
+    def noise_scale(self) -> float:
+        return float(np.min(self.scale))
+
+    def second_moment(self) -> float:
+        return float(np.sum(2.0 * self.scale**2 + self.loc**2))
+
+    def marginal(self, start: int, stop: int) -> Laplace | None:
+        if not self.shape:
+            return None
+        return Laplace(scale=self.scale[start:stop], loc=self.loc[start:stop])
 
     def entropy(self) -> float:
         return float(np.sum(np.log(2.0 * math.e * self.scale)))

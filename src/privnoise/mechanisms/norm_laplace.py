@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from scipy import special
 
 from .._validation import check_positive, check_positive_int, readonly
+from ..linalg import IsotropicForm, SymmetricForm
 from ._base import Mechanism
 from .laplace import random_signs
 
@@ -153,6 +154,12 @@ class L2Laplace(Mechanism):
     def fisher_information(self) -> Any:
         return readonly(np.eye(self.dim) * self.epsilon**2 / self.dim)
 
+    def covariance_form(self) -> SymmetricForm:
+        return IsotropicForm(self.dim, (self.dim + 1) / self.epsilon**2)
+
+    def information_form(self) -> SymmetricForm:
+        return IsotropicForm(self.dim, self.epsilon**2 / self.dim)
+
     def entropy(self) -> float:
         return float(self.dim - self.log_normaliser())
 
@@ -249,6 +256,18 @@ class MultiUserLaplace(Mechanism):
 
     def fisher_information(self) -> Any:
         return readonly(np.eye(self.dim) * self.epsilon**2 / self.user_dim)
+
+    def covariance_form(self) -> SymmetricForm:
+        return IsotropicForm(self.dim, (self.user_dim + 1) / self.epsilon**2)
+
+    def information_form(self) -> SymmetricForm:
+        return IsotropicForm(self.dim, self.epsilon**2 / self.user_dim)
+
+    def marginal(self, start: int, stop: int) -> MultiUserLaplace | None:
+        m = self.user_dim
+        if start % m or stop % m:
+            return None
+        return MultiUserLaplace(epsilon=self.epsilon, users=(stop - start) // m, user_dim=m)
 
     def entropy(self) -> float:
         return float(self.users * (self.user_dim - l2_laplace_log_normaliser(self.epsilon, self.user_dim)))

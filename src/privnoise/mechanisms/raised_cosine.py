@@ -19,7 +19,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
+from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
+from ._params import compact, coordinate_form
 from .laplace import random_signs
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
@@ -160,9 +162,9 @@ class RaisedCosine(Mechanism):
             width = hi - lo
         if not np.all(np.isfinite(width)):
             raise InvalidParameterError(f"`upper` − `lower` of `{owner}` must be finite.")
-        object.__setattr__(self, "lower", readonly(lo))
-        object.__setattr__(self, "upper", readonly(hi))
-        object.__setattr__(self, "width", readonly(width))
+        object.__setattr__(self, "lower", compact(lo))
+        object.__setattr__(self, "upper", compact(hi))
+        object.__setattr__(self, "width", compact(width))
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -221,6 +223,24 @@ class RaisedCosine(Mechanism):
     def fisher_information(self) -> Any:
         info = 4.0 * math.pi**2 / self.width**2
         return float(info) if not self.shape else readonly(np.diag(info))
+
+    def covariance_form(self) -> SymmetricForm:
+        return coordinate_form(self.variances())
+
+    def information_form(self) -> SymmetricForm:
+        return coordinate_form(4.0 * math.pi**2 / self.width**2)
+
+    def noise_scale(self) -> float:
+        return float(np.sqrt(np.min(self.variances())))
+
+    def second_moment(self) -> float:
+        centre = (self.lower + self.upper) / 2.0
+        return float(np.sum(self.variances() + centre**2))
+
+    def marginal(self, start: int, stop: int) -> RaisedCosine | None:
+        if not self.shape:
+            return None
+        return RaisedCosine(lower=self.lower[start:stop], upper=self.upper[start:stop])
 
     def entropy(self) -> float:
         return float(np.sum(np.log(2.0 * self.width) - 1.0))

@@ -1,0 +1,45 @@
+"""Reading data once for the library, the command line and the server: arrays, frames, tables, CSV and Parquet
+files, whole or as chunks; writing released vectors chunk by chunk.
+
+:func:`read`
+    One column as a float64 array: a numpy array or list, a pandas or polars Series or DataFrame (``column``), a
+    pyarrow Array or Table, a ``.csv`` or ``.parquet`` path (``column``).
+:func:`chunks`
+    The same as chunks of at most ``chunk_size`` values, re-readable, with the total length where it is known without
+    reading (arrays, frames, Parquet metadata): what :func:`privnoise.release` consumes in bounded memory.
+Missing values
+    ``missing="error"`` (the default) refuses them with the file, line or row; ``"drop"`` drops the record; a number
+    imputes it. NaN in an array and infinities anywhere are refused. For pandas and polars, NaN is a missing value.
+Optional dependencies
+    Parquet, Arrow and pandas need the ``data`` extra (``pip install 'privnoise[data]'``); polars needs polars. They
+    are imported on first use, with a one-line error naming the extra when absent. CSV works without them (pyarrow
+    makes it faster).
+
+Examples
+--------
+>>> import numpy as np, privnoise as pn
+>>> source = pn.io.chunks(np.arange(10.0), chunk_size=4)
+>>> len(source), [c.size for c in source]
+(10, [4, 4, 2])
+"""
+
+from .missing import Missing
+from .optional import MissingDependencyError, require
+from .sources import ArraySource, ChunkSource, Source, as_source, chunks, read
+from .writers import OUTPUT_SUFFIXES, Writer, check_output, open_writer
+
+__all__ = [
+    "OUTPUT_SUFFIXES",
+    "ArraySource",
+    "ChunkSource",
+    "Missing",
+    "MissingDependencyError",
+    "Source",
+    "Writer",
+    "as_source",
+    "check_output",
+    "chunks",
+    "open_writer",
+    "read",
+    "require",
+]

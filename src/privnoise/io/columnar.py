@@ -1,0 +1,101 @@
+"""Columns of pyarrow tables, Parquet files, pandas and polars frames as float64 arrays, whole or in chunks.
+
+Nulls (and, in pandas and polars, NaN, which those libraries use for a missing value) follow the ``missing`` policy;
+infinities and NaN elsewhere are refused. Conversions avoid copies where the column is already float64 without nulls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..exceptions import InvalidParameterError
+from .missing import Missing, check_missing
+from .optional import require
+
+__all__ = ["arrow_values", "frame_column", "parquet_chunks", "parquet_rows", "series_values"]
+
+
+def _finite(values: NDArray[np.float64], where: str, offset: int = 0) -> NDArray[np.float64]:
+    if values.size and not np.isfinite(values).all():
+        row = int(np.flatnonzero(~np.isfinite(values))[0]) + offset
+        raise InvalidParameterError(f"{where}: row {row} holds {values[row - offset]!r}; NaN and inf are refused.")
+    return values
+
+
+def arrow_values(column: Any, missing: Missing, where: str, offset: int = 0) -> NDArray[np.float64]:
+    """A pyarrow Array or ChunkedArray of numbers as float64 (nulls by the ``missing`` policy)."""
+    pa = require("pyarrow", "reading Arrow data")
+    pc = require("pyarrow.compute", "reading Arrow data")
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_decimal(column.type)):
+        raise InvalidParameterError(f"{where}: the column holds {column.type}, not numbers.")
+    if column.null_count:
+        valid = pc.is_valid(column)
+        first = int(pc.index(valid, False).as_py()) + offset
+        replacement = check_missing(missing, f"{where}: row {first} is missing (null)")
+        column = pc.drop_null(column) if replacement is None else pc.fill_null(column, replacement)
+    values = np.asarray(column.to_numpy() if hasattr(column, "to_numpy") else column, dtype=np.float64)
+    return _finite(values, where, offset)
+
+
+def parquet_rows(path: str | Path) -> int:
+    """The number of rows of a Parquet file, from its metadata (no data read)."""
+    pq = require("pyarrow.parquet", "reading Parquet")
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+def parquet_chunks(
+    path: str | Path, column: str, *, rows: int = 1 << 20, missing: Missing = "error"
+) -> Iterator[NDArray[np.float64]]:
+    """Chunks of at most ``rows`` values of ``column`` of a Parquet file, read batch by batch (bounded memory)."""
+    pq = require("pyarrow.parquet", "reading Parquet")
+    file = pq.ParquetFile(path)
+    names = file.schema_arrow.names
+    if column not in names:
+        raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
+    offset = 0
+    for batch in file.iter_batches(batch_size=rows, columns=[column]):
+        yield arrow_values(batch.column(0), missing, f"{path}, column {column!r}", offset)
+        offset += batch.num_rows
+
+
+def series_values(series: Any, missing: Missing, where: str) -> NDArray[np.float64]:
+    """A pandas or polars Series as float64: None, NA and NaN are missing values."""
+    module = type(series).__module__.split(".")[0]
+    if module == "polars":
+        if not series.dtype.is_numeric():
+            raise InvalidParameterError(f"{where}: the column holds {series.dtype}, not numbers.")
+        series = series.cast(float).fill_nan(None)
+        nulls = int(series.null_count())
+        if nulls:
+            first = int(series.is_null().arg_max())
+            replacement = check_missing(missing, f"{where}: row {first} is missing")
+            series = series.drop_nulls() if replacement is None else series.fill_null(replacement)
+        return _finite(series.to_numpy().astype(np.float64, copy=False), where)
+    pd = require("pandas", "reading pandas data")
+    if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
+        raise InvalidParameterError(f"{where}: the column holds {series.dtype}, not numbers.")
+    absent = series.isna()
+    if absent.any():
+        first = int(np.flatnonzero(absent.to_numpy())[0])
+        replacement = check_missing(missing, f"{where}: row {first} is missing")
+        series = series[~absent] if replacement is None else series.fillna(replacement)
+    return _finite(series.to_numpy(dtype=np.float64), where)
+
+
+def frame_column(frame: Any, column: str | None, where: str) -> Any:
+    """The column ``column`` of a pandas/polars DataFrame or pyarrow Table (the only one when ``column`` is None)."""
+    names = list(frame.column_names if hasattr(frame, "column_names") else frame.columns)
+    if column is None:
+        if len(names) != 1:
+            raise InvalidParameterError(f"`column` of `{where}` is required: the table has {len(names)} columns.")
+        column = str(names[0])
+    if column not in names:
+        raise InvalidParameterError(
+            f"`column` of `{where}`: {column!r} is not a column (columns: {', '.join(map(repr, names))})."
+        )
+    return frame.column(column) if hasattr(frame, "column_names") else frame[column]

@@ -1,0 +1,48 @@
+"""Structured linear algebra: query operators C and symmetric positive semi-definite forms (CCᵀ, Σ, J, 𝓘).
+
+The identity release of 10⁹ records has C = I and CCᵀ = I; privnoise keeps both as (n, scale) pairs and computes
+every quantity the papers need — (CCᵀ)^{1/2}, traces, sensitivities, per-record Fisher information, the Cramér–Rao
+bound — per structure, in closed form. See :mod:`privnoise.linalg.operators` and :mod:`privnoise.linalg.forms`.
+"""
+
+from .forms import (
+    DENSE_LIMIT,
+    BlockDiagonalForm,
+    DenseForm,
+    DiagonalForm,
+    IsotropicForm,
+    KroneckerForm,
+    SymmetricForm,
+    as_form,
+)
+from .operators import (
+    BlockDiagonal,
+    DenseMatrix,
+    Diagonal,
+    Identity,
+    Kronecker,
+    LinearOperator,
+    Row,
+    SparseMatrix,
+    as_operator,
+)
+
+__all__ = [
+    "DENSE_LIMIT",
+    "BlockDiagonal",
+    "BlockDiagonalForm",
+    "DenseForm",
+    "DenseMatrix",
+    "Diagonal",
+    "DiagonalForm",
+    "Identity",
+    "IsotropicForm",
+    "Kronecker",
+    "KroneckerForm",
+    "LinearOperator",
+    "Row",
+    "SparseMatrix",
+    "SymmetricForm",
+    "as_form",
+    "as_operator",
+]
