@@ -43,7 +43,7 @@ from scipy import stats
 
 from .._validation import as_finite_array, check_in_range, check_positive_int, check_probability
 from ..exceptions import DimensionError, InvalidParameterError
-from ..mechanisms._base import Mechanism
+from ..mechanisms import Noise
 from ..random import RNGLike, default_rng
 
 __all__ = ["AuditReport", "audit", "clopper_pearson"]
@@ -126,20 +126,16 @@ def clopper_pearson(
 
 
 def _outputs(
-    mechanism: Any, x: NDArray[np.float64], n: int, generator: np.random.Generator
+    mechanism: Any, x: NDArray[np.float64], n: int, generator: np.random.Generator, harden: bool
 ) -> NDArray[np.float64]:
-    from .hardening import HardenedMechanism
-
-    if isinstance(mechanism, HardenedMechanism):
+    if isinstance(mechanism, Noise):
         batch = np.broadcast_to(x, (n,) + mechanism.shape)
-        return np.asarray(mechanism.release(batch, rng=generator), dtype=float)
-    if isinstance(mechanism, Mechanism):
-        return x + np.asarray(mechanism.sample(n, rng=generator), dtype=float)
+        return np.asarray(mechanism.add_to(batch, rng=generator, harden=harden), dtype=float)
     if callable(mechanism):
         return np.asarray(mechanism(x, n, generator), dtype=float)
     raise InvalidParameterError(
-        f"`mechanism` of `{_OWNER}` must be a Mechanism, a HardenedMechanism or a callable (x, n, generator); "
-        f"got {type(mechanism).__name__}."
+        f"`mechanism` of `{_OWNER}` must be privnoise noise (a Mechanism, lattice or hardened noise) or a callable "
+        f"(x, n, generator); got {type(mechanism).__name__}."
     )
 
 
@@ -164,13 +160,16 @@ def audit(
     delta: float = 0.0,
     bins: int = 200,
     claimed_epsilon: float | None = None,
+    harden: bool = False,
 ) -> AuditReport:
     """Lower-bound the ε of ``mechanism`` on the neighbouring inputs ``x`` and ``x_neighbour``.
 
     Parameters
     ----------
-    mechanism : Mechanism, HardenedMechanism or callable
-        Additive noise (the release is x + noise), a hardened release, or ``f(x, n, generator)`` returning n outputs.
+    mechanism : Noise or callable
+        Noise (the release is ``mechanism.add_to(x)``: x + noise for a mechanism, the lattice or hardened release
+        for those), or ``f(x, n, generator)`` returning n outputs (for instance a wrapper of
+        :func:`privnoise.release`).
     x, x_neighbour : float or array_like
         The true query values on two neighbouring databases.
     samples : int, default 10**6
@@ -188,6 +187,9 @@ def audit(
         Quantile bins of the selection histogram.
     claimed_epsilon : float, optional
         Recorded in the report (see :attr:`AuditReport.violates_claim`).
+    harden : bool, default False
+        Audit the snapped release of a continuous mechanism (what :func:`privnoise.release` publishes) instead of
+        the raw floating-point sum.
 
     Returns
     -------
@@ -225,11 +227,13 @@ def audit(
             raise InvalidParameterError(
                 f"`events` of `{_OWNER}` must be non-empty intervals with low < high."
             )
+    if not isinstance(harden, bool):
+        raise InvalidParameterError(f"`harden` of `{_OWNER}` must be True or False; got {harden!r}.")
     generator = default_rng(rng)
     level = 1.0 - (1.0 - conf) / 2.0
 
-    ya = _outputs(mechanism, xa, n, generator)
-    yb = _outputs(mechanism, xb, n, generator)
+    ya = _outputs(mechanism, xa, n, generator, harden)
+    yb = _outputs(mechanism, xb, n, generator, harden)
     if ya.shape[0] != n or yb.shape[0] != n:
         raise DimensionError(
             f"the mechanism under `{_OWNER}` returned {ya.shape[0]} outputs for {n} requested."

@@ -72,7 +72,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, check_positive, check_probability, readonly
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
-from ..mechanisms import LatticeMechanism, Mechanism, Noise, sample_shape
+from ..mechanisms import LatticeMechanism, Mechanism, Noise, deliver, sample_shape
 from ..random import RNGLike, default_rng
 from ..snapping import lattice_sum
 from .lattice import check_grid_exponent
@@ -198,11 +198,7 @@ class HardenedMechanism(Noise):
         generator = default_rng(rng)
         n = math.prod(v.shape[: v.ndim - len(self.shape)])
         noise = self._units(n, generator).reshape(v.shape)
-        result = lattice_sum(np.clip(v, -self.bound, self.bound), noise, self.grid_exponent)
-        if out is None:
-            return result
-        out[...] = result
-        return out
+        return deliver(lattice_sum(np.clip(v, -self.bound, self.bound), noise, self.grid_exponent), out)
 
     # -- the guarantee ---------------------------------------------------------------------------------------
     def _profile(self) -> PrivacyProfile:

@@ -186,9 +186,10 @@ class WeightedCosinePolicy(Policy):
         c = (self.lower + self.upper) / 2.0
         # E_w[w − c] equals d/da log Z(a) − c, so the a′ terms centre the (w − c) factor at its mean.
         mean_w = density.mean()
+        cosine = RaisedCosine(lower=self.lower, upper=self.upper)  # the cos² factor of the density
 
         def integrand(w: float) -> float:
-            cos_score = float(density._base._score(np.asarray(w)))
+            cos_score = float(cosine.score(w))
             score = a_prime * (w - c) - a_prime * (mean_w - c) - a - cos_score
             return score * score * density.pdf(w)
 

@@ -16,7 +16,7 @@ Every noise object implements one protocol (:class:`Noise`: ``shape``, ``sample(
 ============================  ==========================================================================
 """
 
-from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, sample_shape
+from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, deliver, sample_shape
 from .gaussian import Gaussian
 from .laplace import Laplace
 from .norm_laplace import L2Laplace, MultiUserLaplace
@@ -36,5 +36,6 @@ __all__ = [
     "RaisedCosine",
     "TabulatedDensity",
     "TiltedRaisedCosine",
+    "deliver",
     "sample_shape",
 ]

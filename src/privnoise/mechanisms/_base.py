@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ..guarantees import Guarantee
     from ..queries import Query
 
-__all__ = ["LatticeMechanism", "Mechanism", "Noise", "NoiseDesign", "sample_shape"]
+__all__ = ["LatticeMechanism", "Mechanism", "Noise", "NoiseDesign", "deliver", "sample_shape"]
 
 
 def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, ...]:
@@ -51,6 +51,14 @@ def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, .
     raise InvalidParameterError(
         f"`size` of `{owner}` must be None, an int >= 0 or a tuple of them; got {size!r}."
     )
+
+
+def deliver(result: NDArray[np.float64], out: NDArray[np.float64] | None) -> NDArray[np.float64]:
+    """``result``, copied into ``out`` when one is given (the ``out`` convention of :meth:`Noise.add_to`)."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _as_output(draws: NDArray[np.float64]) -> Any:
@@ -278,7 +286,7 @@ class Mechanism(Noise):
         count = math.prod(v.shape[: v.ndim - len(self.shape)])
         w = self._sample(count, generator).reshape(v.shape)
         if not harden:
-            return np.add(v, w, out=out)
+            return deliver(v + w, out)
         k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
         return snapped_sum(v, w, k, in_range=checked, out=out)
 
@@ -397,11 +405,7 @@ class LatticeMechanism(Noise):
         v = values if checked else self._check_values(values, f"{self.name}.add_to")
         count = math.prod(v.shape[: v.ndim - len(self.shape)])
         units = self._units(count, default_rng(rng)).reshape(v.shape)
-        result = lattice_sum(v, units, self.grid_exponent)
-        if out is None:
-            return result
-        out[...] = result
-        return out
+        return deliver(lattice_sum(v, units, self.grid_exponent), out)
 
     def guarantee_for(
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0

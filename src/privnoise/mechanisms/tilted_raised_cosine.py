@@ -106,12 +106,12 @@ class TiltedRaisedCosine(Mechanism):
         return out
 
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        base = self._base._logpdf(x) - math.log(2.0 / (self.upper - self.lower))  # log cos²
+        base = self._base.logpdf(x) - math.log(2.0 / (self.upper - self.lower))  # log cos²
         return base + self.tilt * x - self._log_norm
 
     def _score(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         inside = (x > self.lower) & (x < self.upper)
-        return np.where(inside, self._base._score(x) + self.tilt, 0.0)
+        return np.where(inside, self._base.score(x) + self.tilt, 0.0)
 
     def _expect(self, fn: Any) -> float:
         value, _ = integrate.quad(

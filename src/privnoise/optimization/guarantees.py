@@ -31,9 +31,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_positive, check_probability, readonly
-from ..dp.gaussian import gaussian_epsilon
-from ..guarantees import DifferentialPrivacyGuarantee, json_number
-from ..mechanisms import Gaussian, Mechanism
+from ..dp.profile import profile_of
+from ..guarantees import DifferentialPrivacyGuarantee, Guarantee, json_number
+from ..mechanisms import Mechanism
 
 __all__ = [
     "OptimizationGuarantee",
@@ -71,7 +71,7 @@ def iterates_information_matrix(iterates: NDArray[np.float64], noise_information
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class OptimizationGuarantee:
+class OptimizationGuarantee(Guarantee):
     """Privacy of the iterates x[0:T] of noisy (projected) gradient descent.
 
     Attributes
@@ -133,11 +133,12 @@ def _dp_statement(
         return None, "no noise: the iterates reveal the gradients exactly"
     if sensitivity is None:
         return None, "no gradient sensitivity declared"
-    if not isinstance(mechanism, Gaussian):
+    profile = profile_of(mechanism)
+    composed = profile.composed(iterations)
+    if composed is None:
         return None, f"the DP statement needs Gaussian noise; got {mechanism.name}"
-    cov = np.atleast_2d(np.asarray(mechanism.covariance(), dtype=float))
-    sigma = math.sqrt(float(np.linalg.eigvalsh(cov)[0]))  # the weakest direction
-    eps = gaussian_epsilon(sigma / math.sqrt(iterations), delta, sensitivity=sensitivity)
+    sigma = profile.scale  # σ_min: the weakest direction
+    eps = composed.epsilon(sensitivity, delta)
     adjacency = f"datasets whose gradients differ by at most Δ = {sensitivity:g} in ℓ2 at every point of the constraint set"
     return (
         DifferentialPrivacyGuarantee(epsilon=eps, delta=delta, adjacency=adjacency),

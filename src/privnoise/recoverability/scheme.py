@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,14 +30,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_finite_array, as_matrix, readonly
-from ..exceptions import DimensionError
+from ..exceptions import DimensionError, InvalidParameterError
+from ..guarantees import Guarantee, json_number
+from ..mechanisms import Noise, deliver, sample_shape
+from ..queries import LinearQuery, Query
 from ..random import RNGLike, default_rng
+from ..snapping import grid_exponent_for, snapped_sum
 from ._inputs import check_data_cov, check_matrix, check_rho, check_vector
 from .general_covariance import solve_general, sqrtm_psd
 from .mmse import LinearEstimator, conditional_covariance, linear_mmse_estimator
 from .theorem import Theorem1Scheme, theorem1_scheme
 
-__all__ = ["RecoverabilityResponse", "optimal_response", "recoverability_error"]
+__all__ = ["MMSEGuarantee", "RecoverabilityResponse", "optimal_response", "recoverability_error"]
 
 _OWNER = "RecoverabilityResponse"
 
@@ -78,12 +83,43 @@ def recoverability_error(
     return float(np.trace(d @ sigma @ d.T) + np.trace(q) + bias @ bias)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class MMSEGuarantee(Guarantee):
+    """Privacy as the querier's minimum mean squared error: mmse(X | Z) = π(ρ) at recoverability error ρ (Nageswaran).
+
+    Holds for data X ~ N(μ, Σ) whatever estimator the querier uses (Theorem 1 and eq. (2)).
+    """
+
+    privacy: float
+    max_privacy: float
+    recoverability_error: float
+    rho: float
+    notion: str = field(default="mmse", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "notion": self.notion,
+            "mmse": json_number(self.privacy),
+            "max_privacy": json_number(self.max_privacy) if self.max_privacy == self.max_privacy else None,
+            "recoverability_error": json_number(self.recoverability_error),
+            "rho": self.rho,
+        }
+
+    def summary(self) -> str:
+        return (
+            f"MMSE privacy: any estimate of X from the response has E‖X − X̂‖² ≥ {self.privacy:.6g} "
+            f"(recoverability error {self.recoverability_error:.6g} ≤ ρ = {self.rho:g})"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class RecoverabilityResponse:
+class RecoverabilityResponse(Noise):
     """A query response Z = F X + c + L N, N ~ N(0, I_k) independent of X ~ N(μ, Σ), answering AX + b.
 
     Build it with :func:`optimal_response`; the constructor validates shapes and accepts any linear-Gaussian
-    response (useful for comparisons).
+    response (useful for comparisons). As noise it is the part c + L N added to the attenuated query F X
+    (:meth:`query`): ``privnoise.release(x, resp.query(), resp)`` is :meth:`respond`, hardened, with the MMSE
+    guarantee.
 
     Parameters
     ----------
@@ -147,9 +183,74 @@ class RecoverabilityResponse:
         object.__setattr__(self, "_n", n)
 
     @property
-    def shape(self) -> tuple[int, int]:
-        """(m, n): the response has m entries, the data n."""
-        return (int(self.matrix.shape[0]), self._n)
+    def shape(self) -> tuple[int, ...]:
+        """(m,): the response has m entries."""
+        return (int(self.matrix.shape[0]),)
+
+    @property
+    def data_dim(self) -> int:
+        """n, the dimension of the data X."""
+        return self._n
+
+    def query(self) -> LinearQuery:
+        """The attenuated query F X the noise c + L N is added to."""
+        return LinearQuery(self.attenuation, name="attenuated query")
+
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
+        """Draws of c + L N, shape size + (m,)."""
+        leading = sample_shape(size, f"{_OWNER}.sample")
+        count = math.prod(leading)
+        generator = default_rng(rng)
+        k = self.noise_factor.shape[1]
+        w = np.broadcast_to(self.shift, (count, self.shape[0])).copy()
+        if k:
+            w += generator.standard_normal((count, k)) @ self.noise_factor.T
+        return w.reshape(leading + self.shape)
+
+    def add_to(
+        self,
+        values: ArrayLike,
+        *,
+        rng: RNGLike = None,
+        harden: bool = True,
+        grid_exponent: int | None = None,
+        checked: bool = False,
+        out: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        v = values if checked else self._check_values(values, f"{_OWNER}.add_to")
+        w = np.asarray(self.sample(math.prod(v.shape[:-1]), rng=rng)).reshape(v.shape)
+        if not harden:
+            return deliver(v + w, out)
+        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
+        return snapped_sum(v, w, k, out=out)
+
+    def default_grid_exponent(self) -> int:
+        """From the smallest non-zero noise standard deviation of a coordinate."""
+        variances = np.einsum("ij,ij->i", self.noise_factor, self.noise_factor)
+        positive = variances[variances > 0]
+        scale = math.sqrt(float(positive.min())) if positive.size else max(float(np.max(np.abs(self.shift))), 1.0)
+        return grid_exponent_for(scale)
+
+    def guarantee(self) -> MMSEGuarantee:
+        """mmse(X | Z) with the recoverability error it costs."""
+        return MMSEGuarantee(self.privacy(), self.max_privacy, self.recoverability_error(), self.rho)
+
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> MMSEGuarantee:
+        """The MMSE guarantee, for the attenuated query F X (:meth:`query`) only."""
+        operator = getattr(query, "operator", None)
+        if operator is None or operator.shape != self.attenuation.shape or not np.array_equal(
+            np.asarray(operator.dense()).reshape(self.attenuation.shape), self.attenuation
+        ):
+            raise InvalidParameterError(
+                f"`query` of `{_OWNER}.guarantee_for` must be the attenuated query F X (`response.query()`); "
+                f"got `{query.name}`."
+            )
+        return self.guarantee()
+
+    def describe(self) -> dict[str, Any]:
+        return self.as_dict()
 
     def noise_covariance(self) -> NDArray[np.float64]:
         """Q = LLᵀ, the covariance of the additive noise."""
@@ -159,7 +260,9 @@ class RecoverabilityResponse:
         """The response z = F x + c + L N for one record x (n,) or a batch (k, n), vectorised.
 
         Noise is drawn through :func:`privnoise.random.default_rng` (a CSPRNG when ``rng`` is None); an int
-        seed is for research reproducibility only. The shape of ``x`` is checked before any noise is drawn.
+        seed is for research reproducibility only. The shape of ``x`` is checked before any noise is drawn. This is
+        the paper's Z_o in floating point, for analysis; a published response goes through
+        ``privnoise.release(x, response.query(), response)``, which snaps it to a 2^k grid.
         """
         arr = as_finite_array(x, "x", f"{_OWNER}.respond", ndim=(1, 2))
         if arr.shape[-1] != self._n:

@@ -30,7 +30,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, check_positive, check_positive_int, readonly
 from ..exceptions import InvalidParameterError
 from ..guarantees import FisherGuarantee, FisherInformation
+from ..mechanisms import Noise, deliver, sample_shape
+from ..queries import LinearQuery, Query
 from ..random import RNGLike, default_rng
+from ..snapping import grid_exponent_for, snapped_sum
 from .horizon import check_observable, observability_gramian, observability_matrix
 from .statespace import StateSpace, as_statespace
 
@@ -53,8 +56,11 @@ def _sym_power(g: NDArray[np.float64], power: float) -> NDArray[np.float64]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class InitialStateNoise:
+class InitialStateNoise(Noise):
     """Correlated noise w[k] = C Aᵏ z, z ~ N(0, Σ), protecting x₀ over k = 0, …, T (Theorem 4).
+
+    The release it belongs to is y_T = Ψ_T (x₀ + z): the linear query :meth:`query` (C = Ψ_T, data x₀) plus this
+    noise, whose shape is one window (T+1, q).
 
     Parameters
     ----------
@@ -97,9 +103,17 @@ class InitialStateNoise:
         object.__setattr__(self, "_psi", observability_matrix(sys, t))
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.horizon + 1, self.system.q)
+
+    @property
     def observability(self) -> NDArray[np.float64]:
         """Ψ_T = [C; CA; …; CA^T]."""
         return self._psi
+
+    def query(self, *, bounds: Any = None) -> LinearQuery:
+        """The query this noise protects: y_T = Ψ_T x₀ (n records: the initial state)."""
+        return LinearQuery(self._psi, bounds=bounds, name="initial-state outputs")
 
     def sample_initial(self, size: int | None = None, *, rng: RNGLike = None) -> NDArray[np.float64]:
         """Draws of z ~ N(0, Σ), shape (n,) or (size, n)."""
@@ -108,11 +122,35 @@ class InitialStateNoise:
         z = g.standard_normal((k, self.system.n)) @ self._factor.T
         return z[0] if size is None else z
 
-    def sample(self, size: int | None = None, *, rng: RNGLike = None) -> NDArray[np.float64]:
-        """Whole noise sequences w[k] = CAᵏz, shape (T+1, q) or (size, T+1, q); one matrix product, no loop."""
-        z = np.atleast_2d(self.sample_initial(size, rng=rng))
-        w = (z @ self._psi.T).reshape(z.shape[0], self.horizon + 1, self.system.q)
-        return w[0] if size is None else w
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
+        """Whole noise sequences w[k] = CAᵏz, shape (T+1, q) or size + (T+1, q); one matrix product, no loop."""
+        leading = sample_shape(size, "InitialStateNoise.sample")
+        z = default_rng(rng).standard_normal((math.prod(leading), self.system.n)) @ self._factor.T
+        return (z @ self._psi.T).reshape(leading + self.shape)
+
+    def add_to(
+        self,
+        values: ArrayLike,
+        *,
+        rng: RNGLike = None,
+        harden: bool = True,
+        grid_exponent: int | None = None,
+        checked: bool = False,
+        out: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        v = values if checked else self._check_values(values, "InitialStateNoise.add_to")
+        count = math.prod(v.shape[: v.ndim - 2])
+        w = np.asarray(self.sample(count, rng=rng)).reshape(v.shape)
+        if not harden:
+            return deliver(v + w, out)
+        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
+        return snapped_sum(v, w, k, out=out)
+
+    def default_grid_exponent(self) -> int:
+        """From the smallest non-zero standard deviation of a reading."""
+        variances = np.einsum("ij,jk,ik->i", self._psi, self.initial_covariance, self._psi)
+        positive = variances[variances > 0]
+        return grid_exponent_for(math.sqrt(float(positive.min())) if positive.size else 1.0)
 
     def fisher_information(self) -> NDArray[np.float64]:
         """𝓘 = Σ⁻¹: y_T = Ψ_T(x₀ + z) with Ψ_T of full column rank carries exactly the information of x₀ + z."""
@@ -127,10 +165,31 @@ class InitialStateNoise:
         """Quality Q = E‖w_T‖² = Tr(Ψ_TᵀΨ_T Σ)."""
         return float(np.sum(observability_gramian(self.system, self.horizon) * self.initial_covariance))
 
-    def guarantee(self) -> FisherGuarantee:
+    def guarantee(self, *, grid: float = 0.0) -> FisherGuarantee:
         """The Fisher-information guarantee on x₀ (Cramér–Rao bound Tr Σ, quality Q)."""
         info = FisherInformation(np.eye(self.system.n), self.fisher_information())
-        return FisherGuarantee(info, quality=self.second_moment())
+        return FisherGuarantee(info, quality=self.second_moment(), grid=grid)
+
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> FisherGuarantee:
+        """The guarantee on x₀ for the query y_T = Ψ_T x₀ (:meth:`query`); other queries are refused."""
+        operator = getattr(query, "operator", None)
+        if operator is None or operator.shape != self._psi.shape or not np.array_equal(
+            np.asarray(operator.dense()).reshape(self._psi.shape), self._psi
+        ):
+            raise InvalidParameterError(
+                "`query` of `InitialStateNoise.guarantee_for` must be the outputs Ψ_T x₀ of this system "
+                f"(`noise.query()`); got `{query.name}`."
+            )
+        return self.guarantee(grid=grid)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "family": "initial-state-gaussian",
+            "horizon": self.horizon,
+            "initial_covariance": self.initial_covariance.tolist(),
+        }
 
 
 def theorem4_objective(system: Any, horizon: int, covariance: ArrayLike, quality_weight: float) -> float:

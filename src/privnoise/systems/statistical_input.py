@@ -15,20 +15,24 @@ inequality TV ≤ ½√(KL + KL′). The exact total variation of :mod:`privnois
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_in_range, check_positive, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
+from ..guarantees import Guarantee
+from ..mechanisms import Gaussian, Noise, deliver, sample_shape
+from ..queries import Query
 from ..random import RNGLike, default_rng
 from .gaussian_inputs import GaussianInput, wasserstein2
 from .horizon import observability_matrix, toeplitz_matrix
 from .statespace import StateSpace, as_statespace
 
 __all__ = [
+    "StatisticalInputGuarantee",
     "StatisticalInputNoise",
     "corollary_iii4_noise",
     "sensitivity_matrix",
@@ -48,9 +52,53 @@ def sensitivity_matrix(system: Any, horizon: int) -> NDArray[np.float64]:
     return readonly(on.T @ on)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class StatisticalInputGuarantee(Guarantee):
+    """(0, δ)-differential privacy of the *law* of a system's inputs under W₂ adjacency (Liu, Kawano & Cao).
+
+    Two input laws within W₂ distance c give output laws (one window of t+1 readings) within total variation δ.
+    """
+
+    theorem: str
+    delta: float
+    c: float
+    horizon: int
+    sigma: float
+    required: float
+    assumption: str = ""
+    notion: str = field(default="(0, delta)-differential privacy of the input law, W2 adjacency (Liu, Kawano & Cao)", init=False)
+
+    @property
+    def epsilon(self) -> float:
+        return 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "notion": self.notion,
+            "theorem": self.theorem,
+            "delta": self.delta,
+            "epsilon": 0.0,
+            "c": self.c,
+            "horizon": self.horizon,
+            "window": self.horizon + 1,
+            "sigma": self.sigma,
+            "required": self.required,
+            "scope": "each window of t+1 consecutive readings; k windows of the same input give TV <= k*delta",
+            "assumption": self.assumption,
+        }
+
+    def summary(self) -> str:
+        return (
+            f"(0, {self.delta:.3g})-DP of the input law for W2-adjacent laws within c = {self.c:g} "
+            f"(Theorem {self.theorem}; one window of {self.horizon + 1} readings; σ = {self.sigma:.6g})"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class StatisticalInputNoise:
+class StatisticalInputNoise(Noise):
     """White output noise V_t ~ N(0, σ²I_{(t+1)q}) certified (0, δ)-DP for Adj₂ᶜ by one of Section III's results.
+
+    Its shape is one window (t+1, q); it adds to a window of readings (the identity query over them).
 
     Attributes
     ----------
@@ -80,6 +128,10 @@ class StatisticalInputNoise:
         return self.horizon + 1
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        return (self.window, self.system.q)
+
+    @property
     def dim(self) -> int:
         """(t+1)q, the length of V_t."""
         return self.window * self.system.q
@@ -88,29 +140,69 @@ class StatisticalInputNoise:
         """Σ_V = σ²I."""
         return readonly(self.sigma**2 * np.eye(self.dim))
 
-    def sample(self, size: int | None = None, *, rng: RNGLike = None) -> NDArray[np.float64]:
-        """V_t reshaped to (t+1, q), or (size, t+1, q); vectorised."""
+    def _law(self) -> Gaussian | None:
+        return None if self.sigma == 0 else Gaussian.from_std(self.sigma, self.dim)
+
+    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
+        """V_t of shape (t+1, q), or size + (t+1, q); vectorised."""
+        leading = sample_shape(size, "StatisticalInputNoise.sample")
         g = default_rng(rng)
-        k = 1 if size is None else check_positive_int(size, "size", "StatisticalInputNoise.sample")
-        v = g.standard_normal((k, self.window, self.system.q))
+        v = g.standard_normal(leading + self.shape)
         v *= self.sigma
-        return v[0] if size is None else v
+        return v
+
+    def add_to(
+        self,
+        values: ArrayLike,
+        *,
+        rng: RNGLike = None,
+        harden: bool = True,
+        grid_exponent: int | None = None,
+        checked: bool = False,
+        out: NDArray[np.float64] | None = None,
+    ) -> NDArray[np.float64]:
+        v = values if checked else self._check_values(values, "StatisticalInputNoise.add_to")
+        law = self._law()
+        if law is None:  # the public x₀ law alone certifies the output: nothing is added
+            result = np.array(v, dtype=float)
+        else:
+            flat = np.asarray(v).reshape(v.shape[: v.ndim - 2] + (self.dim,))
+            result = law.add_to(flat, rng=rng, harden=harden, grid_exponent=grid_exponent, checked=checked)
+            result = result.reshape(v.shape)
+        return deliver(result, out)
+
+    def default_grid_exponent(self) -> int:
+        law = self._law()
+        return 0 if law is None else law.default_grid_exponent()
+
+    def marginal(self, start: int, stop: int) -> Noise | None:
+        law = self._law()
+        return None if law is None else law.marginal(start, stop)
+
+    def guarantee(self) -> StatisticalInputGuarantee:
+        """The (0, δ) guarantee of one window."""
+        return StatisticalInputGuarantee(
+            self.theorem, self.delta, self.c, self.horizon, self.sigma, self.required, self.assumption
+        )
+
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> StatisticalInputGuarantee:
+        """The guarantee of one window, for the identity query over its (t+1)q readings."""
+        operator = getattr(query, "operator", None)
+        if operator is None or operator.shape != (self.dim, self.dim) or operator.record_scale(0, 1) is None:
+            raise InvalidParameterError(
+                f"`query` of `StatisticalInputNoise.guarantee_for` must be the identity over one window of "
+                f"{self.dim} readings; got `{query.name}`."
+            )
+        return self.guarantee()
 
     def as_dict(self) -> dict[str, Any]:
         """The guarantee, for a JSON sidecar or a header line."""
-        return {
-            "notion": "(0, delta)-differential privacy of the input law, W2 adjacency (Liu, Kawano & Cao)",
-            "theorem": self.theorem,
-            "delta": self.delta,
-            "epsilon": 0.0,
-            "c": self.c,
-            "horizon": self.horizon,
-            "window": self.window,
-            "sigma": self.sigma,
-            "required": self.required,
-            "scope": "each window of t+1 consecutive readings; k windows of the same input give TV <= k*delta",
-            "assumption": self.assumption,
-        }
+        return self.guarantee().as_dict()
+
+    def describe(self) -> dict[str, Any]:
+        return {"family": "statistical-input-gaussian", "sigma": self.sigma, "window": self.window, "q": self.system.q}
 
 
 def _common(

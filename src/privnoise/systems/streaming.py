@@ -38,9 +38,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
+from ..mechanisms import Noise
 from ..random import RNGLike, default_rng
-from .initial_state import InitialStateNoise
-from .statistical_input import StatisticalInputNoise
+from ..snapping import snapped_sum
 
 __all__ = ["StreamSanitizer", "StreamState", "iter_csv_chunks", "sanitize_stream", "stream_csv"]
 
@@ -54,10 +54,13 @@ class StreamState:
 
 
 def _window(noise: Any) -> tuple[int, int]:
-    if isinstance(noise, StatisticalInputNoise | InitialStateNoise):
-        return noise.horizon + 1, noise.system.q
+    """(readings per window, outputs per reading) of window noise of shape (t+1, q)."""
+    if isinstance(noise, Noise) and len(noise.shape) == 2:
+        window, q = noise.shape
+        return window, q
     raise InvalidParameterError(
-        f"`noise` of `StreamSanitizer` must be a StatisticalInputNoise or an InitialStateNoise; got {type(noise).__name__}."
+        "`noise` of `StreamSanitizer` must be window noise of shape (t+1, q), such as a StatisticalInputNoise or "
+        f"an InitialStateNoise; got {type(noise).__name__}."
     )
 
 
@@ -71,11 +74,19 @@ class StreamSanitizer:
     state : StreamState, optional
         Resume from a saved state. Mid-window resumption is refused for time-correlated noise (Theorem 4), whose
         remaining coordinates would have to be drawn conditionally on coordinates already used.
+    harden : bool, default True
+        Snap every noisy reading to the noise's 2^k grid (:mod:`privnoise.snapping`), so that no low-order bit of
+        the output depends on the reading; ``False`` for research only.
     """
 
-    def __init__(self, noise: Any, *, rng: RNGLike = None, state: StreamState | None = None) -> None:
+    def __init__(
+        self, noise: Any, *, rng: RNGLike = None, state: StreamState | None = None, harden: bool = True
+    ) -> None:
         self.noise = noise
         self.window, self.q = _window(noise)
+        if not isinstance(harden, bool):
+            raise InvalidParameterError(f"`harden` of `StreamSanitizer` must be True or False; got {harden!r}.")
+        self._grid = noise.default_grid_exponent() if harden else None
         self._rng = default_rng(rng)
         st = state or StreamState()
         check_positive_int(st.count, "count", "StreamState", minimum=0)
@@ -83,7 +94,7 @@ class StreamSanitizer:
             raise InvalidParameterError(
                 f"`position` of `StreamState` must be in [0, {self.window}); got {st.position}."
             )
-        if st.position and isinstance(noise, InitialStateNoise):
+        if st.position and noise.marginal(0, 1) is None:
             raise InvalidParameterError(
                 "`state` of `StreamSanitizer`: cannot resume time-correlated noise (Theorem 4) mid-window; "
                 f"restart at a window boundary (position 0), got position {st.position}."
@@ -121,7 +132,9 @@ class StreamSanitizer:
             noise = np.concatenate([self._pending, fresh])
         else:
             noise = self._pending
-        out = y + noise[:k]
+        drawn = noise[:k]
+        # zero noise (a design certified by the public x₀ law alone) adds nothing and has no grid to snap to
+        out = y + drawn if self._grid is None or not drawn.any() else snapped_sum(y, drawn.copy(), self._grid)
         self._pending = noise[k:]
         self._count += k
         return out.reshape(shape)

@@ -22,6 +22,7 @@ from scipy import integrate, special
 
 from .._validation import as_finite_array, as_matrix, check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
+from ..mechanisms import Noise
 from ..random import RNGLike, default_rng
 from .gaussian_inputs import GaussianInput
 from .horizon import observability_matrix, toeplitz_matrix
@@ -210,9 +211,9 @@ def total_variation(
     >>> total_variation(sys, noise, (x0, u1), (x0, u2)) <= 0.1
     True
     """
-    if not isinstance(noise, StatisticalInputNoise):
+    if not isinstance(noise, Noise) or not hasattr(noise, "horizon") or not hasattr(noise, "covariance"):
         raise InvalidParameterError(
-            f"`noise` of `total_variation` must be a StatisticalInputNoise; got {type(noise).__name__}."
+            f"`noise` of `total_variation` must be window noise such as a StatisticalInputNoise; got {type(noise).__name__}."
         )
     cov_v = noise.covariance()
     p = output_law(system, noise.horizon, law, cov_v)
