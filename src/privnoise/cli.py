@@ -195,7 +195,9 @@ def design(
 @app.command("release")
 @_errors_exit_2
 def release_command(
-    data: Annotated[Path, typer.Argument(metavar="DATA.csv", help="CSV file with a header line.")],
+    data: Annotated[
+        Path, typer.Argument(metavar="DATA", help="CSV file with a header line, or a Parquet file.")
+    ],
     column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
     query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
     support: Support = None,
@@ -210,6 +212,7 @@ def release_command(
     ] = None,
 ) -> None:
     """Release a noisy answer to a query on one CSV column, with the guarantee that holds for it."""
+    from .io import read
     from .release import release
     from .sample_data import load_csv_column
 
@@ -229,7 +232,7 @@ def release_command(
             "[yellow]warning: --seed makes the noise reproducible and predictable; use it for research only, "
             "never for a real release.[/yellow]"
         )
-    x = load_csv_column(data, column)
+    x = read(data, column) if data.suffix.lower() in (".parquet", ".pq") else load_csv_column(data, column)
     if declared is not None and not clamp:
         outside = int(((x < declared[0]) | (x > declared[1])).sum())
         if outside:

@@ -175,6 +175,11 @@ class Query:
             )
         return float(self.bounds.width * operator.max_column_norm(norm, block))
 
+    def changed_outputs(self) -> int:
+        """How many outputs one record can move (all m for a nonlinear query): the coordinates a rounding of the
+        output to a lattice adds to the sensitivity."""
+        return self.m
+
     def output_bound(self) -> float | None:
         """A bound on max_k |f_k(x)| over the declared domain (None without declared bounds or for a nonlinear
         query): used to keep hardened arithmetic exact, never derived from the data."""
@@ -299,6 +304,9 @@ class LinearQuery(Query):
                 f"`bounds` of `{self.name}` must be declared to compute a sensitivity."
             )
         return float(self.bounds.width * self.operator.max_column_norm(norm, block))
+
+    def changed_outputs(self) -> int:
+        return self.operator.max_column_support()
 
     def output_bound(self) -> float | None:
         if self.bounds is None:

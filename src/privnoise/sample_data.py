@@ -51,8 +51,6 @@ True
 
 from __future__ import annotations
 
-import csv
-import math
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -268,7 +266,8 @@ def load_csv_column(path: str | PathLike[str], column: str) -> NDArray[np.float6
     Parameters
     ----------
     path : str or path-like
-        A UTF-8 CSV file (a leading byte-order mark is accepted).
+        A UTF-8 CSV file (a leading byte-order mark is accepted; the delimiter is detected among , ; tab |). Read by
+        :mod:`privnoise.io`, the reader the library, the command line and the server share.
     column : str
         Name of the column, as in the header (surrounding spaces ignored).
 
@@ -292,54 +291,7 @@ def load_csv_column(path: str | PathLike[str], column: str) -> NDArray[np.float6
     ...     load_csv_column(p, "kwh").tolist()
     [0.5, 1.5]
     """
-    file = Path(path)
-    try:
-        with file.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            try:
-                return _parse_column(file, reader, column.strip())
-            except csv.Error as exc:
-                where = f"{file}, line {reader.line_num}"
-                raise InvalidParameterError(f"{where}: malformed CSV ({exc}).") from None
-    except UnicodeDecodeError as exc:
-        where = f"{file}: not a UTF-8 text file"
-        raise InvalidParameterError(f"{where} ({exc.reason} at byte {exc.start}).") from None
+    from .io.csv_files import csv_chunks
 
-
-def _parse_column(file: Path, reader: Any, name: str) -> NDArray[np.float64]:
-    """The body of :func:`load_csv_column`: header check, then one finite float per data row."""
-    header = next(reader, None)
-    if header is None or not any(cell.strip() for cell in header):
-        raise InvalidParameterError(f"{file}: the file is empty; expected a header line naming the columns.")
-    names = [cell.strip() for cell in header]
-    if names.count(name) != 1:
-        problem = "appears more than once in" if name in names else "is not in"
-        raise InvalidParameterError(
-            f"{file}: column {name!r} {problem} the header (columns: {', '.join(map(repr, names))})."
-        )
-    index = names.index(name)
-    values: list[float] = []
-    blank_line = 0
-    for row in reader:
-        line = reader.line_num
-        if not row:
-            blank_line = blank_line or line
-            continue
-        if blank_line:
-            raise InvalidParameterError(f"{file}, line {blank_line}: blank line inside the data.")
-        where = f"{file}, line {line}, column {name!r}"
-        if index >= len(row):
-            raise InvalidParameterError(f"{where}: missing value (the row has only {len(row)} field(s)).")
-        cell = row[index].strip()
-        if not cell:
-            raise InvalidParameterError(f"{where}: missing value (empty cell).")
-        try:
-            value = float(cell)
-        except ValueError:
-            raise InvalidParameterError(f"{where}: not a number: {cell[:40]!r}.") from None
-        if not math.isfinite(value):
-            raise InvalidParameterError(f"{where}: {cell[:40]!r} is not finite (NaN and inf are refused).")
-        values.append(value)
-    if not values:
-        raise InvalidParameterError(f"{file}: column {name!r} has no data rows.")
-    return np.asarray(values, dtype=np.float64)
+    parts = list(csv_chunks(Path(path), column))
+    return np.concatenate(parts) if parts else np.empty(0)

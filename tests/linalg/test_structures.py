@@ -82,6 +82,7 @@ def test_operator_matches_dense(seed, name):
     close(op.max_column_norm("l2"), np.sqrt((c * c).sum(axis=0)).max())
     close(op.max_abs_row_sum(), np.abs(c).sum(axis=1).max())
     close(op.absolute().dense(), np.abs(c))
+    assert op.max_column_support() == np.count_nonzero(c, axis=0).max()
     if m % 2 == 0:
         blocks = np.sqrt((c * c).reshape(m // 2, 2, n).sum(axis=1)).sum(axis=0)
         close(op.max_column_norm("l1-l2", 2), blocks.max())

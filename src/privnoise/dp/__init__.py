@@ -13,8 +13,12 @@ Accounting
     :class:`PrivacyAccountant` — the base: ``PrivacyAccountant(mode=...)`` gives a :class:`RationalAccountant`
     (pure, approximate: basic/advanced composition in exact rationals) or a :class:`LibraryAccountant` (tight PLD,
     RDP via dp-accounting).
+Calibration
+    :func:`smallest_parameter`, :func:`safe_side` — the one safe-side calibrator behind every calibration.
 Hardening (SECURITY.md 1–2)
     :func:`hardened` / :class:`HardenedMechanism` — clamp, snap to a 2^k grid, rounding added to the sensitivity;
+    :func:`hardened_laplace_for_epsilon`, :func:`hardened_gaussian_for_epsilon_delta` — calibrated to a declared
+    (ε, δ) with the rounding included (the query server's noise);
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
@@ -22,6 +26,7 @@ Audit (SECURITY.md 4)
 
 from .accounting import PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
+from .calibration import safe_side, smallest_parameter
 from .gaussian import (
     classical_gaussian_sigma,
     gaussian_delta,
@@ -29,6 +34,7 @@ from .gaussian import (
     gaussian_for_epsilon_delta,
     gaussian_sigma,
 )
+from .hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
 from .hardening import HardenedMechanism, hardened
 from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
 from .lattice import (
@@ -82,6 +88,8 @@ __all__ = [
     "gaussian_for_epsilon_delta",
     "gaussian_sigma",
     "hardened",
+    "hardened_gaussian_for_epsilon_delta",
+    "hardened_laplace_for_epsilon",
     "laplace_epsilon",
     "laplace_for_epsilon",
     "lattice_sensitivity",
@@ -89,6 +97,8 @@ __all__ = [
     "lipschitz_for_epsilon",
     "multi_user_laplace",
     "profile_of",
+    "safe_side",
+    "smallest_parameter",
     "zcdp_delta",
     "zcdp_epsilon",
 ]

@@ -18,7 +18,8 @@ from scipy import special
 from .._validation import check_positive, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..mechanisms import Gaussian
-from ._invert import smallest_epsilon
+from .calibration import smallest_parameter
+from .inversion import smallest_epsilon
 
 __all__ = [
     "classical_gaussian_sigma",
@@ -77,21 +78,8 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float
     d = check_positive(sensitivity, "sensitivity", "gaussian_sigma")
     if dl == 0.0:
         raise CalibrationError("Gaussian noise cannot give δ = 0; use a Laplace mechanism for pure ε-DP.")
-    lo, hi = 1e-3 * d, d
-    while gaussian_delta(hi, eps, sensitivity=d) > dl:
-        hi *= 2.0
-        if hi > 1e12 * d:
-            raise CalibrationError("could not bracket σ for the Gaussian privacy profile.")
-    while gaussian_delta(lo, eps, sensitivity=d) <= dl:
-        lo /= 2.0
-        if lo < 1e-300:
-            return lo
-    from scipy import optimize
-
-    return float(
-        optimize.brentq(
-            lambda s: gaussian_delta(s, eps, sensitivity=d) - dl, lo, hi, xtol=1e-15 * d, rtol=1e-14
-        )
+    return smallest_parameter(
+        lambda s: gaussian_delta(s, eps, sensitivity=d), dl, start=d, what="σ for the Gaussian privacy profile"
     )
 
 

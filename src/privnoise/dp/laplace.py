@@ -20,6 +20,7 @@ import numpy as np
 from .._validation import check_positive, check_positive_int
 from ..exceptions import InvalidParameterError
 from ..mechanisms import L2Laplace, Laplace, Mechanism, MultiUserLaplace
+from .calibration import safe_side
 
 __all__ = [
     "epsilon_of_laplace",
@@ -78,7 +79,8 @@ def laplace_for_epsilon(
         raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
     n = None if dim is None else check_positive_int(dim, "dim", owner)
     if norm == "l1":
-        return Laplace(scale=d / eps if n is None else np.broadcast_to(d / eps, (n,)))
+        scale = safe_side(d / eps, lambda b: d / b <= eps, what="the Laplace scale")
+        return Laplace(scale=scale if n is None else np.broadcast_to(scale, (n,)))
     if n is None:
         raise InvalidParameterError(f"`dim` of `{owner}` is required for norm 'l2'; got None.")
     return L2Laplace(epsilon=eps / d, dim=n)

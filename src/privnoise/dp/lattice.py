@@ -45,7 +45,7 @@ from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import InvalidParameterError
 from ..mechanisms import LatticeMechanism
 from ..snapping import DEFAULT_GRID_BITS, grid_exponent_for
-from ._invert import smallest_epsilon
+from .inversion import smallest_epsilon
 
 __all__ = [
     "DEFAULT_GRID_BITS",

@@ -24,6 +24,7 @@ at most Λ/2 per coordinate, so the sensitivity grows to :func:`~privnoise.dp.la
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_positive, check_probability
+from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
@@ -105,6 +106,19 @@ class PrivacyProfile(ABC):
         """The Lipschitz constant sup ‖∇log g‖_* in closed form, with its reason (None when unknown)."""
         return None
 
+    def touching(self, coordinates: int) -> PrivacyProfile:
+        """The profile for a query one record of which moves at most ``coordinates`` outputs (the identity moves
+        one): only the rounding to a lattice depends on it, one Λ per moved coordinate."""
+        if "touched" not in getattr(self, "__dataclass_fields__", {}):
+            return self
+        return dataclasses.replace(self, touched=coordinates)  # type: ignore[type-var]
+
+    @property
+    def moved(self) -> int:
+        """The coordinates one record moves (all of them unless the query says fewer)."""
+        touched = getattr(self, "touched", None)
+        return int(touched if touched is not None else getattr(self, "dim", 1))
+
     def composed(self, count: int) -> PrivacyProfile | None:
         """The profile of ``count`` adaptive releases when they compose exactly into one of this kind, else None."""
         return None
@@ -151,6 +165,7 @@ class LaplaceProfile(PrivacyProfile):
     norm: str = "l1"
     pure: bool = True
     label: str = "Laplace"
+    touched: int | None = None
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -164,7 +179,7 @@ class LaplaceProfile(PrivacyProfile):
         if not grid:
             return sensitivity / self.scale
         if self._uniform():
-            return lattice_sensitivity(sensitivity, grid, dim=self.dim) * grid / self.scale
+            return lattice_sensitivity(sensitivity, grid, dim=self.moved) * grid / self.scale
         return float(sensitivity / self.scale + grid * np.sum(1.0 / self.scales))
 
     def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
@@ -175,7 +190,7 @@ class LaplaceProfile(PrivacyProfile):
             return _declared(sensitivity) / Fraction(self.scale)
         g = Fraction(grid)
         if self._uniform():
-            units = Fraction(int(lattice_sensitivity(sensitivity, grid, dim=self.dim)))
+            units = Fraction(int(lattice_sensitivity(sensitivity, grid, dim=self.moved)))
             return units * g / Fraction(self.scale)
         inverse = sum((1 / Fraction(float(v)) for v in np.ravel(self.scales)), Fraction(0))
         return Fraction(sensitivity) / Fraction(self.scale) + g * inverse
@@ -204,6 +219,7 @@ class GaussianProfile(PrivacyProfile):
     norm: str = "l2"
     pure: bool = False
     label: str = "Gaussian"
+    touched: int | None = None
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -212,7 +228,7 @@ class GaussianProfile(PrivacyProfile):
     def _sensitivity(self, sensitivity: float, grid: float | None) -> float:
         if not grid:
             return sensitivity
-        return lattice_sensitivity(sensitivity, grid, dim=self.dim, norm="l2") * grid
+        return lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         if delta == 0.0:
@@ -246,6 +262,7 @@ class NormLaplaceProfile(PrivacyProfile):
     users: int = 1
     pure: bool = True
     label: str = "ℓ2 Laplace"
+    touched: int | None = None
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -254,7 +271,7 @@ class NormLaplaceProfile(PrivacyProfile):
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         if grid:
-            sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.dim, norm="l2") * grid
+            sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
         return self.epsilon_per_unit * sensitivity
 
     def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
@@ -287,6 +304,7 @@ class DiscreteLaplaceProfile(PrivacyProfile):
     norm: str = "l1"
     pure: bool = True
     label: str = "discrete Laplace"
+    touched: int | None = None
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -294,14 +312,14 @@ class DiscreteLaplaceProfile(PrivacyProfile):
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         g = self.lattice_grid
-        return lattice_sensitivity(sensitivity, g, dim=self.dim) * g / self.lattice_scale
+        return lattice_sensitivity(sensitivity, g, dim=self.moved) * g / self.lattice_scale
 
     def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
         return 0.0 if epsilon >= self.epsilon(sensitivity) else 1.0
 
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         g = self.lattice_grid
-        units = Fraction(int(lattice_sensitivity(sensitivity, g, dim=self.dim)))
+        units = Fraction(int(lattice_sensitivity(sensitivity, g, dim=self.moved)))
         return units * Fraction(g) / Fraction(self.lattice_scale)
 
 
@@ -316,25 +334,26 @@ class DiscreteGaussianProfile(PrivacyProfile):
     norm: str = "l2"
     pure: bool = False
     label: str = "discrete Gaussian"
+    touched: int | None = None
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", self.sigma)
 
     def _rho(self, sensitivity: float) -> float:
-        sens = lattice_sensitivity(sensitivity, self.lattice_grid, dim=self.dim, norm="l2") * self.lattice_grid
+        sens = lattice_sensitivity(sensitivity, self.lattice_grid, dim=self.moved, norm="l2") * self.lattice_grid
         return sens**2 / (2.0 * self.sigma**2)
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         if delta == 0.0:
             raise CalibrationError("Gaussian-type noise gives no pure ε-DP; pass delta > 0.")
-        if self.dim > 1:
+        if self.moved > 1:
             return zcdp_epsilon(self._rho(sensitivity), delta)
         units = lattice_sensitivity(sensitivity, self.lattice_grid)
         return discrete_gaussian_epsilon(self.sigma / self.lattice_grid, delta, sensitivity=units)
 
     def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
-        if self.dim > 1:
+        if self.moved > 1:
             return zcdp_delta(self._rho(sensitivity), epsilon)
         units = lattice_sensitivity(sensitivity, self.lattice_grid)
         return discrete_gaussian_delta(self.sigma / self.lattice_grid, epsilon, sensitivity=units)
@@ -362,6 +381,9 @@ class RoundedProfile(PrivacyProfile):
         object.__setattr__(self, "norm", self.inner.norm)
         object.__setattr__(self, "pure", self.inner.pure)
         object.__setattr__(self, "scale", self.inner.scale)
+
+    def touching(self, coordinates: int) -> RoundedProfile:
+        return RoundedProfile(self.inner.touching(coordinates), self.grid)
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         return self.inner.epsilon(sensitivity, delta, grid=self.grid)
@@ -441,7 +463,9 @@ def profile_of(noise: Any) -> PrivacyProfile:
     return NoProfile(f"no differential-privacy guarantee is known for {name}.", scale=scale)
 
 
-def epsilon_delta_of(mechanism: Any, *, sensitivity: float, delta: float = 0.0) -> DifferentialPrivacyGuarantee:
+def epsilon_delta_of(
+    mechanism: Any, *, sensitivity: float, delta: float = 0.0, coordinates: int | None = None
+) -> DifferentialPrivacyGuarantee:
     """The (ε, δ) differential privacy of ``mechanism`` for a query of the given sensitivity.
 
     Parameters
@@ -452,6 +476,9 @@ def epsilon_delta_of(mechanism: Any, *, sensitivity: float, delta: float = 0.0) 
         Δ > 0: ℓ1 for Laplace, ℓ2 for the Gaussian and ℓ2 Laplace, Σ_users ‖·‖₂ for multi-user Laplace.
     delta : float, default 0
         The δ at which ε is wanted (Gaussian-type noise needs δ > 0; pure mechanisms report δ = 0).
+    coordinates : int, optional
+        How many coordinates one record moves (the query's ``changed_outputs()``; all of them by default). Only the
+        rounding to a lattice depends on it.
 
     Returns
     -------
@@ -479,7 +506,10 @@ def epsilon_delta_of(mechanism: Any, *, sensitivity: float, delta: float = 0.0) 
         raise InvalidParameterError(
             f"`mechanism` of `{_OWNER}` must be a privnoise mechanism; got {type(mechanism).__name__}."
         )
-    return profile_of(mechanism).guarantee(sens, dl)
+    profile = profile_of(mechanism)
+    if coordinates is not None:
+        profile = profile.touching(check_positive_int(coordinates, "coordinates", _OWNER))
+    return profile.guarantee(sens, dl)
 
 
 def dp_guarantee_for(noise: Any, query: Query, *, delta: float | None = None) -> DifferentialPrivacyGuarantee | None:
@@ -488,6 +518,7 @@ def dp_guarantee_for(noise: Any, query: Query, *, delta: float | None = None) ->
     profile = profile_of(noise)
     if isinstance(profile, NoProfile) or query.bounds is None:
         return None
+    profile = profile.touching(query.changed_outputs())
     if not profile.pure and not delta:
         return None
     try:

@@ -190,6 +190,10 @@ class LinearOperator(ABC):
         j = info.dense()
         return _dense_inverse_trace(c.T @ j @ c)
 
+    def max_column_support(self) -> int:
+        """max_i #{k : C_ki ≠ 0}: how many outputs one record can move (what rounding each output costs)."""
+        return int(np.max(np.count_nonzero(np.asarray(self.dense()).reshape(self.shape), axis=0)))
+
     def is_zero(self) -> bool:
         return self.max_abs_row_sum() == 0.0
 
@@ -252,6 +256,9 @@ class Identity(LinearOperator):
     def max_abs_row_sum(self) -> float:
         return abs(self.scale)
 
+    def max_column_support(self) -> int:
+        return 1
+
     def absolute(self) -> Identity:
         return Identity(self._n, abs(self.scale))
 
@@ -311,6 +318,9 @@ class Diagonal(LinearOperator):
 
     def max_abs_row_sum(self) -> float:
         return float(np.max(np.abs(self.weights)))
+
+    def max_column_support(self) -> int:
+        return 1
 
     def absolute(self) -> Diagonal:
         return Diagonal(np.abs(self.weights))
@@ -394,6 +404,9 @@ class Row(LinearOperator):
         if self.constant_value is not None:
             return abs(self.constant_value) * self._n
         return float(np.sum(np.abs(self.weights)))
+
+    def max_column_support(self) -> int:
+        return 1
 
     def absolute(self) -> Row:
         if self.constant_value is not None:
@@ -518,6 +531,9 @@ class SparseMatrix(LinearOperator):
     def max_abs_row_sum(self) -> float:
         return float(np.max(np.asarray(abs(self.matrix).sum(axis=1)).ravel()))
 
+    def max_column_support(self) -> int:
+        return int(np.max(np.diff(self.matrix.indptr)))
+
     def absolute(self) -> SparseMatrix:
         return SparseMatrix(abs(self.matrix))
 
@@ -603,6 +619,9 @@ class Kronecker(LinearOperator):
     def max_abs_row_sum(self) -> float:
         return self.left.max_abs_row_sum() * self.right.max_abs_row_sum()
 
+    def max_column_support(self) -> int:
+        return self.left.max_column_support() * self.right.max_column_support()
+
     def absolute(self) -> Kronecker:
         return Kronecker(self.left.absolute(), self.right.absolute())
 
@@ -674,6 +693,9 @@ class BlockDiagonal(LinearOperator):
 
     def max_abs_row_sum(self) -> float:
         return max(b.max_abs_row_sum() for b in self.blocks)
+
+    def max_column_support(self) -> int:
+        return max(b.max_column_support() for b in self.blocks)
 
     def absolute(self) -> BlockDiagonal:
         return BlockDiagonal([b.absolute() for b in self.blocks])

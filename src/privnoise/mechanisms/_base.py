@@ -247,8 +247,23 @@ class Mechanism(Noise):
         return DenseForm(np.atleast_2d(np.asarray(self.covariance(), dtype=float)))
 
     def information_form(self) -> SymmetricForm:
-        """The location Fisher information as a :class:`~privnoise.linalg.SymmetricForm`."""
-        return DenseForm(self.fisher_information_matrix())
+        """The location Fisher information as a :class:`~privnoise.linalg.SymmetricForm`.
+
+        Raises
+        ------
+        CalibrationError
+            When the information is infinite (a density with a jump): the noise then gives no Fisher-information
+            privacy at all.
+        """
+        from ..exceptions import CalibrationError
+
+        matrix = self.fisher_information_matrix()
+        if not np.all(np.isfinite(matrix)):
+            raise CalibrationError(
+                f"{self.name} has infinite Fisher information (its density jumps or rises linearly from zero): "
+                "it gives no Fisher-information privacy."
+            )
+        return DenseForm(matrix)
 
     def noise_scale(self) -> float:
         """The scale that sets the default grid: √λ_min of the covariance."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ..exceptions import CalibrationError
+from .calibration import smallest_parameter
 
 __all__ = ["smallest_epsilon"]
 
@@ -15,9 +15,9 @@ def smallest_epsilon(
 ) -> float:
     """The smallest ε ≥ 0 with ``profile(ε) ≤ delta``, for a profile δ(ε) that decreases in ε.
 
-    The root is bracketed by doubling (``CalibrationError`` past ``limit``), found with Brent's method, and then
-    nudged up until ``profile(ε) ≤ delta`` holds exactly in floating point, so the reported ε is never below
-    the true one.
+    The one calibrator (:func:`~privnoise.dp.calibration.smallest_parameter`) brackets the root by doubling
+    (``CalibrationError`` past ``limit``), finds it with Brent's method, and steps it up until ``profile(ε) ≤ delta``
+    holds exactly in floating point, so the reported ε is never below the true one.
 
     Examples
     --------
@@ -28,14 +28,5 @@ def smallest_epsilon(
         return math.inf
     if profile(0.0) <= delta:
         return 0.0
-    hi = 1.0
-    while profile(hi) > delta:
-        hi *= 2.0
-        if hi > limit:
-            raise CalibrationError(f"could not bracket ε of {what} for δ = {delta:g}.")
-    from scipy import optimize
-
-    eps = float(optimize.brentq(lambda e: profile(e) - delta, 0.0, hi, xtol=1e-14, rtol=1e-13))
-    while profile(eps) > delta:
-        eps = eps * (1.0 + 1e-12) + 1e-14
-    return eps
+    eps = smallest_parameter(profile, delta, start=1.0, what=f"ε of {what} for δ = {delta:g}", limit=limit)
+    return eps if profile(eps) <= delta else math.inf
