@@ -60,6 +60,8 @@ class FisherInformation:
     """
 
     __slots__ = ("noise_form", "operator")
+    operator: LinearOperator
+    noise_form: SymmetricForm
 
     def __init__(self, jacobian: Any, noise_information: Any) -> None:
         owner = "FisherInformation"
@@ -86,7 +88,7 @@ class FisherInformation:
     @property
     def jacobian(self) -> NDArray[np.float64]:
         """F as a dense (m, n) array (refused for structured operators too large to expand)."""
-        return np.asarray(self.operator.dense(), dtype=float).reshape(self.operator.shape)
+        return np.asarray(self.operator.dense(), dtype=np.float64).reshape(self.operator.shape)
 
     @property
     def noise_information(self) -> NDArray[np.float64]:

@@ -220,6 +220,8 @@ class LinearQuery(Query):
     """
 
     __slots__ = ("_scalar", "bounds", "n", "name", "operator")
+    operator: LinearOperator
+    _scalar: bool
 
     def __init__(self, matrix: Any, bounds: Any = None, name: str = "linear") -> None:
         owner = "LinearQuery"

@@ -265,34 +265,52 @@ def release(
     path = None if out is None else check_output(out, _OWNER)
     if path is not None and not query.output_shape:
         raise InvalidParameterError("`out` of `release` is for vector releases; this query returns a scalar.")
-    generator = default_rng(rng)
-    source = as_source(data, chunk_size=size)
-    if source.length is not None and source.length != query.n:
+    generator = default_rng(rng)  # validated before the data is touched
+    plan = _Plan(as_source(data, chunk_size=size), query, mechanism, generator, out_of_bounds, harden, dl, path)
+    if plan.source.length is not None and plan.source.length != query.n:
         raise DimensionError(
-            f"`data` of `release` must have length {query.n} (the query's n); got {source.length}."
+            f"`data` of `release` must have length {query.n} (the query's n); got {plan.source.length}."
         )
     if isinstance(mechanism, Noise):
         operator = getattr(query, "operator", None)
         if operator is not None and operator.record_scale(0, 1) is not None and mechanism.marginal(0, 1) is not None:
-            return _release_by_blocks(source, query, mechanism, generator, out_of_bounds, harden, dl, path)
+            return plan.by_blocks(mechanism, operator)
         if operator is not None and query.m <= ACCUMULATE_LIMIT:
-            return _release_accumulated(source, query, mechanism, generator, out_of_bounds, harden, dl, path)
-    return _release_whole(source, query, mechanism, generator, out_of_bounds, harden, dl, path)
+            return plan.accumulated(mechanism, operator)
+    return plan.whole()
 
 
-def _finish(
-    value: NDArray[np.float64],
-    guarantee: Guarantee,
-    query: Query,
-    mechanism: NoiseDesign,
-    reader: _Reader,
-    k: int | None,
-    path: Any,
-) -> Release:
-    grid = 0.0 if k is None else math.ldexp(1.0, k)
-    output = None
-    if path is not None:
-        writer = open_writer(path, int(value.size))
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One release: what is read, asked and added, and how (see the module docstring for the three ways)."""
+
+    source: Source
+    query: Query
+    design: NoiseDesign
+    generator: np.random.Generator
+    policy: OutOfBounds
+    harden: bool
+    delta: float | None
+    path: Any
+
+    def _start(self, law: Noise, x: NDArray[np.float64] | None = None) -> tuple[int | None, float, Guarantee]:
+        """The grid exponent, the record magnitude its arithmetic takes, and the guarantee (before any noise)."""
+        k, reach = _grid_exponent(law, self.query, self.harden)
+        grid = 0.0 if k is None or not isinstance(law, Mechanism) else math.ldexp(1.0, k)
+        return k, reach, self.design.guarantee_for(self.query, x, delta=self.delta, grid=grid)
+
+    def _result(
+        self, value: Any, guarantee: Guarantee, reader: _Reader, k: int | None, output: str | None = None
+    ) -> Release:
+        grid = 0.0 if k is None else math.ldexp(1.0, k)
+        describe = self.query.describe(), self.design.describe()
+        return Release(value, guarantee, *describe, reader.clamped, grid, output)
+
+    def _publish(self, value: NDArray[np.float64], guarantee: Guarantee, reader: _Reader, k: int | None) -> Release:
+        """A release computed whole: returned, or written to ``path``."""
+        if self.path is None:
+            return self._result(float(value) if value.ndim == 0 else value, guarantee, reader, k)
+        writer = open_writer(self.path, int(value.size))
         try:
             for start in range(0, value.size, BLOCK):
                 writer.write(value.ravel()[start : start + BLOCK])
@@ -300,114 +318,76 @@ def _finish(
         except BaseException:
             writer.abort()
             raise
-        final: Any = None
-    else:
-        final = float(value) if value.ndim == 0 else value
-    return Release(final, guarantee, query.describe(), mechanism.describe(), reader.clamped, grid, output)
+        return self._result(None, guarantee, reader, k, output)
 
-
-def _release_by_blocks(
-    source: Source,
-    query: Query,
-    noise: Noise,
-    generator: np.random.Generator,
-    policy: OutOfBounds,
-    harden: bool,
-    delta: float | None,
-    path: Any,
-) -> Release:
-    """Identity-like queries: every block of records gives the same block of outputs, with its own noise."""
-    k, reach = _grid_exponent(noise, query, harden)
-    grid = 0.0 if k is None or not isinstance(noise, Mechanism) else math.ldexp(1.0, k)
-    guarantee = noise.guarantee_for(query, delta=delta, grid=grid)
-    operator = query.operator  # type: ignore[attr-defined]
-    reader = _Reader(source, query, policy, reach)
-    writer = None if path is None else open_writer(path, query.n)
-    result = np.empty(query.n) if writer is None else None
-    buffer = np.empty(BLOCK) if writer is not None else None
-    try:
-        for start, block in reader.blocks():
-            stop = start + block.size
-            scale = operator.record_scale(start, stop)
-            values = block if np.all(scale == 1.0) else block * scale
-            law = noise.marginal(start, stop)
-            assert law is not None
-            target = result[start:stop] if result is not None else buffer[: block.size]  # type: ignore[index]
-            law.add_to(values, rng=generator, harden=harden, grid_exponent=k, checked=True, out=target)
+    def by_blocks(self, noise: Noise, operator: Any) -> Release:
+        """Identity-like queries: every block of records gives the same block of outputs, with its own noise."""
+        query = self.query
+        k, reach, guarantee = self._start(noise)
+        reader = _Reader(self.source, query, self.policy, reach)
+        writer = None if self.path is None else open_writer(self.path, query.n)
+        result = np.empty(query.n) if writer is None else None
+        buffer = np.empty(BLOCK) if writer is not None else None
+        try:
+            for start, block in reader.blocks():
+                stop = start + block.size
+                scale = operator.record_scale(start, stop)
+                values = block if np.all(scale == 1.0) else block * scale
+                law = noise.marginal(start, stop)
+                assert law is not None
+                target = result[start:stop] if result is not None else buffer[: block.size]  # type: ignore[index]
+                law.add_to(values, rng=self.generator, harden=self.harden, grid_exponent=k, checked=True, out=target)
+                if writer is not None:
+                    writer.write(target)
+            output = None if writer is None else str(writer.commit())
+        except BaseException:
             if writer is not None:
-                writer.write(target)
-        output = None if writer is None else str(writer.commit())
-    except BaseException:
-        if writer is not None:
-            writer.abort()
-        raise
-    return Release(
-        result, guarantee, query.describe(), noise.describe(), reader.clamped,
-        0.0 if k is None else math.ldexp(1.0, k), output,
-    )
+                writer.abort()
+            raise
+        return self._result(result, guarantee, reader, k, output)
 
-
-def _release_accumulated(
-    source: Source,
-    query: Query,
-    noise: Noise,
-    generator: np.random.Generator,
-    policy: OutOfBounds,
-    harden: bool,
-    delta: float | None,
-    path: Any,
-) -> Release:
-    """Linear queries with few outputs: Cx = Σ_blocks C[:, block] x[block], in one pass over the data."""
-    k, reach = _grid_exponent(noise, query, harden)
-    grid = 0.0 if k is None or not isinstance(noise, Mechanism) else math.ldexp(1.0, k)
-    guarantee = noise.guarantee_for(query, delta=delta, grid=grid)
-    operator = query.operator  # type: ignore[attr-defined]
-    reader = _Reader(source, query, policy, reach)
-    partials: list[float] = []
-    total = np.zeros(query.m)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for start, block in reader.blocks():
-            part = operator.apply_columns(block, start)
+    def accumulated(self, noise: Noise, operator: Any) -> Release:
+        """Linear queries with few outputs: Cx = Σ_blocks C[:, block] x[block], in one pass over the data."""
+        query = self.query
+        k, reach, guarantee = self._start(noise)
+        reader = _Reader(self.source, query, self.policy, reach)
+        partials: list[float] = []
+        total = np.zeros(query.m)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for start, block in reader.blocks():
+                part = operator.apply_columns(block, start)
+                if query.m == 1:
+                    partials.append(float(part[0]))
+                else:
+                    total += part
             if query.m == 1:
-                partials.append(float(part[0]))
-            else:
-                total += part
-        if query.m == 1:
-            try:
-                total = np.array([math.fsum(partials)])
-            except (OverflowError, ValueError):
-                total = np.array([math.inf])
-    if not np.all(np.isfinite(total)):
-        raise InvalidParameterError(f"the value of query `{query.name}` is not finite (overflow); rescale the data.")
-    value = total.reshape(query.output_shape)
-    noisy = noise.add_to(value.reshape(noise.shape), rng=generator, harden=harden, grid_exponent=k)
-    return _finish(np.asarray(noisy).reshape(query.output_shape), guarantee, query, noise, reader, k, path)
+                try:
+                    total = np.array([math.fsum(partials)])
+                except (OverflowError, ValueError):
+                    total = np.array([math.inf])
+        if not np.all(np.isfinite(total)):
+            raise InvalidParameterError(
+                f"the value of query `{query.name}` is not finite (overflow); rescale the data."
+            )
+        value = total.reshape(noise.shape)
+        noisy = noise.add_to(value, rng=self.generator, harden=self.harden, grid_exponent=k)
+        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k)
 
-
-def _release_whole(
-    source: Source,
-    query: Query,
-    design: NoiseDesign,
-    generator: np.random.Generator,
-    policy: OutOfBounds,
-    harden: bool,
-    delta: float | None,
-    path: Any,
-) -> Release:
-    """Nonlinear queries, policies, correlated noise: read the whole database, then release."""
-    reader = _Reader(source, query, policy, math.inf)
-    x = np.concatenate([block for _, block in reader.blocks()]) if query.n else np.empty(0)
-    value = query.evaluate(x)
-    law = design.law_at(query, x)
-    k, _ = _grid_exponent(law, query, harden)
-    grid = 0.0 if k is None or not isinstance(law, Mechanism) else math.ldexp(1.0, k)
-    guarantee = design.guarantee_for(query, x, delta=delta, grid=grid)
-    noisy = law.add_to(np.asarray(value, dtype=float).reshape(law.shape), rng=generator, harden=harden, grid_exponent=k)
-    box = design.output_range()
-    if box is not None and k is not None:  # rounding must not leave the promised box: keep to grid points inside
-        lattice = math.ldexp(1.0, k)
-        noisy = np.clip(noisy, np.ceil(box[0] / lattice) * lattice, np.floor(box[1] / lattice) * lattice)
-    if not np.all(np.isfinite(noisy)):  # defensive: a release never contains NaN or inf
-        raise InvalidParameterError("the release would not be finite; check the query's scale.")
-    return _finish(np.asarray(noisy).reshape(query.output_shape), guarantee, query, design, reader, k, path)
-
+    def whole(self) -> Release:
+        """Nonlinear queries, policies, correlated noise: read the whole database, then release."""
+        query = self.query
+        reader = _Reader(self.source, query, self.policy, math.inf)
+        x = np.concatenate([block for _, block in reader.blocks()]) if query.n else np.empty(0)
+        value = query.evaluate(x)
+        law = self.design.law_at(query, x)
+        k, _, guarantee = self._start(law, x)
+        noisy = law.add_to(
+            np.asarray(value, dtype=float).reshape(law.shape), rng=self.generator, harden=self.harden, grid_exponent=k
+        )
+        box = self.design.output_range()
+        if box is not None and k is not None:  # rounding must not leave the promised box: keep to grid points inside
+            lattice = math.ldexp(1.0, k)
+            noisy = np.clip(noisy, np.ceil(box[0] / lattice) * lattice, np.floor(box[1] / lattice) * lattice)
+        if not np.all(np.isfinite(noisy)):  # defensive: a release never contains NaN or inf
+            raise InvalidParameterError("the release would not be finite; check the query's scale.")
+        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k)

@@ -39,6 +39,7 @@ __all__ = [
     "MAX_GRID_UNITS",
     "exact_exponent",
     "grid_exponent_for",
+    "grid_exponent_for_variances",
     "lattice_sum",
     "snapped_sum",
 ]
@@ -62,6 +63,14 @@ def grid_exponent_for(scale: float, bits: int = DEFAULT_GRID_BITS) -> int:
     b = check_positive_int(bits, "bits", "grid_exponent_for", minimum=0)
     mantissa, exponent = math.frexp(s)  # s = mantissa · 2^exponent, mantissa in [0.5, 1)
     return exponent - 1 - b if mantissa == 0.5 else exponent - b
+
+
+def grid_exponent_for_variances(variances: NDArray[np.float64], fallback: float = 1.0) -> int:
+    """The default grid for noise whose coordinates have these variances: from the smallest positive standard
+    deviation (``fallback`` when no coordinate is noisy)."""
+    positive = np.asarray(variances, dtype=float)
+    positive = positive[positive > 0]
+    return grid_exponent_for(math.sqrt(float(positive.min())) if positive.size else fallback)
 
 
 def exact_exponent(k: int, bound: float | None) -> int:

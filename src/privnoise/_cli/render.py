@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
-from ..guarantees import FisherGuarantee, json_number
+from ..guarantees import (
+    CombinedGuarantee,
+    DifferentialPrivacyGuarantee,
+    FisherGuarantee,
+    Guarantee,
+    json_number,
+)
 from ..mechanisms import Mechanism
 
 __all__ = [
@@ -122,8 +128,16 @@ def mechanism_rows(mechanism: Mechanism) -> list[tuple[str, str]]:
     return rows
 
 
-def guarantee_rows(guarantee: FisherGuarantee) -> list[tuple[str, str]]:
-    """(quantity, value) rows of a Fisher-information guarantee."""
+def guarantee_rows(guarantee: Guarantee) -> list[tuple[str, str]]:
+    """(quantity, value) rows of a release's guarantee: its Fisher-information part and its (ε, δ), where stated."""
+    fisher = guarantee.fisher if isinstance(guarantee, CombinedGuarantee) else guarantee
+    rows = _fisher_rows(fisher) if isinstance(fisher, FisherGuarantee) else [("privacy notion", guarantee.notion)]
+    if isinstance(guarantee, CombinedGuarantee | DifferentialPrivacyGuarantee):
+        rows += [("differential privacy (ε, δ)", f"({num(guarantee.epsilon)}, {guarantee.delta:.3g})")]
+    return rows
+
+
+def _fisher_rows(guarantee: FisherGuarantee) -> list[tuple[str, str]]:
     worst = guarantee.worst_record_bound
     crb = guarantee.cramer_rao_bound
     if crb is None:

@@ -72,8 +72,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, check_positive, check_probability, readonly
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
-from ..mechanisms import LatticeMechanism, Mechanism, Noise, deliver, sample_shape
-from ..random import RNGLike, default_rng
+from ..mechanisms import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
+from ..random import RNGLike
 from ..snapping import lattice_sum
 from .lattice import check_grid_exponent
 
@@ -169,12 +169,9 @@ class HardenedMechanism(Noise):
         w = np.asarray(self.mechanism.sample(n, rng=generator), dtype=float).reshape((n,) + self.shape)
         return np.rint(np.ldexp(w, -self.grid_exponent))
 
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        """Noise rounded to the grid, shape ``size + shape`` (what :meth:`release` adds to a lattice point)."""
-        leading = sample_shape(size, f"{_OWNER}.sample")
-        n = math.prod(leading)
-        out = np.ldexp(self._units(n, default_rng(rng)), self.grid_exponent).reshape(leading + self.shape)
-        return float(out) if out.ndim == 0 else out
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """Noise rounded to the grid (what :meth:`release` adds to a lattice point)."""
+        return np.ldexp(self._units(n, generator), self.grid_exponent)
 
     def release(self, value: ArrayLike, *, rng: RNGLike = None) -> Any:
         """Release ``value`` (one query answer of shape ``shape``, or a batch ``(..., *shape)`` each with its own
@@ -183,22 +180,10 @@ class HardenedMechanism(Noise):
         out = self.add_to(value, rng=rng)
         return float(out) if out.ndim == 0 else out
 
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        """:meth:`release` as an array (always on the grid: a hardened mechanism cannot be unhardened)."""
-        v = self._check_values(values, f"{_OWNER}.release")
-        generator = default_rng(rng)
-        n = math.prod(v.shape[: v.ndim - len(self.shape)])
-        noise = self._units(n, generator).reshape(v.shape)
-        return deliver(lattice_sum(np.clip(v, -self.bound, self.bound), noise, self.grid_exponent), out)
+    def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
+        """Clamp, round to the grid, add grid noise (always on the grid: a hardened mechanism cannot be unhardened)."""
+        noise = self._units(how.count, how.generator).reshape(values.shape)
+        return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, self.grid_exponent), how.out)
 
     # -- the guarantee ---------------------------------------------------------------------------------------
     def _profile(self) -> PrivacyProfile:

@@ -204,18 +204,9 @@ class DiscreteLaplace(LatticeMechanism):
         _dim_shape(self.dimension, owner)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return _dim_shape(self.dimension, self.name)
-
-    @property
     def steps(self) -> float:
         """t = b/Λ, the scale in lattice steps."""
         return self.scale / self.grid
-
-    def marginal(self, start: int, stop: int) -> DiscreteLaplace | None:
-        if not self.shape:
-            return None
-        return DiscreteLaplace(scale=self.scale, grid_exponent=self.grid_exponent, dimension=stop - start)
 
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         total = n * self.dim
@@ -293,18 +284,9 @@ class DiscreteGaussian(LatticeMechanism):
         _dim_shape(self.dimension, owner)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return _dim_shape(self.dimension, self.name)
-
-    @property
     def steps(self) -> float:
         """s = σ/Λ, the standard deviation parameter in lattice steps."""
         return self.sigma / self.grid
-
-    def marginal(self, start: int, stop: int) -> DiscreteGaussian | None:
-        if not self.shape:
-            return None
-        return DiscreteGaussian(sigma=self.sigma, grid_exponent=self.grid_exponent, dimension=stop - start)
 
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         total = n * self.dim

@@ -15,7 +15,7 @@ Missing = Literal["error", "drop"] | float
 def validate_missing(missing: Any, owner: str) -> Missing:
     """``missing`` as given when it is "error", "drop" or a finite number; an error naming ``owner`` otherwise."""
     if missing in ("error", "drop"):
-        return missing  # type: ignore[no-any-return]
+        return missing
     if isinstance(missing, int | float) and not isinstance(missing, bool) and math.isfinite(missing):
         return float(missing)
     raise InvalidParameterError(

@@ -134,8 +134,16 @@ def as_source(
     missing: Missing = "error",
     delimiter: str | None = None,
 ) -> Source:
-    """The :class:`Source` of ``data``: a Source (as is), a CSV or Parquet path, a frame or table (``column``), a
-    Series or Arrow array, an array or list, or any iterable of 1-d arrays (chunks)."""
+    """``data`` as a :class:`Source` of chunks of at most ``chunk_size`` values, for releases in bounded memory
+    (also :func:`chunks`): a Source (as is), a CSV or Parquet path, a frame or table (``column``), a Series or Arrow
+    array, an array or list, or any iterable of 1-d arrays.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> [c.tolist() for c in chunks(np.arange(5.0), chunk_size=2)]
+    [[0.0, 1.0], [2.0, 3.0], [4.0]]
+    """
     owner = "as_source"
     size = check_positive_int(chunk_size, "chunk_size", owner)
     policy = validate_missing(missing, owner)
@@ -192,20 +200,4 @@ def read(
     return values
 
 
-def chunks(
-    data: Any,
-    column: str | None = None,
-    *,
-    chunk_size: int = 1 << 20,
-    missing: Missing = "error",
-    delimiter: str | None = None,
-) -> Source:
-    """``data`` as chunks of at most ``chunk_size`` values, for releases in bounded memory.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> [c.tolist() for c in chunks(np.arange(5.0), chunk_size=2)]
-    [[0.0, 1.0], [2.0, 3.0], [4.0]]
-    """
-    return as_source(data, column, chunk_size=chunk_size, missing=missing, delimiter=delimiter)
+chunks = as_source  # the public name: ``pn.io.chunks(data, column, chunk_size=...)``

@@ -61,6 +61,7 @@ __all__ = [
     "Identity",
     "Kronecker",
     "LinearOperator",
+    "MatrixOperator",
     "Row",
     "SparseMatrix",
     "as_operator",
@@ -121,9 +122,11 @@ class LinearOperator(ABC):
     def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Cx for a database x of length n (an (m,) array)."""
 
-    @abstractmethod
     def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
         """C[:, start:start+k] · block: the contribution of k consecutive records to Cx."""
+        x = np.zeros(self.n)
+        x[start : start + block.size] = block
+        return self.apply(x)
 
     @abstractmethod
     def gram(self) -> SymmetricForm:
@@ -423,13 +426,11 @@ class Row(LinearOperator):
         return f"Row(n={self._n}, {kind})"
 
 
-class DenseMatrix(LinearOperator):
-    """Any (m, n) matrix, given dense."""
+class MatrixOperator(LinearOperator):
+    """An operator held as a matrix (dense or sparse) that supports ``@`` and column slices."""
 
     __slots__ = ("matrix",)
-
-    def __init__(self, matrix: ArrayLike) -> None:
-        self.matrix = readonly(as_matrix(matrix, "matrix", "DenseMatrix"))
+    matrix: Any
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -441,6 +442,15 @@ class DenseMatrix(LinearOperator):
 
     def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
         return np.asarray(self.matrix[:, start : start + block.size] @ block)
+
+
+class DenseMatrix(MatrixOperator):
+    """Any (m, n) matrix, given dense."""
+
+    __slots__ = ()
+
+    def __init__(self, matrix: ArrayLike) -> None:
+        self.matrix = readonly(as_matrix(matrix, "matrix", "DenseMatrix"))
 
     def gram(self) -> DenseForm:
         return DenseForm(self.matrix @ self.matrix.T, check=False)
@@ -465,10 +475,10 @@ class DenseMatrix(LinearOperator):
         return f"DenseMatrix(shape={self.shape})"
 
 
-class SparseMatrix(LinearOperator):
+class SparseMatrix(MatrixOperator):
     """A ``scipy.sparse`` matrix (kept in CSC form, so blocks of records are column slices)."""
 
-    __slots__ = ("matrix",)
+    __slots__ = ()
 
     def __init__(self, matrix: Any) -> None:
         from scipy import sparse
@@ -482,17 +492,6 @@ class SparseMatrix(LinearOperator):
             raise InvalidParameterError("`matrix` of `SparseMatrix` must contain only finite numbers.")
         c.eliminate_zeros()
         self.matrix = c
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        m, n = self.matrix.shape
-        return int(m), int(n)
-
-    def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(self.matrix @ x)
-
-    def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
-        return np.asarray(self.matrix[:, start : start + block.size] @ block)
 
     def gram(self) -> SymmetricForm:
         g = (self.matrix @ self.matrix.T).tocoo()
@@ -567,11 +566,6 @@ class Kronecker(LinearOperator):
         x_matrix = x.reshape(self.left.n, self.right.n)
         a, b = self.left.dense().reshape(self.left.shape), self.right.dense().reshape(self.right.shape)
         return np.asarray(a @ x_matrix @ b.T).ravel()
-
-    def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
-        x = np.zeros(self.n)
-        x[start : start + block.size] = block
-        return self.apply(x)
 
     def gram(self) -> KroneckerForm:
         return KroneckerForm(self.left.gram(), self.right.gram())
@@ -653,11 +647,6 @@ class BlockDiagonal(LinearOperator):
 
     def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.concatenate([b.apply(x[c0:c1]) for b, _, _, c0, c1 in self._pieces()])
-
-    def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
-        x = np.zeros(self.n)
-        x[start : start + block.size] = block
-        return self.apply(x)
 
     def gram(self) -> BlockDiagonalForm:
         return BlockDiagonalForm([b.gram() for b in self.blocks])

@@ -16,7 +16,7 @@ Every noise object implements one protocol (:class:`Noise`: ``shape``, ``sample(
 ============================  ==========================================================================
 """
 
-from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, deliver, sample_shape
+from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, Perturbation, deliver, sample_shape
 from .gaussian import Gaussian
 from .laplace import Laplace
 from .norm_laplace import L2Laplace, MultiUserLaplace
@@ -33,6 +33,7 @@ __all__ = [
     "MultiUserLaplace",
     "Noise",
     "NoiseDesign",
+    "Perturbation",
     "RaisedCosine",
     "TabulatedDensity",
     "TiltedRaisedCosine",

@@ -19,8 +19,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
     from ..guarantees import Guarantee
     from ..queries import Query
 
-__all__ = ["LatticeMechanism", "Mechanism", "Noise", "NoiseDesign", "deliver", "sample_shape"]
+__all__ = ["LatticeMechanism", "Mechanism", "Noise", "NoiseDesign", "Perturbation", "deliver", "sample_shape"]
 
 
 def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, ...]:
@@ -51,6 +53,18 @@ def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, .
     raise InvalidParameterError(
         f"`size` of `{owner}` must be None, an int >= 0 or a tuple of them; got {size!r}."
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Perturbation:
+    """How :meth:`Noise.add_to` perturbs a batch: draws, generator, hardening, grid, range promise, output."""
+
+    count: int
+    generator: np.random.Generator
+    harden: bool
+    grid_exponent: int | None
+    in_range: bool
+    out: NDArray[np.float64] | None
 
 
 def deliver(result: NDArray[np.float64], out: NDArray[np.float64] | None) -> NDArray[np.float64]:
@@ -141,19 +155,35 @@ class NoiseDesign(ABC):
 
 
 class Noise(NoiseDesign):
-    """Data-independent noise: sampling, marginals of independent blocks, and hardened addition."""
+    """Data-independent noise: sampling, marginals of independent blocks, and hardened addition.
+
+    A family provides ``_sample(n, generator)`` (``n`` draws of shape ``(n,) + shape``) and
+    ``default_grid_exponent()``; it overrides ``_perturb`` when its values are combined with the noise otherwise than
+    by the exact snapped sum (lattice noise, hardened releases).
+    """
 
     __slots__ = ()
 
     @abstractmethod
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """Return ``n`` draws as an array of shape ``(n,) + shape``."""
+
+    @abstractmethod
+    def default_grid_exponent(self) -> int:
+        """k of the grid 2^k a hardened release of this noise is snapped to."""
+
     def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
         """Independent draws, an array of shape ``size + shape`` (a float when both are empty).
 
         ``rng`` is None (the cryptographically strong per-thread generator), an int seed (research only) or a
         numpy Generator.
         """
+        from ..random import default_rng
 
-    @abstractmethod
+        leading = sample_shape(size, f"{self.name}.sample")
+        draws = self._sample(math.prod(leading), default_rng(rng))
+        return _as_output(np.asarray(draws).reshape(leading + self.shape))
+
     def add_to(
         self,
         values: ArrayLike,
@@ -171,10 +201,21 @@ class Noise(NoiseDesign):
         a float64 array already checked finite and within 2^50 grid steps (a release checks its data once, in the
         pass that reads it); ``out`` receives the result when given.
         """
+        from ..random import default_rng
 
-    @abstractmethod
-    def default_grid_exponent(self) -> int:
-        """k of the grid 2^k a hardened release of this noise is snapped to."""
+        v = self._check_values(values, f"{self.name}.add_to", checked=checked)
+        count = math.prod(v.shape[: v.ndim - len(self.shape)])
+        return self._perturb(v, Perturbation(count, default_rng(rng), harden, grid_exponent, checked, out))
+
+    def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
+        """values + w for ``count`` draws w; hardened, the exact sum snapped to the grid (:mod:`privnoise.snapping`)."""
+        from ..snapping import snapped_sum
+
+        w = np.asarray(self._sample(how.count, how.generator), dtype=np.float64).reshape(values.shape)
+        if not how.harden:
+            return deliver(values + w, how.out)
+        k = self.default_grid_exponent() if how.grid_exponent is None else how.grid_exponent
+        return snapped_sum(values, w, k, in_range=how.in_range, out=how.out)
 
     def law_at(self, query: Query, x: NDArray[np.float64]) -> Noise:
         return self
@@ -188,7 +229,9 @@ class Noise(NoiseDesign):
         """The law of coordinates ``start:stop`` when they are independent of the others, else None."""
         return None
 
-    def _check_values(self, values: ArrayLike, owner: str) -> NDArray[np.float64]:
+    def _check_values(self, values: ArrayLike, owner: str, *, checked: bool = False) -> NDArray[np.float64]:
+        if checked:  # the caller has checked: a float64 array, finite, in range
+            return np.asarray(values, dtype=np.float64)
         v = as_finite_array(values, "values", owner)
         k = len(self.shape)
         if k and v.shape[v.ndim - k :] != self.shape:
@@ -208,10 +251,6 @@ class Mechanism(Noise):
     __slots__ = ()
 
     # -- to be provided by each family ------------------------------------------------------------
-    @abstractmethod
-    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        """Return ``n`` draws as an array of shape ``(n,) + shape``."""
-
     @abstractmethod
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         """Log density of points ``x`` of shape ``(..., ) + shape``."""
@@ -270,40 +309,10 @@ class Mechanism(Noise):
         return math.sqrt(max(self.covariance_form().eigenvalue_range()[0], 0.0))
 
     # -- shared behaviour ----------------------------------------------------------------------------
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        from ..random import default_rng
-
-        leading = sample_shape(size, f"{self.name}.sample")
-        generator = default_rng(rng)
-        n = math.prod(leading)
-        return _as_output(self._sample(n, generator).reshape(leading + self.shape))
-
     def default_grid_exponent(self) -> int:
         from ..snapping import grid_exponent_for
 
         return grid_exponent_for(self.noise_scale())
-
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        from ..random import default_rng
-        from ..snapping import snapped_sum
-
-        v = values if checked else self._check_values(values, f"{self.name}.add_to")
-        generator = default_rng(rng)
-        count = math.prod(v.shape[: v.ndim - len(self.shape)])
-        w = self._sample(count, generator).reshape(v.shape)
-        if not harden:
-            return deliver(v + w, out)
-        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
-        return snapped_sum(v, w, k, in_range=checked, out=out)
 
     def guarantee_for(
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
@@ -384,12 +393,21 @@ class LatticeMechanism(Noise):
     def default_grid_exponent(self) -> int:
         return self.grid_exponent
 
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        from ..random import default_rng
+    @property
+    def shape(self) -> tuple[int, ...]:
+        dimension = getattr(self, "dimension", None)
+        if dimension is None:
+            return ()
+        return (check_positive_int(dimension, "dimension", self.name),)
 
-        leading = sample_shape(size, f"{self.name}.sample")
-        units = self._units(math.prod(leading), default_rng(rng))
-        return _as_output(np.ldexp(units, self.grid_exponent).reshape(leading + self.shape))
+    def marginal(self, start: int, stop: int) -> LatticeMechanism | None:
+        """Independent coordinates: the same lattice noise on ``stop − start`` of them."""
+        if not self.shape:
+            return None
+        return dataclasses.replace(self, dimension=stop - start)  # type: ignore[type-var]
+
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        return np.ldexp(self._units(n, generator), self.grid_exponent)
 
     def sample_units(self, n: int, *, rng: RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws in lattice units (integer-valued doubles), shape ``(n,) + shape``."""
@@ -397,30 +415,18 @@ class LatticeMechanism(Noise):
 
         return self._units(check_positive_int(n, "n", f"{self.name}.sample_units", minimum=0), default_rng(rng))
 
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
+    def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """Λ·(rint(v/Λ) + K) with K the lattice noise in units: always on the lattice (``harden`` cannot be
         turned off for lattice noise, and ``grid_exponent`` must be the lattice's own or None)."""
-        from ..random import default_rng
         from ..snapping import lattice_sum
 
-        if grid_exponent is not None and grid_exponent != self.grid_exponent:
+        if how.grid_exponent is not None and how.grid_exponent != self.grid_exponent:
             raise InvalidParameterError(
                 f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
-                f"got {grid_exponent}."
+                f"got {how.grid_exponent}."
             )
-        v = values if checked else self._check_values(values, f"{self.name}.add_to")
-        count = math.prod(v.shape[: v.ndim - len(self.shape)])
-        units = self._units(count, default_rng(rng)).reshape(v.shape)
-        return deliver(lattice_sum(v, units, self.grid_exponent), out)
+        units = self._units(how.count, how.generator).reshape(values.shape)
+        return deliver(lattice_sum(values, units, self.grid_exponent), how.out)
 
     def guarantee_for(
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0

@@ -22,7 +22,6 @@ Examples
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,10 +31,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, as_matrix, readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..guarantees import Guarantee, json_number
-from ..mechanisms import Noise, deliver, sample_shape
+from ..mechanisms import Noise
 from ..queries import LinearQuery, Query
 from ..random import RNGLike, default_rng
-from ..snapping import grid_exponent_for, snapped_sum
+from ..snapping import grid_exponent_for_variances
 from ._inputs import check_data_cov, check_matrix, check_rho, check_vector
 from .general_covariance import solve_general, sqrtm_psd
 from .mmse import LinearEstimator, conditional_covariance, linear_mmse_estimator
@@ -196,40 +195,17 @@ class RecoverabilityResponse(Noise):
         """The attenuated query F X the noise c + L N is added to."""
         return LinearQuery(self.attenuation, name="attenuated query")
 
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        """Draws of c + L N, shape size + (m,)."""
-        leading = sample_shape(size, f"{_OWNER}.sample")
-        count = math.prod(leading)
-        generator = default_rng(rng)
-        k = self.noise_factor.shape[1]
-        w = np.broadcast_to(self.shift, (count, self.shape[0])).copy()
-        if k:
-            w += generator.standard_normal((count, k)) @ self.noise_factor.T
-        return w.reshape(leading + self.shape)
-
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        v = values if checked else self._check_values(values, f"{_OWNER}.add_to")
-        w = np.asarray(self.sample(math.prod(v.shape[:-1]), rng=rng)).reshape(v.shape)
-        if not harden:
-            return deliver(v + w, out)
-        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
-        return snapped_sum(v, w, k, out=out)
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """n draws of c + L N, shape (n, m)."""
+        w = np.broadcast_to(self.shift, (n, self.shape[0])).copy()
+        if self.noise_factor.shape[1]:
+            w += generator.standard_normal((n, self.noise_factor.shape[1])) @ self.noise_factor.T
+        return w
 
     def default_grid_exponent(self) -> int:
         """From the smallest non-zero noise standard deviation of a coordinate."""
         variances = np.einsum("ij,ij->i", self.noise_factor, self.noise_factor)
-        positive = variances[variances > 0]
-        scale = math.sqrt(float(positive.min())) if positive.size else max(float(np.max(np.abs(self.shift))), 1.0)
-        return grid_exponent_for(scale)
+        return grid_exponent_for_variances(variances, max(float(np.max(np.abs(self.shift))), 1.0))
 
     def guarantee(self) -> MMSEGuarantee:
         """mmse(X | Z) with the recoverability error it costs."""

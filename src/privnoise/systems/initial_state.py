@@ -30,10 +30,10 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, check_positive, check_positive_int, readonly
 from ..exceptions import InvalidParameterError
 from ..guarantees import FisherGuarantee, FisherInformation
-from ..mechanisms import Noise, deliver, sample_shape
+from ..mechanisms import Noise
 from ..queries import LinearQuery, Query
 from ..random import RNGLike, default_rng
-from ..snapping import grid_exponent_for, snapped_sum
+from ..snapping import grid_exponent_for_variances
 from .horizon import check_observable, observability_gramian, observability_matrix
 from .statespace import StateSpace, as_statespace
 
@@ -122,35 +122,14 @@ class InitialStateNoise(Noise):
         z = g.standard_normal((k, self.system.n)) @ self._factor.T
         return z[0] if size is None else z
 
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        """Whole noise sequences w[k] = CAᵏz, shape (T+1, q) or size + (T+1, q); one matrix product, no loop."""
-        leading = sample_shape(size, "InitialStateNoise.sample")
-        z = default_rng(rng).standard_normal((math.prod(leading), self.system.n)) @ self._factor.T
-        return (z @ self._psi.T).reshape(leading + self.shape)
-
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        v = values if checked else self._check_values(values, "InitialStateNoise.add_to")
-        count = math.prod(v.shape[: v.ndim - 2])
-        w = np.asarray(self.sample(count, rng=rng)).reshape(v.shape)
-        if not harden:
-            return deliver(v + w, out)
-        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
-        return snapped_sum(v, w, k, out=out)
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """n whole noise sequences w[k] = CAᵏz, shape (n, T+1, q); one matrix product, no loop."""
+        z = generator.standard_normal((n, self.system.n)) @ self._factor.T
+        return (z @ self._psi.T).reshape((n,) + self.shape)
 
     def default_grid_exponent(self) -> int:
         """From the smallest non-zero standard deviation of a reading."""
-        variances = np.einsum("ij,jk,ik->i", self._psi, self.initial_covariance, self._psi)
-        positive = variances[variances > 0]
-        return grid_exponent_for(math.sqrt(float(positive.min())) if positive.size else 1.0)
+        return grid_exponent_for_variances(np.einsum("ij,jk,ik->i", self._psi, self.initial_covariance, self._psi))
 
     def fisher_information(self) -> NDArray[np.float64]:
         """𝓘 = Σ⁻¹: y_T = Ψ_T(x₀ + z) with Ψ_T of full column rank carries exactly the information of x₀ + z."""

@@ -24,9 +24,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_in_range, check_positive, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..guarantees import Guarantee
-from ..mechanisms import Gaussian, Noise, deliver, sample_shape
+from ..mechanisms import Gaussian, Noise, Perturbation, deliver
 from ..queries import Query
-from ..random import RNGLike, default_rng
 from .gaussian_inputs import GaussianInput, wasserstein2
 from .horizon import observability_matrix, toeplitz_matrix
 from .statespace import StateSpace, as_statespace
@@ -143,33 +142,16 @@ class StatisticalInputNoise(Noise):
     def _law(self) -> Gaussian | None:
         return None if self.sigma == 0 else Gaussian.from_std(self.sigma, self.dim)
 
-    def sample(self, size: int | tuple[int, ...] | None = None, *, rng: RNGLike = None) -> Any:
-        """V_t of shape (t+1, q), or size + (t+1, q); vectorised."""
-        leading = sample_shape(size, "StatisticalInputNoise.sample")
-        g = default_rng(rng)
-        v = g.standard_normal(leading + self.shape)
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """n windows V_t, shape (n, t+1, q); vectorised."""
+        v = generator.standard_normal((n,) + self.shape)
         v *= self.sigma
         return v
 
-    def add_to(
-        self,
-        values: ArrayLike,
-        *,
-        rng: RNGLike = None,
-        harden: bool = True,
-        grid_exponent: int | None = None,
-        checked: bool = False,
-        out: NDArray[np.float64] | None = None,
-    ) -> NDArray[np.float64]:
-        v = values if checked else self._check_values(values, "StatisticalInputNoise.add_to")
-        law = self._law()
-        if law is None:  # the public x₀ law alone certifies the output: nothing is added
-            result = np.array(v, dtype=float)
-        else:
-            flat = np.asarray(v).reshape(v.shape[: v.ndim - 2] + (self.dim,))
-            result = law.add_to(flat, rng=rng, harden=harden, grid_exponent=grid_exponent, checked=checked)
-            result = result.reshape(v.shape)
-        return deliver(result, out)
+    def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
+        if self.sigma == 0:  # the public x₀ law alone certifies the output: nothing is added, nothing to snap
+            return deliver(np.array(values, dtype=float), how.out)
+        return super(StatisticalInputNoise, self)._perturb(values, how)
 
     def default_grid_exponent(self) -> int:
         law = self._law()
