@@ -88,9 +88,10 @@ class PrivacyProfile(ABC):
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         """The smallest ε of (ε, δ)-DP at sensitivity Δ (value rounded to Λℤ first when ``grid`` = Λ)."""
 
-    @abstractmethod
     def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
-        """The smallest δ of (ε, δ)-DP at sensitivity Δ."""
+        """The smallest δ of (ε, δ)-DP at sensitivity Δ: for pure noise 0 at or above its ε (no δ(ε) profile is
+        computed below it, 1 there); Gaussian-type profiles give their exact δ(ε)."""
+        return 0.0 if epsilon >= self.epsilon(sensitivity, grid=grid) else 1.0
 
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         """The pure ε as an exact rational upper bound (what an exact accountant charges)."""
@@ -182,9 +183,6 @@ class LaplaceProfile(PrivacyProfile):
             return lattice_sensitivity(sensitivity, grid, dim=self.moved) * grid / self.scale
         return float(sensitivity / self.scale + grid * np.sum(1.0 / self.scales))
 
-    def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
-        return 0.0 if epsilon >= self.epsilon(sensitivity, grid=grid) else 1.0
-
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         if not grid:
             return _declared(sensitivity) / Fraction(self.scale)
@@ -274,9 +272,6 @@ class NormLaplaceProfile(PrivacyProfile):
             sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
         return self.epsilon_per_unit * sensitivity
 
-    def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
-        return 0.0 if epsilon >= self.epsilon(sensitivity, grid=grid) else 1.0
-
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         eps = self.epsilon_per_unit
         if self.block is None:  # sup over unit directions û of ‖ε û‖_*
@@ -313,9 +308,6 @@ class DiscreteLaplaceProfile(PrivacyProfile):
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         g = self.lattice_grid
         return lattice_sensitivity(sensitivity, g, dim=self.moved) * g / self.lattice_scale
-
-    def delta(self, epsilon: float, sensitivity: float, *, grid: float | None = None) -> float:
-        return 0.0 if epsilon >= self.epsilon(sensitivity) else 1.0
 
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         g = self.lattice_grid
