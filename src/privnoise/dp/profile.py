@@ -38,6 +38,7 @@ from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
+from ..mechanisms.parameters import smallest
 from ..queries import Query
 from .gaussian import gaussian_delta, gaussian_epsilon
 from .hardening import HardenedMechanism
@@ -170,7 +171,7 @@ class LaplaceProfile(PrivacyProfile):
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", float(np.min(self.scales)))
+        object.__setattr__(self, "scale", smallest(self.scales))
 
     def _uniform(self) -> bool:
         b = self.scales
@@ -271,6 +272,11 @@ class NormLaplaceProfile(PrivacyProfile):
         if grid:
             sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
         return self.epsilon_per_unit * sensitivity
+
+    def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
+        if grid:
+            return round_up(self.epsilon(sensitivity, grid=grid))
+        return Fraction(self.epsilon_per_unit) * _declared(sensitivity)  # exact: ε₀ as drawn times Δ as declared
 
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         eps = self.epsilon_per_unit
