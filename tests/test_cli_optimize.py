@@ -45,7 +45,8 @@ def test_optimize_diabetes_json(tmp_path):
 
 def test_optimize_tables(tmp_path):
     res = CliRunner().invoke(
-        _app(), ["optimize", "--noise-variance", "0.1", "--iterations", "20", "--plot", str(tmp_path / "p.png")]
+        _app(),
+        ["optimize", "--noise-variance", "0.1", "--iterations", "20", "--plot", str(tmp_path / "p.png")],
     )
     assert res.exit_code == 0, res.output
     assert "objective gap" in res.stdout and "Tr I" in res.stdout and "(intercept)" in res.stdout

@@ -38,7 +38,12 @@ def run(*args: str, data: str = ""):
 
 def test_stdin_to_stdout_with_guarantee_header() -> None:
     result = run(
-        "--delta", "0.2", "--seed", "1", "--guarantee-header", data="co2\n" + "".join(f"{400 + k}\n" for k in range(10))
+        "--delta",
+        "0.2",
+        "--seed",
+        "1",
+        "--guarantee-header",
+        data="co2\n" + "".join(f"{400 + k}\n" for k in range(10)),
     )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line]
