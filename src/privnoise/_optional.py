@@ -53,12 +53,12 @@ def install_line(extra: str) -> str:
     return f"pip install 'privnoise[{extra}]'"
 
 
-def _message(module: str, feature: str, extra: str | None) -> str:
-    top = module.split(".", 1)[0]
-    return (
-        f"{feature} needs the optional package {top!r} (not installed): "
-        f"{install_line(extra or extra_of(module))}"
-    )
+def _message(modules: list[str], feature: str, extra: str | None) -> str:
+    tops = sorted({module.split(".", 1)[0] for module in modules})
+    extras = extra or ",".join(sorted({extra_of(top) for top in tops}))
+    names = ", ".join(repr(top) for top in tops)
+    package = "package" if len(tops) == 1 else "packages"
+    return f"{feature} needs the optional {package} {names} (not installed): {install_line(extras)}"
 
 
 def require(module: str, *, feature: str, extra: str | None = None) -> ModuleType:
@@ -79,11 +79,17 @@ def require(module: str, *, feature: str, extra: str | None = None) -> ModuleTyp
         top = module.split(".", 1)[0]
         if exc.name is not None and exc.name.split(".", 1)[0] != top:
             raise  # the module exists but one of its own dependencies is broken: show the real error
-        raise MissingExtraError(_message(module, feature, extra)) from None
+        raise MissingExtraError(_message([module], feature, extra)) from None
 
 
 def check(*modules: str, feature: str, extra: str | None = None) -> None:
-    """Raise :class:`MissingExtraError` unless every module is installed, without importing any of them."""
-    for module in modules:
-        if importlib.util.find_spec(module.split(".", 1)[0]) is None:
-            raise MissingExtraError(_message(module, feature, extra))
+    """Raise :class:`MissingExtraError` naming every module that is not installed, without importing any.
+
+    >>> check("math", "no_such_module_a", "no_such_module_b", feature="the demo", extra="server")
+    Traceback (most recent call last):
+    ...
+    privnoise.exceptions.MissingExtraError: the demo needs the optional packages 'no_such_module_a', 'no_such_module_b' (not installed): pip install 'privnoise[server]'
+    """
+    missing = [m for m in modules if importlib.util.find_spec(m.split(".", 1)[0]) is None]
+    if missing:
+        raise MissingExtraError(_message(missing, feature, extra))

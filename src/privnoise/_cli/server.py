@@ -86,9 +86,9 @@ def _load(config_path: Path, command: str) -> Any:
 
 
 def _setup(config_path: Path, command: str) -> tuple[Any, Any]:
+    config = _load(config_path, command)
     from ..server import store
 
-    config = _load(config_path, command)
     return config, store.init_database(config)
 
 
