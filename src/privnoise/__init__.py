@@ -25,6 +25,8 @@ importing numpy or scipy; ``pn.fisher`` or ``pn.Gaussian`` imports what it needs
 
 from __future__ import annotations
 
+import sys
+import types
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -128,6 +130,22 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing the submodule ``privnoise.release`` keeps ``pn.release`` the function.
+
+    The import system binds a submodule to its parent's attribute of the same name once it has loaded it; here that
+    name is also the function :func:`privnoise.release.release`, which is what ``pn.release`` must stay.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "release" and isinstance(value, types.ModuleType):
+            value = value.release
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
