@@ -28,7 +28,9 @@ def _time(args: list[str], *, stdin: bytes, repeats: int, cwd: Path) -> list[flo
     times = []
     for k in range(repeats + 2):
         start = time.perf_counter()
-        subprocess.run(args, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, check=True)
+        subprocess.run(
+            args, input=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, check=True
+        )
         if k >= 2:
             times.append(time.perf_counter() - start)
     return times
@@ -49,7 +51,16 @@ def main(repeats: int = 20) -> None:
             ("privnoise --help", [str(COMMAND), "--help"], b""),
             (
                 "privnoise stream (one-line file)",
-                [str(COMMAND), "stream", "--model", model, "--columns", "co2", "--sidecar", str(work / "g.json")],
+                [
+                    str(COMMAND),
+                    "stream",
+                    "--model",
+                    model,
+                    "--columns",
+                    "co2",
+                    "--sidecar",
+                    str(work / "g.json"),
+                ],
                 b"time,co2\n0,410\n",
             ),
         ]

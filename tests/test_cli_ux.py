@@ -263,5 +263,37 @@ def test_a_broken_installed_package_is_not_reported_as_missing(monkeypatch, tmp_
         require("brokenpkg_for_privnoise", feature="x")
     assert not isinstance(info.value, MissingExtraError)
     assert info.value.name == "dependency_that_is_not_there_xyz"
-    with pytest.raises(MissingExtraError, match=r"x needs the optional package 'not_installed_xyz'.*privnoise\[all\]"):
+    with pytest.raises(
+        MissingExtraError, match=r"x needs the optional package 'not_installed_xyz'.*privnoise\[all\]"
+    ):
         require("not_installed_xyz.sub", feature="x")
+
+
+@pytest.mark.parametrize(
+    ("args", "level", "access"),
+    [
+        ([], "warning", False),
+        (["-v"], "info", False),
+        (["--log-level", "debug", "--access-log"], "debug", True),
+    ],
+)
+def test_serve_logs_to_stderr_at_the_chosen_level(monkeypatch, tmp_path: Path, args, level, access) -> None:
+    import shutil
+
+    import uvicorn
+
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    server_log = logging.getLogger("privnoise.server")
+    monkeypatch.setattr(server_log, "level", server_log.level)  # restored after the test
+    seen: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: seen.update(kwargs))
+    verbosity = [a for a in args if a == "-v"]
+    options = [a for a in args if a != "-v"]
+    config = str(tmp_path / "examples" / "owner.toml")
+    result = runner.invoke(app, [*verbosity, "serve", "--config", config, "--port", "8123", *options])
+    assert result.exit_code == 0, result.output
+    assert seen["log_level"] == level and seen["access_log"] is access
+    assert (
+        seen["log_config"] is None
+    )  # uvicorn keeps the command's stderr handler (its default logs to stdout)
+    assert logging.getLogger("privnoise.server").level == logging.getLevelName(level.upper())

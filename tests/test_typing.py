@@ -38,4 +38,6 @@ def test_mypy_rejects_misspelt_modes(tmp_path: Path) -> None:
     lines = sorted(int(line.split(":")[1]) for line in errors)
     assert lines == [4, 5, 7], out  # "pdl", "l3" and "printd"; the valid calls pass
     assert all("[arg-type]" in line for line in errors), out
-    assert "Literal['pdl']" in errors[0] and "Literal['pure', 'approximate', 'pld', 'rdp']" in errors[0], errors[0]
+    assert "Literal['pdl']" in errors[0] and "Literal['pure', 'approximate', 'pld', 'rdp']" in errors[0], (
+        errors[0]
+    )

@@ -39,7 +39,11 @@ def _size_mb(site: Path) -> float:
     for entry in site.iterdir():
         if entry.name.split("-")[0] in INSTALLER or entry.name in INSTALLER:
             continue
-        files = [entry] if entry.is_file() else [p for p in entry.rglob("*") if p.is_file() and not p.is_symlink()]
+        files = (
+            [entry]
+            if entry.is_file()
+            else [p for p in entry.rglob("*") if p.is_file() and not p.is_symlink()]
+        )
         total += sum(p.stat().st_size for p in files)
     return total / 2**20
 
@@ -65,7 +69,9 @@ def test_the_wheel_installs_and_runs_without_extras(tmp_path: Path) -> None:
         "--support", "-0.01,0.01", "--json", cwd=work,
     )  # fmt: skip
     payload = json.loads(released.stdout)
-    assert payload["guarantee"]["notion"] == "fisher-information" and abs(payload["value"] - 3.0) <= 0.01  # cos² noise on [-0.01, 0.01]
+    assert (
+        payload["guarantee"]["notion"] == "fisher-information" and abs(payload["value"] - 3.0) <= 0.01
+    )  # cos² noise on [-0.01, 0.01]
 
     probe = _run(
         python,

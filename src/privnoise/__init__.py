@@ -32,23 +32,43 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-#: Subpackages and modules reachable as ``pn.<name>``.
-_MODULES = frozenset(
-    {
-        "client",
-        "dp",
-        "exceptions",
-        "fisher",
-        "guarantees",
-        "mechanisms",
-        "optimization",
-        "queries",
-        "random",
-        "recoverability",
-        "solvers",
-        "systems",
-    }
-)
+__all__ = [
+    "BudgetExceededError",
+    "CalibrationError",
+    "DifferentialPrivacyGuarantee",
+    "DimensionError",
+    "FisherGuarantee",
+    "FisherInformation",
+    "FunctionQuery",
+    "Gaussian",
+    "InvalidParameterError",
+    "L2Laplace",
+    "Laplace",
+    "LinearQuery",
+    "Mechanism",
+    "MissingExtraError",
+    "MultiUserLaplace",
+    "PrivnoiseError",
+    "RaisedCosine",
+    "Release",
+    "SolverError",
+    "TabulatedDensity",
+    "TiltedRaisedCosine",
+    "__version__",
+    "default_rng",
+    "dp",
+    "exceptions",
+    "fisher",
+    "guarantees",
+    "mechanisms",
+    "optimization",
+    "queries",
+    "random",
+    "recoverability",
+    "release",
+    "solvers",
+    "systems",
+]
 
 #: Names exported from the package itself, with the module that defines them.
 _EXPORTS = {
@@ -76,6 +96,9 @@ _EXPORTS = {
     "Release": "release",
     "release": "release",
 }
+
+#: Subpackages and modules reachable as ``pn.<name>`` (client needs the ``server`` extra, so it is not in ``__all__``).
+_MODULES = frozenset(name for name in __all__ if name not in _EXPORTS and name != "__version__") | {"client"}
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentation tools
     from . import (
@@ -146,42 +169,3 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
-
-
-__all__ = [
-    "BudgetExceededError",
-    "CalibrationError",
-    "DifferentialPrivacyGuarantee",
-    "DimensionError",
-    "FisherGuarantee",
-    "FisherInformation",
-    "FunctionQuery",
-    "Gaussian",
-    "InvalidParameterError",
-    "L2Laplace",
-    "Laplace",
-    "LinearQuery",
-    "Mechanism",
-    "MissingExtraError",
-    "MultiUserLaplace",
-    "PrivnoiseError",
-    "RaisedCosine",
-    "Release",
-    "SolverError",
-    "TabulatedDensity",
-    "TiltedRaisedCosine",
-    "__version__",
-    "default_rng",
-    "dp",
-    "exceptions",
-    "fisher",
-    "guarantees",
-    "mechanisms",
-    "optimization",
-    "queries",
-    "random",
-    "recoverability",
-    "release",
-    "solvers",
-    "systems",
-]

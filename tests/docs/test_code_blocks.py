@@ -49,3 +49,16 @@ def test_the_collector_finds_markers_and_refuses_unknown_languages(tmp_path: Pat
 def test_block_where_names_the_file_and_line() -> None:
     block = Block(ROOT / "README.md", 7, "python", "pass\n")
     assert block.where == "README.md:7"
+
+
+def test_every_example_file_is_shipped_and_used() -> None:
+    import re
+
+    texts = "\n".join(p.read_text(encoding="utf-8") for p in documents())
+    mentioned = set(re.findall(r"examples/([\w.-]+\.\w+)", texts))
+    shipped = {p.name for p in (ROOT / "examples").iterdir() if p.is_file()}
+    assert mentioned <= shipped, mentioned - shipped
+    assert shipped - mentioned <= {"meters.csv"}, (
+        shipped - mentioned
+    )  # meters.csv is the source of owner.toml
+    assert "meters.csv" in (ROOT / "examples" / "owner.toml").read_text(encoding="utf-8")

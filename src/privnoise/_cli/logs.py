@@ -50,12 +50,23 @@ class _Formatter(logging.Formatter):
         return message
 
 
+class _StderrHandler(logging.Handler):
+    """Writes to whatever ``sys.stderr`` is when a record arrives (never to a stream that has been replaced)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(self.format(record) + "\n")
+            sys.stderr.flush()
+        except Exception:  # pragma: no cover - a closed or broken stderr
+            self.handleError(record)
+
+
 def configure(verbosity: int) -> None:
-    """Send log records to the current stderr at the levels of ``verbosity`` (replacing an earlier set-up)."""
+    """Send log records to stderr at the levels of ``verbosity`` (replacing an earlier set-up)."""
     root = logging.getLogger()
     for handler in [h for h in root.handlers if getattr(h, _MARK, False)]:
         root.removeHandler(handler)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(_Formatter())
     setattr(handler, _MARK, True)
     root.addHandler(handler)
