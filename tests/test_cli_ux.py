@@ -239,7 +239,7 @@ def test_library_features_name_their_extra(monkeypatch) -> None:
     )
     assert isinstance(info.value, ImportError)
     privnoise.dp.PrivacyAccountant(mode="pure")  # the exact modes need nothing
-    _without(monkeypatch, "sklearn")
+    _without(monkeypatch, "sklearn", "sklearn.datasets")  # also when an earlier test has imported it
     with pytest.raises(MissingExtraError, match=r"privnoise\[ml\]"):
         privnoise.optimization.load_diabetes()
     _without(monkeypatch, "httpx")
