@@ -442,7 +442,7 @@ PROFILES: dict[type, Callable[[Any], PrivacyProfile]] = {
 
 
 def profile_of(noise: Any) -> PrivacyProfile:
-    """The :class:`PrivacyProfile` of a noise object (:class:`NoProfile` when it has none)."""
+    """The :class:`PrivacyProfile` of a noise object (``NoProfile`` when it has none)."""
     for family in type(noise).__mro__:
         build = PROFILES.get(family)
         if build is not None:

@@ -146,7 +146,7 @@ class LinearOperator(ABC):
 
     @abstractmethod
     def absolute(self) -> LinearOperator:
-        """|C| entrywise (the sup of |∂f/∂x| of a linear query)."""
+        """C with each entry replaced by its absolute value: the sup of the absolute Jacobian of a linear query."""
 
     @abstractmethod
     def dense(self) -> NDArray[np.float64]:

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from .._validation import as_finite_array, as_matrix, check_positive, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
@@ -161,6 +160,8 @@ class Gaussian(Mechanism):
         """Distribution function of a scalar Gaussian."""
         if self._shape:
             raise DimensionError("`cdf` of `Gaussian` is defined for scalar mechanisms only.")
+        from scipy import special
+
         arr = self._points(x, "cdf")
         out = special.ndtr((arr - self.loc) / math.sqrt(float(self.cov)))
         return float(out) if np.ndim(out) == 0 else out
