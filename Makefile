@@ -41,6 +41,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_core.py --skip-files
+
+## Chunked Parquet releases of 10⁹ (mean) and 10⁸ (identity) records: peak memory (writes ~2 GiB to a temp dir).
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/bench_core.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 
