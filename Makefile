@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every run-time extra, the documentation tools and the test tools.
 EXTRAS := all,docs,test
 
-.PHONY: demo test lint docs bench reproduce install clean
+.PHONY: demo test lint docs bench bench-scale reproduce install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
