@@ -17,12 +17,11 @@ from .._validation import as_finite_array, as_matrix, check_positive, check_posi
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import DenseForm, IsotropicForm, SymmetricForm
 from ._base import Mechanism
+from .parameters import LISTED
 
 __all__ = ["Gaussian"]
 
 _SMALL = 8
-#: Up to this dimension a structured covariance is described entry by entry; beyond, by its structure.
-_LISTED = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -205,7 +204,7 @@ class Gaussian(Mechanism):
         return Gaussian(cov=block, loc=loc)
 
     def describe(self) -> dict[str, Any]:
-        if isinstance(self.cov, SymmetricForm) and self.dim > _LISTED:
+        if isinstance(self.cov, SymmetricForm) and self.dim > LISTED:
             loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()
             return {"family": "gaussian", "loc": loc, "cov": self.cov.as_dict()}
         return {"family": "gaussian", "loc": np.asarray(self.loc).tolist(), "cov": np.asarray(self.covariance()).tolist()}

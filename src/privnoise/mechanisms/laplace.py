@@ -13,7 +13,7 @@ from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
-from .parameters import compact, coordinate_form, elementwise, smallest, total
+from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["Laplace", "random_signs"]
 
@@ -132,4 +132,4 @@ class Laplace(Mechanism):
         return float(np.sum(np.log(2.0 * math.e * self.scale)))
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "laplace", "scale": self.scale.tolist(), "loc": self.loc.tolist()}
+        return {"family": "laplace", "scale": listed(self.scale), "loc": listed(self.loc)}

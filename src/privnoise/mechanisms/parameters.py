@@ -11,7 +11,10 @@ from numpy.typing import NDArray
 from .._validation import readonly
 from ..linalg import DiagonalForm, IsotropicForm, SymmetricForm
 
-__all__ = ["compact", "coordinate_form", "elementwise", "smallest", "total"]
+__all__ = ["LISTED", "compact", "coordinate_form", "elementwise", "listed", "smallest", "total"]
+
+#: Up to this many coordinates a parameter is described entry by entry; beyond, by a summary.
+LISTED = 64
 
 
 def compact(values: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -53,3 +56,14 @@ def total(values: NDArray[np.float64]) -> float:
     if arr.ndim == 1 and arr.size > 1 and arr.strides == (0,):
         return float(arr[0]) * arr.size
     return float(np.sum(arr))
+
+
+def listed(values: NDArray[np.float64]) -> Any:
+    """A JSON-ready parameter: the values themselves up to :data:`LISTED` coordinates, else a summary (the constant,
+    or the size and range) so that describing noise over 10⁸ records stays small."""
+    arr = np.asarray(values, dtype=float)
+    if arr.size <= LISTED:
+        return arr.tolist()
+    if arr.ndim == 1 and arr.strides == (0,):
+        return {"constant": float(arr[0]), "size": int(arr.size)}
+    return {"size": int(arr.size), "min": float(np.min(arr)), "max": float(np.max(arr))}

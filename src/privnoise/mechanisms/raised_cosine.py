@@ -22,7 +22,7 @@ from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
 from .laplace import random_signs
-from .parameters import compact, coordinate_form, elementwise, smallest, total
+from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
 
@@ -254,4 +254,4 @@ class RaisedCosine(Mechanism):
         return self.lower, self.upper
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "raised-cosine", "lower": self.lower.tolist(), "upper": self.upper.tolist()}
+        return {"family": "raised-cosine", "lower": listed(self.lower), "upper": listed(self.upper)}
