@@ -39,7 +39,7 @@ from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
 from ..mechanisms.parameters import smallest
-from ..queries import Query
+from ..queries import Query, SensitivityNorm
 from .gaussian import gaussian_delta, gaussian_epsilon
 from .hardening import HardenedMechanism
 from .lattice import (
@@ -79,7 +79,7 @@ class PrivacyProfile(ABC):
     """How one noise family's (ε, δ) depends on the sensitivity Δ of what it is added to."""
 
     __slots__ = ()
-    norm: str  # the sensitivity norm: "l1", "l2" or "l1-l2"
+    norm: SensitivityNorm  # the sensitivity norm: "l1", "l2" or "l1-l2"
     block: int | None = None
     pure: bool
     scale: float  # the noise scale that sets a default grid
@@ -144,7 +144,7 @@ class NoProfile(PrivacyProfile):
 
     reason: str
     scale: float = 1.0
-    norm: str = "l2"
+    norm: SensitivityNorm = "l2"
     pure: bool = False
     label: str = "this"
 
@@ -164,7 +164,7 @@ class LaplaceProfile(PrivacyProfile):
 
     scales: np.ndarray
     dim: int
-    norm: str = "l1"
+    norm: SensitivityNorm = "l1"
     pure: bool = True
     label: str = "Laplace"
     touched: int | None = None
@@ -215,7 +215,7 @@ class GaussianProfile(PrivacyProfile):
 
     sigma: float
     dim: int
-    norm: str = "l2"
+    norm: SensitivityNorm = "l2"
     pure: bool = False
     label: str = "Gaussian"
     touched: int | None = None
@@ -256,7 +256,7 @@ class NormLaplaceProfile(PrivacyProfile):
 
     epsilon_per_unit: float
     dim: int
-    norm: str = "l2"
+    norm: SensitivityNorm = "l2"
     block: int | None = None
     users: int = 1
     pure: bool = True
@@ -302,7 +302,7 @@ class DiscreteLaplaceProfile(PrivacyProfile):
     lattice_scale: float
     lattice_grid: float
     dim: int
-    norm: str = "l1"
+    norm: SensitivityNorm = "l1"
     pure: bool = True
     label: str = "discrete Laplace"
     touched: int | None = None
@@ -329,7 +329,7 @@ class DiscreteGaussianProfile(PrivacyProfile):
     sigma: float
     lattice_grid: float
     dim: int
-    norm: str = "l2"
+    norm: SensitivityNorm = "l2"
     pure: bool = False
     label: str = "discrete Gaussian"
     touched: int | None = None
@@ -371,7 +371,7 @@ class RoundedProfile(PrivacyProfile):
     inner: PrivacyProfile
     grid: float
     label: str = "hardened"
-    norm: str = field(init=False)
+    norm: SensitivityNorm = field(init=False)
     pure: bool = field(init=False)
     scale: float = field(init=False)
 

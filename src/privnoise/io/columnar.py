@@ -53,7 +53,9 @@ def parquet_chunks(
 ) -> Iterator[NDArray[np.float64]]:
     """Chunks of at most ``rows`` values of ``column`` of a Parquet file, read batch by batch (bounded memory)."""
     pq = require("pyarrow.parquet", feature="reading Parquet")
-    file = pq.ParquetFile(path)
+    # No pre-buffering: pyarrow would otherwise keep every column chunk it has read (memory grows with the file);
+    # a buffered stream reads each row group's column in 1 MiB pieces.
+    file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     names = file.schema_arrow.names
     if column not in names:
         raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
