@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,6 @@ from .operators import (
     Row,
     check_info,
     dense_column_norms,
-    dense_inverse_trace,
     dense_record_information,
 )
 
@@ -114,15 +112,6 @@ class SparseMatrix(MatrixOperator):
             return np.asarray(c.multiply(c).T @ weights).ravel()
         jc = info.matvec(c.toarray().T)  # (n, m): columns weighted by J
         return np.asarray(c.multiply(jc.T).sum(axis=0)).ravel()
-
-    def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        check_info(info, self.m)
-        if self.n > self.m:
-            return math.inf
-        if self.n > DENSE_LIMIT:
-            return None
-        c = self.matrix.toarray()
-        return dense_inverse_trace(c.T @ info.dense() @ c)
 
     def max_abs_row_sum(self) -> float:
         return float(np.max(np.asarray(abs(self.matrix).sum(axis=1)).ravel()))
