@@ -1,11 +1,13 @@
 """Policy → mechanism: every answer the server gives is a hardened (clamped, grid-snapped) release drawn from
 the cryptographically strong default generator. No seed exists anywhere on this path.
 
-Differential-privacy policies are calibrated so that the hardened release, rounding included, satisfies the
-declared (ε, δ): Laplace noise of scale b = (⌊Δ/Λ⌋ + m)Λ/ε (pure ε-DP, checked exactly with
-:meth:`~privnoise.dp.hardening.HardenedMechanism.epsilon_fraction`); Gaussian noise whose σ is the analytic
-Gaussian σ at the lattice sensitivity, checked with the exact profile. The budget is then charged the declared
-(ε, δ) exactly, as rationals.
+Differential-privacy policies are calibrated by the library (:func:`privnoise.dp.hardened_laplace_for_epsilon`,
+:func:`privnoise.dp.hardened_gaussian_for_epsilon_delta`, through the one safe-side calibrator) so that the
+hardened release, rounding included, satisfies the declared (ε, δ): Laplace noise of scale b = (⌊Δ/Λ⌋ + m)Λ/ε
+(pure ε-DP, checked exactly with :meth:`~privnoise.dp.hardening.HardenedMechanism.epsilon_fraction`); Gaussian
+noise whose σ is the analytic Gaussian σ at the lattice sensitivity, checked with the exact profile. The budget is
+then charged the declared (ε, δ) exactly, as rationals. What a noise reports (its scale, its Fisher information)
+comes from its privacy profile and its structured information, never from a switch on its family.
 
 Fisher policies use Farokhi & Sandberg's optimal noise for a scalar (or identity) linear release: cos² noise on
 [−h, h] (Problem 2) or Gaussian noise with E w² = Q (Problem 4); the information they carry about each record
@@ -24,15 +26,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
-from ..dp.gaussian import gaussian_sigma
+from .. import queries
+from ..dp.hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
-from ..dp.lattice import default_grid_exponent, lattice_sensitivity
+from ..dp.lattice import default_grid_exponent
+from ..dp.profile import NoProfile, profile_of
 from ..exceptions import CalibrationError
 from ..fisher import optimal_noise
-from ..mechanisms import Gaussian, Laplace, Mechanism
-from ..queries import LinearQuery
+from ..mechanisms import Mechanism
 from .config import PolicySpec
 
 __all__ = ["Noise", "build_noise"]
@@ -53,13 +54,13 @@ class Noise:
         return self.hardened.release(value)
 
     def describe(self) -> dict[str, Any]:
-        noise = self.hardened.mechanism
-        family = type(noise).__name__
-        out: dict[str, Any] = {"family": family, "grid": self.hardened.grid, "hardened": True}
-        if isinstance(noise, Laplace):
-            out["scale"] = float(np.min(noise.scale))
-        elif isinstance(noise, Gaussian):
-            out["sigma"] = float(np.sqrt(np.min(np.diag(np.atleast_2d(noise.covariance())))))
+        noise: Any = self.hardened.mechanism
+        out: dict[str, Any] = {"family": type(noise).__name__, "grid": self.hardened.grid, "hardened": True}
+        profile = profile_of(noise)
+        if profile.pure and profile.norm == "l1":  # Laplace-type: its smallest scale
+            out["scale"] = profile.scale
+        elif not isinstance(profile, NoProfile):  # Gaussian-type: σ in its weakest direction
+            out["sigma"] = profile.scale
         else:
             out["second_moment"] = float(noise.second_moment())
         return out
@@ -67,41 +68,6 @@ class Noise:
 
 def _bound(grid: float) -> float:
     return _BOUND_STEPS * grid
-
-
-def _laplace(eps: Fraction, sensitivity: float, dim: int) -> HardenedMechanism:
-    e = float(eps)
-    k = default_grid_exponent(sensitivity / e)
-    grid = math.ldexp(1.0, k)
-    units = lattice_sensitivity(sensitivity, grid, dim=dim)
-    b = units * grid / e
-    for _ in range(64):
-        noise = Laplace(scale=b) if dim == 1 else Laplace(scale=np.full(dim, b))
-        h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
-        if h.epsilon_fraction() <= eps:
-            return h
-        b = math.nextafter(b, math.inf) * (1.0 + 1e-15)
-    raise CalibrationError(
-        "could not calibrate hardened Laplace noise to the declared ε."
-    )  # pragma: no cover
-
-
-def _gaussian(eps: Fraction, delta: Fraction, sensitivity: float, dim: int) -> HardenedMechanism:
-    e, d = float(eps), float(delta)
-    sigma0 = gaussian_sigma(e, d, sensitivity=sensitivity)
-    k = default_grid_exponent(sigma0)
-    grid = math.ldexp(1.0, k)
-    effective = lattice_sensitivity(sensitivity, grid, dim=dim, norm="l2") * grid
-    sigma = gaussian_sigma(e, d, sensitivity=effective) * (1.0 + 1e-9)
-    for _ in range(64):
-        noise = Gaussian.from_std(sigma, dim if dim > 1 else None)
-        h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
-        if h.epsilon(d) <= e * (1.0 - 1e-12):
-            return h
-        sigma *= 1.0 + 1e-6
-    raise CalibrationError(
-        "could not calibrate hardened Gaussian noise to the declared (ε, δ)."
-    )  # pragma: no cover
 
 
 def _harden(mech: Mechanism, sensitivity: float) -> HardenedMechanism:
@@ -123,14 +89,13 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
         # the snapped output carries no more than the continuous noise (data processing), so this bounds it.
         if policy.mechanism == "laplace":
             assert eps is not None
-            h = _laplace(eps, sensitivity, dim)
+            h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim)
             charge_delta = Fraction(0)
         else:
             assert eps is not None and delta is not None
-            h = _gaussian(eps, delta, sensitivity, dim)
+            h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim)
             charge_delta = delta
-        info = float(np.max(np.diag(h.mechanism.fisher_information_matrix())))
-        return Noise(h, eps, charge_delta, info)
+        return Noise(h, eps, charge_delta, _information(h.mechanism))
     if policy.mechanism == "custom":
         assert policy.factory is not None
         mech = _import_factory(policy.factory)(policy)
@@ -138,22 +103,25 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
             raise CalibrationError(f"custom factory {policy.factory!r} must return a privnoise Mechanism.")
         h = _harden(mech, sensitivity)
         return Noise(h, eps, delta or Fraction(0), None)
-    # Fisher policies: the optimal noise of one scalar (or per-coordinate) release.
-    query = LinearQuery(np.eye(1))
+    # Fisher policies: the optimal noise of the release itself, one scalar or an identity over `dim` records
+    # (Problems 2 and 4 for C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured).
+    query = queries.mean(1) if dim == 1 else queries.identity(dim)
+    goal = _goal(policy)
+    if "quality_budget" in goal:
+        goal["quality_budget"] *= dim  # E w_i² = Q per record
+    noise = optimal_noise(query, **goal)
+    assert isinstance(noise, Mechanism)
+    return Noise(_harden(noise, sensitivity), None, None, _information(noise))
+
+
+def _goal(policy: PolicySpec) -> dict[str, Any]:
     if policy.mechanism == "fisher-cosine":
         assert policy.half_width is not None
-        noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
-    else:
-        assert policy.quality is not None
-        noise = optimal_noise(query, quality_budget=policy.quality)
-    assert isinstance(noise, Mechanism)
-    info = float(np.atleast_2d(noise.fisher_information())[0, 0])
-    if dim > 1:  # identity: independent copies per record (the optimal Σ ∝ (CCᵀ)^{1/2} = I)
-        if isinstance(noise, Gaussian):
-            noise = Gaussian.from_std(float(np.sqrt(noise.covariance()[0, 0])), dim)
-        else:
-            h_ = float(policy.half_width or 0.0)
-            noise = optimal_noise(LinearQuery(np.eye(dim)), support=(-h_, h_))
-    assert isinstance(noise, Mechanism)
-    h = _harden(noise, sensitivity)
-    return Noise(h, None, None, info)
+        return {"support": (-policy.half_width, policy.half_width)}
+    assert policy.quality is not None
+    return {"quality_budget": policy.quality}
+
+
+def _information(noise: Any) -> float:
+    """The Fisher information of one coordinate of the noise (the largest, for a vector)."""
+    return float(noise.information_form().max_diagonal())
