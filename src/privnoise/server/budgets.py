@@ -1,8 +1,8 @@
 """Budgets: exact (ε, δ) in rationals and Fisher information as an accumulated per-record bound.
 
 * DP: each release charges its declared (ε, δ) as :class:`fractions.Fraction` values (stored as text "p/q")
-  and charges compose by basic composition, Σε_i and Σδ_i (the pure/approximate modes of
-  :class:`privnoise.dp.accounting.PrivacyAccountant`): ten charges of 0.1 spend exactly 1.
+  and charges compose by basic composition, Σε_i and Σδ_i, through the exact-rational accountant's
+  :func:`~privnoise.dp.rational_accountant.compose`: ten charges of 0.1 spend exactly 1.
 * Fisher information adds over independent releases (Farokhi & Sandberg, Proposition 1), so after any sequence
   of releases record i of a column carries Σ_k 𝓘^{(k)}_ii and, with every other record known, no unbiased
   estimate of it has variance below 1/Σ_k 𝓘^{(k)}_ii (eq. (7)). The server's releases are unfiltered linear
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ..dp.rational_accountant import compose
 from .config import DatasetSpec
 
 __all__ = ["Charge", "Refusal", "apply_charge", "fraction", "querier_view", "text"]
@@ -54,14 +55,20 @@ def apply_charge(
     dataset_row: Any, budget_row: Any, spec: DatasetSpec, charge: Charge
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The new values of the dataset and budget rows after ``charge``, or :class:`Refusal`."""
-    q_eps = fraction(budget_row["spent_epsilon"]) + charge.epsilon
-    q_delta = fraction(budget_row["spent_delta"]) + charge.delta
-    d_eps = fraction(dataset_row["spent_epsilon"]) + charge.epsilon
-    d_delta = fraction(dataset_row["spent_delta"]) + charge.delta
-    if q_eps > fraction(budget_row["epsilon"]) or q_delta > fraction(budget_row["delta"]):
+    spend = (charge.epsilon, charge.delta)
+    querier = compose(
+        (fraction(budget_row["spent_epsilon"]), fraction(budget_row["spent_delta"])),
+        spend,
+        (fraction(budget_row["epsilon"]), fraction(budget_row["delta"])),
+    )
+    if querier is None:
         raise Refusal("querier")
-    if d_eps > spec.epsilon or d_delta > spec.delta:
+    dataset = compose(
+        (fraction(dataset_row["spent_epsilon"]), fraction(dataset_row["spent_delta"])), spend, (spec.epsilon, spec.delta)
+    )
+    if dataset is None:
         raise Refusal("dataset")
+    (q_eps, q_delta), (d_eps, d_delta) = querier, dataset
     q_info, d_info = _info(budget_row), _info(dataset_row)
     for column, added in charge.fisher.items():
         # Information adds over independent releases whatever their policy, so every release is recorded;
