@@ -31,7 +31,7 @@ from ..dp.hardening import HardenedMechanism, hardened, noise_scale
 from ..dp.lattice import default_grid_exponent, lattice_sensitivity
 from ..exceptions import CalibrationError
 from ..fisher import optimal_noise
-from ..mechanisms import Gaussian, Laplace, Mechanism
+from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..queries import LinearQuery
 from .config import PolicySpec
 
@@ -148,12 +148,16 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
         noise = optimal_noise(query, quality_budget=policy.quality)
     assert isinstance(noise, Mechanism)
     info = float(np.atleast_2d(noise.fisher_information())[0, 0])
-    if dim > 1:  # identity: independent copies per record (the optimal Σ ∝ (CCᵀ)^{1/2} = I)
-        if isinstance(noise, Gaussian):
-            noise = Gaussian.from_std(float(np.sqrt(noise.covariance()[0, 0])), dim)
-        else:
-            h_ = float(policy.half_width or 0.0)
-            noise = optimal_noise(LinearQuery(np.eye(dim)), support=(-h_, h_))
+    # One scalar release, or (identity) independent copies per record: the optimal Σ ∝ (CCᵀ)^{1/2} = I.
+    if isinstance(noise, Gaussian):
+        noise = Gaussian.from_std(float(np.sqrt(noise.covariance()[0, 0])), dim if dim > 1 else None)
+    else:
+        h_ = float(policy.half_width or 0.0)
+        noise = (
+            optimal_noise(LinearQuery(np.eye(dim)), support=(-h_, h_))
+            if dim > 1
+            else RaisedCosine(lower=-h_, upper=h_)
+        )
     assert isinstance(noise, Mechanism)
     h = _harden(noise, sensitivity)
     return Noise(h, None, None, info)
