@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from privnoise.dp.hardening import HardenedMechanism
+from privnoise.server.budgets import dump_information, load_information
 
 #: Declared bounds of the numeric column ``x`` (``y`` takes the next entry): none start at 0, some negative.
 BOUNDS: tuple[tuple[float, float], ...] = (
@@ -208,8 +209,7 @@ class Lab:
         self.config = load_config(self.path)
         self.engine = store.init_database(self.config)
         admin = store.ensure_admin(self.engine, self.config)
-        assert admin is not None
-        self.keys: dict[str, str] = {"admin": admin}
+        self.keys: dict[str, str] = {} if admin is None else {"admin": admin}
         self._stack = contextlib.ExitStack()
 
     def add_querier(self, name: str, *, epsilon: Any = "1000000", delta: Any = "1/2", **extra: Any) -> str:
@@ -429,7 +429,7 @@ def finite(value: Any) -> bool:
     return all(math.isfinite(float(v)) for v in np.ravel(value))
 
 
-# --- stored budget state (the storage format of privnoise.server.budgets) -----------------------------------------
+# --- stored budget state (in the storage format of privnoise.server.budgets) --------------------------------------
 
 
 def _querier_id(conn: Any, name: str) -> int:
@@ -467,7 +467,7 @@ def set_budget_state(
     if spent_delta is not None:
         values["spent_delta"] = str(spent_delta)
     if information is not None:
-        values["fisher_information"] = json.dumps(information)
+        values["fisher_information"] = dump_information({k: Fraction(v) for k, v in information.items()})
     if fisher_floor is not None:
         values["fisher_floor"] = fisher_floor
     with engine.begin() as conn:
@@ -483,12 +483,12 @@ def set_budget_state(
 
 
 def _parsed(row: Any) -> dict[str, Any]:
-    info = json.loads(row["fisher_information"])
+    info = load_information(row["fisher_information"])
     return {
         "epsilon": Fraction(row["spent_epsilon"]),
         "delta": Fraction(row["spent_delta"]),
-        "fisher": float(info.get("x", 0.0)),
-        "information": {k: float(v) for k, v in info.items()},
+        "fisher": info.get("x", Fraction(0)),
+        "information": info,
     }
 
 
