@@ -63,6 +63,8 @@ def _where_construction(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the server aggregate only the selected records (``WHERE``), as it did before."""
     from sqlalchemy import Float, func, literal, select
 
+    from privnoise.server.planner import compiled
+
     service: Any = lab.app.state.service
     original = service._make_plan
 
@@ -79,7 +81,8 @@ def _where_construction(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
             .select_from(table)
             .where(*[table.c[c.column] == c.value for c in query.where])
         )
-        return dataclasses.replace(plan, statement=statement)
+        sql, parameters = compiled(statement, service.reader.dialect)
+        return dataclasses.replace(plan, statement=statement, sql=sql, parameters=parameters)
 
     monkeypatch.setattr(service, "_make_plan", make_plan)
     service._plans.clear()

@@ -18,30 +18,26 @@ bodies beyond ``max_body_bytes`` get 413; bodies that are not strict JSON get 40
 gets 422 without echoing its input. A charge that could not be recorded gets 503 (nothing was charged).
 """
 
-import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import orjson
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
-from starlette.concurrency import run_in_threadpool
 
 from .. import __version__
 from ..exceptions import InvalidParameterError
 from . import db, keys, store
-from .budgets import Refusal
-from .charging import ChargeUnavailable, StalePlan
+from .answers import QueryBody, answer_query, validation_detail
 from .config import ServerConfig
 from .gate import Authenticator, Gate
-from .planner import Plan
-from .querylang import QueryError, parse_query, spec_from_json
-from .service import FAILURE_BODY, QueryFailed, Service
+from .service import Service
 from .throttle import FailureThrottle
 
 __all__ = ["create_app"]
@@ -62,36 +58,6 @@ class ApiError(Exception):
 
 
 _FORBIDDEN = ApiError(403, {"error": "forbidden"})
-_Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
-class ConditionBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    column: _Name
-    op: Literal["=", "!=", "<", "<=", ">", ">="]
-    value: float | Annotated[str, Field(max_length=200)]
-
-
-class QueryBody(BaseModel):
-    """A query: ``query`` (the text form) or ``kind`` with its fields; never a seed."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        allow_inf_nan=False,
-        json_schema_extra={
-            "examples": [
-                {"query": "mean(kwh) where region = 'north'", "dataset": "meters"},
-                {"kind": "sum", "column": "kwh", "dataset": "meters"},
-            ]
-        },
-    )
-    query: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
-    dataset: _Name | None = None
-    kind: Literal["count", "sum", "mean", "weighted_mean", "variance", "linear", "identity"] | None = None
-    column: _Name | None = None
-    weights: _Name | None = None
-    coefficients: Annotated[dict[_Name, float], Field(max_length=32)] | None = None
-    where: Annotated[list[ConditionBody], Field(max_length=8)] | None = None
 
 
 class QuerierBody(BaseModel):
@@ -123,34 +89,6 @@ def _query_schema() -> dict[str, Any]:
             "content": {"application/json": {"schema": _inline(schema, defs)}},
         }
     }
-
-
-def _validation_detail(exc: ValidationError | RequestValidationError) -> list[dict[str, Any]]:
-    """The errors of a refused request without its input (which may not even be serialisable)."""
-    out = []
-    for err in exc.errors():
-        out.append(
-            {
-                "loc": [str(p) for p in err.get("loc", ())],
-                "msg": str(err.get("msg", "")),
-                "type": err.get("type"),
-            }
-        )
-    return out
-
-
-def _plan_of(service: Service, raw: Any) -> Plan:
-    """Validate a query body (no data read) and make its plan."""
-    body = QueryBody.model_validate(raw)
-    if (body.query is None) == (body.kind is None):
-        raise QueryError("give either `query` (text) or `kind` (structured).")
-    if body.query is not None:
-        if any(v is not None for v in (body.column, body.weights, body.coefficients, body.where)):
-            raise QueryError("a text `query` takes no other fields than `dataset`.")
-        spec = parse_query(body.query, dataset=body.dataset)
-    else:
-        spec = spec_from_json(body.model_dump(exclude_none=True, exclude={"query"}))
-    return service.plan(spec)
 
 
 def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool = True) -> FastAPI:
@@ -188,7 +126,11 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     app.state.authenticator = authenticator
     open_paths = frozenset({"/health"}) | (DOCS_PATHS if config.api_docs else frozenset())
     app.add_middleware(
-        Gate, authenticator=authenticator, max_body=config.max_body_bytes, open_paths=open_paths
+        Gate,
+        authenticator=authenticator,
+        max_body=config.max_body_bytes,
+        open_paths=open_paths,
+        routes={("POST", "/v1/queries"): functools.partial(answer_query, service)},
     )
 
     @app.exception_handler(ApiError)
@@ -197,7 +139,7 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
-        return FastJSON({"error": "invalid request", "detail": _validation_detail(exc)}, status_code=422)
+        return FastJSON({"error": "invalid request", "detail": validation_detail(exc)}, status_code=422)
 
     def who(request: Request) -> dict[str, Any]:
         return dict(request.scope["privnoise.who"])
@@ -232,51 +174,12 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         },
     )
     async def post_query(request: Request) -> Response:
-        identity = request.scope["privnoise.who"]
-        if identity["role"] != "querier":
-            raise _FORBIDDEN
-        raw = request.scope.get("privnoise.json")
-        try:
-            plan = service.cached(("body", await request.body()), lambda: _plan_of(service, raw))
-        except ValidationError as exc:
-            raise ApiError(422, {"error": "invalid request", "detail": _validation_detail(exc)}) from None
-        except InvalidParameterError as exc:
-            raise ApiError(422, {"error": str(exc)}) from None
-        charged = None
-        for _attempt in range(3):
-            try:
-                charged = await asyncio.wrap_future(service.committer.submit(plan, identity["id"]))
-                break
-            except StalePlan as stale:
-                plan = service.refreshed(plan, stale.records)
-            except Refusal:
-                remaining = (await run_in_threadpool(service.budget, identity["id"])).get(plan.spec.name, {})
-                raise ApiError(429, {"error": "budget exceeded", "budget": remaining}) from None
-            except ChargeUnavailable:
-                raise ApiError(
-                    503,
-                    {"error": "the charge could not be recorded; nothing was charged"},
-                    {"Retry-After": "1"},
-                ) from None
-        if charged is None:
-            raise ApiError(
-                503, {"error": "the dataset is being re-imported; try again"}, {"Retry-After": "1"}
-            )
-        try:
-            value = await run_in_threadpool(service.release, plan, charged.ledger_id)
-        except QueryFailed:
-            raise ApiError(422, dict(FAILURE_BODY)) from None
-        after = service.view(charged.after, plan)
-        payload = {
-            "dataset": plan.spec.name,
-            "query": plan.query.as_dict(),
-            "value": value,
-            "guarantee": plan.guarantee(after),
-            "charged": plan.charged,
-            "remaining": after,
-            "ledger_id": charged.ledger_id,
-        }
-        return Response(orjson.dumps(payload), media_type="application/json")
+        # The gate answers this path itself (answers.answer_query); this route describes it and serves an app
+        # mounted without the gate.
+        status, body, headers = await answer_query(
+            service, request.scope["privnoise.who"], await request.body(), request.scope.get("privnoise.json")
+        )
+        return Response(body, status_code=status, headers={k.decode(): v.decode() for k, v in headers})
 
     @app.get("/v1/budget", responses=responses)
     def get_budget(identity: Querier) -> dict[str, Any]:

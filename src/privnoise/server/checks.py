@@ -15,6 +15,7 @@ done on them: squares of noise scales (Fisher information 1/b²), products of co
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -89,6 +90,7 @@ def checked_coefficient(value: float, name: str, owner: str) -> float:
     return 0.0 if value == 0.0 else value
 
 
+@functools.lru_cache(maxsize=4096)
 def decimal_fraction(value: float) -> Fraction:
     """The rational a float was written as (its shortest decimal form): 0.01 → 1/100, so a floor of 0.01
     allows exactly 100 units of information."""

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from sqlalchemy import Float, Table, case, func, literal, select
+from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
 from ..exceptions import InvalidParameterError
@@ -45,7 +46,10 @@ from .config import DatasetSpec, PolicySpec
 from .mechanisms import Noise, build_noise
 from .querylang import QueryError, QuerySpec
 
-__all__ = ["Component", "Plan", "make_plan"]
+__all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
+
+#: Datasets of at most this many records are released in the event loop (see :mod:`.answers`).
+INLINE_RECORDS = 5000
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,11 @@ class Plan:
     combine: Callable[[list[Any]], Any]
     charge: Charge
     statement: Select[Any]
+    sql: str  # the statement compiled once for the database, and its parameters
+    parameters: Any
     identity: bool
+    inline: bool  # small enough to release in the event loop
+    query_dict: dict[str, Any]
     records: int | None  # the number of records the plan was made for (Fisher mean, identity), else None
     ledger_query: str
     ledger_information: str
@@ -142,7 +150,16 @@ def _guarantee(
     }
 
 
-def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: str) -> Plan:
+def compiled(statement: Select[Any], dialect: Dialect) -> tuple[str, Any]:
+    """(SQL text, parameters) of ``statement`` for a DBAPI cursor of ``dialect``: positional for SQLite's
+    ``?``, a mapping for psycopg's ``%(name)s``."""
+    c = statement.compile(dialect=dialect)
+    if c.positiontup is not None:
+        return str(c), tuple(c.params[name] for name in c.positiontup)
+    return str(c), dict(c.params)
+
+
+def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: Dialect) -> Plan:
     """The plan of ``query`` on dataset ``spec`` (stored in ``table`` with ``records`` records)."""
     name = spec.name
     for col in query.columns():
@@ -162,7 +179,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
     def clamped(column: str) -> Any:
         lo, hi = bounds(column)
-        return _clamp(table.c[column], lo, hi, dialect)
+        return _clamp(table.c[column], lo, hi, dialect.name)
 
     weight: Any = literal(1.0, Float)
     for cond in query.where:
@@ -293,6 +310,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     else:
         statement = select(*[p[1] for p in parts], func.count()).select_from(table)
     q = QuerySpec(query.kind, query.column, query.weights, query.coefficients, query.where, name)
+    sql, parameters = compiled(statement, dialect)
     charged = {
         "epsilon": text(charge.epsilon),
         "delta": text(charge.delta),
@@ -306,7 +324,11 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         combine=combine,
         charge=charge,
         statement=statement,
+        sql=sql,
+        parameters=parameters,
         identity=identity,
+        inline=records <= INLINE_RECORDS,
+        query_dict=q.as_dict(),
         records=records if uses_records else None,
         ledger_query=json.dumps(q.as_dict(), sort_keys=True),
         ledger_information=json.dumps(charge.fisher_floats(), sort_keys=True),

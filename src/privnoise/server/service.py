@@ -13,10 +13,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -42,6 +44,39 @@ class QueryFailed(Exception):
     """The answer could not be computed after the charge was committed (the charge stays)."""
 
 
+class ReadConnections:
+    """DBAPI connections of the read engine, taken and given back without the pool's bookkeeping."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    @contextlib.contextmanager
+    def cursor(self) -> Iterator[Any]:
+        try:
+            connection = self._idle.get_nowait()
+        except queue.Empty:
+            fairy = self.engine.raw_connection()  # made by the engine: its connect events have run
+            fairy.detach()
+            connection = fairy.dbapi_connection
+        cur = connection.cursor()
+        try:
+            yield cur
+        except BaseException:
+            cur.close()
+            connection.close()  # possibly broken: not given back
+            raise
+        cur.close()
+        self._idle.put(connection)
+
+    def close(self) -> None:
+        while True:
+            try:
+                self._idle.get_nowait().close()
+            except queue.Empty:
+                return
+
+
 class Service:
     """Everything the HTTP layer needs: plans, the charge, the release, the budget views."""
 
@@ -61,6 +96,7 @@ class Service:
                 self.tables[name] = table
         self.records: dict[str, int] = {}
         self._check_stored_state()
+        self._readers = ReadConnections(self.reader)
         self._plans: OrderedDict[Any, Plan] = OrderedDict()
         self._lock = threading.Lock()
         self._calibrate()
@@ -68,6 +104,7 @@ class Service:
 
     def close(self) -> None:
         self.committer.close()
+        self._readers.close()
         self.reader.dispose()
 
     # -- start-up ------------------------------------------------------------------------------------------
@@ -133,7 +170,7 @@ class Service:
             self.config.datasets[name],
             self.tables[name],
             records=self.records[name],
-            dialect=self.dialect,
+            dialect=self.reader.dialect,
         )
 
     def cached(self, key: Any, make: Callable[[], Plan]) -> Plan:
@@ -179,13 +216,14 @@ class Service:
         """Read the data and release the hardened answer; any failure marks the ledger row and raises
         :class:`QueryFailed`."""
         try:
-            with self.reader.connect() as conn:
+            with self._readers.cursor() as cur:
+                cur.execute(plan.sql, plan.parameters)
                 if plan.identity:
-                    rows = conn.execute(plan.statement).all()
+                    rows = cur.fetchall()
                     true: list[Any] = [np.array([float(r[0]) for r in rows])]
                     found = len(rows)
                 else:
-                    *values, found = conn.execute(plan.statement).one()
+                    *values, found = cur.fetchone()
                     true = [float(v) for v in values]
             if plan.records is not None and int(found) != plan.records:
                 raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
