@@ -280,3 +280,26 @@ def test_wrong_keys_do_not_starve_a_legitimate_querier(tmp_path: Path) -> None:
             assert set(statuses) <= {401, 429} and 429 in statuses
     ratio = statistics.median(attacked) / statistics.median(normal)
     assert ratio <= 2.0, (ratio, statistics.median(normal), statistics.median(attacked))
+
+
+def test_the_client_tells_throttling_from_a_budget_refusal(tmp_path: Path) -> None:
+    from privnoise.client import BudgetRefused, Client, ServerError
+
+    server = "auth_failures = 1\nauth_window_seconds = 600\nauth_tarpit_seconds = 0"
+    with _lab(tmp_path, server=server) as lab:
+        transport = lab.http._transport  # the in-process app, no socket
+        with Client("http://testserver", "pn_0123456789abcdef_" + "y" * 43, transport=transport) as wrong:
+            with pytest.raises(ServerError) as first:
+                wrong.budget()
+            with pytest.raises(ServerError) as throttled:
+                wrong.budget()
+        assert (first.value.status, throttled.value.status) == (401, 429)
+        assert not isinstance(throttled.value, BudgetRefused)
+        small = lab.add_querier("small", epsilon="1/10")
+        from fastapi.testclient import TestClient
+
+        with TestClient(lab.app, client=("10.9.9.9", 1)) as elsewhere:  # an address without failures
+            with Client("http://testserver", small, transport=elsewhere._transport) as c:
+                c.query(SUM)
+                with pytest.raises(BudgetRefused):
+                    c.query(SUM)

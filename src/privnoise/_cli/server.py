@@ -73,22 +73,20 @@ def serve(
     port: Annotated[int | None, typer.Option("--port", min=0, max=65535, help="Port (default 8000).")] = None,
 ) -> None:
     """Run the query server (FastAPI + uvicorn) for the datasets of owner.toml."""
-    import uvicorn
-
     from ..server import store
-    from ..server.app import create_app
+    from ..server.run import serve as run_server
 
     cfg, engine = _setup(config)
     admin_key = store.ensure_admin(engine, cfg)
+    engine.dispose()
     out = Console(highlight=False, soft_wrap=True)
     if admin_key is not None:
         out.print(f"admin key (shown once, store it): [bold]{admin_key}[/bold]")
-    app = create_app(cfg, engine=engine)
     h, p = host or cfg.host, cfg.port if port is None else port
     out.print(
         f"privnoise server on http://{h}:{p} (database {escape(_safe_url(cfg.database_url))}); Ctrl-C stops"
     )
-    uvicorn.run(app, host=h, port=p, log_level="warning", access_log=False)
+    run_server(cfg, host=h, port=p)
 
 
 def _safe_url(url: str) -> str:

@@ -213,6 +213,7 @@ class Gate:
                 await _respond(send, 400, detail, [])
                 return
         route = self.routes.get((scope["method"], scope["path"]))
+        assert who is not None
         if route is not None:  # the hot path: answered here, without the framework's routing
             status, content, headers = await route(who, body, parsed)
             headers.append((b"content-length", str(len(content)).encode()))
@@ -224,7 +225,8 @@ class Gate:
         await self.app(scope, _replay(body, receive), send)
 
     async def _read(self, receive: Receive) -> bytes | None:
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             message = await receive()
             if message["type"] != "http.request":

@@ -185,16 +185,17 @@ def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> Nois
         # DP noise carries Fisher information too (1/b² for Laplace, 1/σ² for the Gaussian, per coordinate);
         # the snapped output carries no more than the continuous noise (data processing), so this bounds it.
         _check_dimension(policy, dim)
+        coordinate: Mechanism
         if policy.mechanism == "laplace":
             assert eps is not None
-            h, scalar = _laplace(eps, sensitivity, dim)
+            h, coordinate = _laplace(eps, sensitivity, dim)
             charge_delta = Fraction(0)
         else:
             assert eps is not None and delta is not None
-            h, scalar = _gaussian(eps, delta, sensitivity, dim)
+            h, coordinate = _gaussian(eps, delta, sensitivity, dim)
             charge_delta = delta
         # per coordinate, the information of the isotropic noise is that of one of its coordinates
-        return Noise(h, eps, charge_delta, _information(scalar))
+        return Noise(h, eps, charge_delta, _information(coordinate))
     if policy.mechanism == "custom":
         assert policy.factory is not None
         mech = _import_factory(policy.factory)(policy)

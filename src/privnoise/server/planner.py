@@ -202,7 +202,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
 
     parts: list[tuple[str, Any, float, dict[str, float]]] = []  # (name, SQL, sensitivity, slopes)
-    count = ("count", total(literal(1.0, Float)), 1.0, {})
+    count: tuple[str, Any, float, dict[str, float]] = ("count", total(literal(1.0, Float)), 1.0, {})
     identity = False
     uses_records = False
     combine: Callable[[list[Any]], Any]
