@@ -214,14 +214,12 @@ class _KeyError(ValueError):
         super().__init__(f"[{key}] {message}")
 
 
-class _Policy(BaseModel):
+class _Budgeted(BaseModel):
+    """An (ε, δ) pair read as exact rationals (a policy's charge, a dataset's global budget)."""
+
     model_config = _Strict
-    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom"]
-    epsilon: Annotated[Any, Field(default=None)]
-    delta: Annotated[Any, Field(default=None)]
-    half_width: Any = None
-    quality: Any = None
-    factory: Any = None
+    epsilon: Any = None
+    delta: Any = None
 
     @field_validator("epsilon")
     @classmethod
@@ -232,6 +230,13 @@ class _Policy(BaseModel):
     @classmethod
     def _delta(cls, v: Any) -> Any:
         return None if v is None else _rational("delta")(v)
+
+
+class _Policy(_Budgeted):
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom"]
+    half_width: Any = None
+    quality: Any = None
+    factory: Any = None
 
     @field_validator("half_width", "quality")
     @classmethod
@@ -262,24 +267,11 @@ class _Policy(BaseModel):
         return self
 
 
-class _Dataset(BaseModel):
-    model_config = _Strict
+class _Dataset(_Budgeted):
     source: str | None = None
     table: str | None = None
-    epsilon: Any = None
-    delta: Any = 0
     columns: dict[str, _Column] = Field(default_factory=dict)
     policies: dict[str, _Policy] = Field(default_factory=dict)
-
-    @field_validator("epsilon")
-    @classmethod
-    def _epsilon(cls, v: Any) -> Any:
-        return None if v is None else _rational("epsilon")(v)
-
-    @field_validator("delta")
-    @classmethod
-    def _delta(cls, v: Any) -> Any:
-        return _rational("delta")(v)
 
     @model_validator(mode="after")
     def _rules(self) -> _Dataset:

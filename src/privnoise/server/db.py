@@ -144,55 +144,48 @@ def data_table(name: str, columns: dict[str, str], meta: MetaData | None = None)
     return Table(name, meta if meta is not None else MetaData(), *cols)
 
 
+def _sqlite_engine(url: str, pragmas: tuple[str, ...], *, max_overflow: int) -> Engine:
+    """A SQLite engine in autocommit driver mode (no implicit BEGIN) whose connections run ``pragmas``."""
+    engine = create_engine(
+        url,
+        pool_size=8,
+        max_overflow=max_overflow,
+        pool_timeout=120,
+        connect_args={"check_same_thread": False, "timeout": 120},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in pragmas:
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    return engine
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite gets WAL, FULL sync, a busy timeout and ``BEGIN IMMEDIATE``."""
     if url.startswith("sqlite"):
-        engine = create_engine(
+        engine = _sqlite_engine(
             url,
-            pool_size=8,
+            ("journal_mode=WAL", "synchronous=FULL", "busy_timeout=120000", "foreign_keys=ON"),
             max_overflow=8,
-            pool_timeout=120,
-            connect_args={"check_same_thread": False, "timeout": 120},
         )
-
-        @event.listens_for(engine, "connect")
-        def _connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # the driver emits no BEGIN; ours below does
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=FULL")
-            cursor.execute("PRAGMA busy_timeout=120000")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Connection) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the driver emits no BEGIN; this one takes the write lock
 
         return engine
     return create_engine(url, pool_size=8, max_overflow=16, pool_timeout=120, pool_pre_ping=True)
 
 
 def make_read_engine(url: str) -> Engine:
-    """An engine for reads only: autocommit, never the write lock (SQLite: ``query_only``)."""
+    """An engine for reads only: autocommit (each statement reads one snapshot), never the write lock."""
     if url.startswith("sqlite"):
-        engine = create_engine(
-            url,
-            pool_size=8,
-            max_overflow=32,
-            pool_timeout=120,
-            connect_args={"check_same_thread": False, "timeout": 120},
-        )
-
-        @event.listens_for(engine, "connect")
-        def _connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # autocommit: each statement reads one snapshot
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA busy_timeout=120000")
-            cursor.execute("PRAGMA query_only=ON")
-            cursor.close()
-
-        return engine
+        return _sqlite_engine(url, ("busy_timeout=120000", "query_only=ON"), max_overflow=32)
     return create_engine(
         url, pool_size=8, max_overflow=32, pool_timeout=120, pool_pre_ping=True, isolation_level="AUTOCOMMIT"
     )
