@@ -345,3 +345,38 @@ def test_failed_queries_are_marked_in_the_ledger(tmp_path: Path) -> None:
         assert (r.status_code, r.content) == (422, b'{"error":"query failed"}')
         (row,) = lab.get("admin", "/v1/admin/ledger").json()["ledger"]
         assert row["status"] == "failed" and row["epsilon"] == "1/10"
+
+
+def test_a_lost_creation_race_is_a_conflict_not_a_server_error(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both creations pass the "does the name exist?" check before either inserts (PostgreSQL, READ COMMITTED:
+    # SQLite's BEGIN IMMEDIATE would serialise them); the loser's UniqueViolation must read "already exists".
+    from privnoise.exceptions import InvalidParameterError
+    from privnoise.server import db, store
+
+    database = _fresh_postgres_database(str(request.getfixturevalue("_postgres_url")))
+    with _meters(tmp_path, database=database) as lab:
+        both_checked = threading.Barrier(2, timeout=30)
+        real_now = db.utcnow
+
+        def now_after_both_checked() -> Any:  # called between the check and the insert
+            both_checked.wait()
+            return real_now()
+
+        monkeypatch.setattr(db, "utcnow", now_after_both_checked)
+        outcomes: list[Any] = []
+
+        def create() -> None:
+            try:
+                outcomes.append(store.create_querier(lab.engine, lab.config, "twin", epsilon=1))
+            except InvalidParameterError as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=create) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    errors = [o for o in outcomes if isinstance(o, Exception)]
+    assert len(outcomes) == 2 and len(errors) == 1 and "already exists" in str(errors[0]), outcomes
