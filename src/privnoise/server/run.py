@@ -53,17 +53,21 @@ def worker_app() -> Any:
     return _settled(create_app(load_config(os.environ[CONFIG_VARIABLE]), init=False))
 
 
-def serve_asgi(app: Any, *, host: str, port: int, workers: int = 1, factory: bool = False) -> None:
+def serve_asgi(
+    app: Any, *, host: str, port: int, workers: int = 1, factory: bool = False, **logging: Any
+) -> None:
     """Serve an ASGI app with uvicorn as the privnoise server is served (the benchmark's reference uses it too).
 
     Several workers share one listening socket made here with ``IPPROTO_TCP``, so that asyncio sets
     ``TCP_NODELAY`` on every accepted connection (uvicorn's own socket leaves it unset, and Nagle's algorithm
-    then holds the body of a response for the client's delayed acknowledgement, about 40 ms).
+    then holds the body of a response for the client's delayed acknowledgement, about 40 ms). ``logging``:
+    uvicorn's ``log_level``, ``access_log`` and ``log_config`` (default: warnings only, no access log).
     """
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning", "access_log": False}
+    options |= logging
     if workers == 1:
         uvicorn.run(app, factory=factory, **options)
         return
@@ -79,16 +83,24 @@ def serve_asgi(app: Any, *, host: str, port: int, workers: int = 1, factory: boo
     Multiprocess(config, sockets=[sock]).run()
 
 
-def serve(config: ServerConfig, *, host: str | None = None, port: int | None = None) -> None:
-    """Run the server of ``config`` until it is stopped (see the module docstring)."""
+def serve(config: ServerConfig, *, host: str | None = None, port: int | None = None, **logging: Any) -> None:
+    """Run the server of ``config`` until it is stopped (see the module docstring); ``logging`` as for
+    :func:`serve_asgi`."""
     from . import store
     from .app import create_app
 
     host = host or config.host
     port = config.port if port is None else port
     if config.workers == 1:
-        serve_asgi(_settled(create_app(config)), host=host, port=port)
+        serve_asgi(_settled(create_app(config)), host=host, port=port, **logging)
         return
     store.init_database(config).dispose()
     os.environ[CONFIG_VARIABLE] = str(config.path)
-    serve_asgi("privnoise.server.run:worker_app", host=host, port=port, workers=config.workers, factory=True)
+    serve_asgi(
+        "privnoise.server.run:worker_app",
+        host=host,
+        port=port,
+        workers=config.workers,
+        factory=True,
+        **logging,
+    )
