@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--max-seconds", type=float, default=120.0, help="time limit of each measurement (default 120)"
     )
-    parser.add_argument("--workers", type=int, default=2, help="processes of each server (default 2)")
+    parser.add_argument("--workers", type=int, default=1, help="processes of each server (default 1)")
     parser.add_argument(
         "--database", default="sqlite,postgresql", help="sqlite, postgresql or both (default)"
     )
