@@ -167,5 +167,6 @@ class SimplexLocator:
             pending = pending[unresolved & ~exhausted]
             k *= 4
         np.clip(bary, 0.0, 1.0, out=bary)
-        bary /= bary.sum(axis=1, keepdims=True)
+        hit = found >= 0
+        bary[hit] /= bary[hit].sum(axis=1, keepdims=True)
         return found, bary

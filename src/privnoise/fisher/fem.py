@@ -21,7 +21,7 @@ mesh until the estimate of λ₁ changes by less than ``rtol``:
 
 After each level the sequence of discrete eigenvalues λ_h is extrapolated (Richardson, λ_h ≈ λ₁ + c·N^(−r) in
 the number N of unknowns, with r fitted to the last three levels); the change of that extrapolation between the
-last two levels is the reported error estimate.
+last two levels, or the size of the extrapolation's correction if larger, is the reported error estimate.
 
 References
 ----------
@@ -78,7 +78,9 @@ class EigenSolution:
         The Rayleigh quotient ∫∇uᵀA∇u of the returned u: a density u² has Tr 𝓘 = 4 × this value exactly. It is
         ≥ λ₁ of the meshed domain, and ≥ λ₁(W) when the mesh lies inside W.
     error_estimate : float
-        The change of ``eigenvalue`` between the last two refinements (absolute).
+        An estimate of the error (absolute): the larger of the Richardson correction (between the last discrete
+        eigenvalue, with the boundary correction on curved supports, and ``eigenvalue``) and the change of
+        ``eigenvalue`` between the last two refinements.
     mesh_size : float
         The largest cell diameter of the final mesh.
     history : tuple of (int, float)
@@ -440,9 +442,13 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         history.append((unknowns, lam))
         if support.curved:
             corrected.append((unknowns, lam + _boundary_correction(support, pts, cls, coeffs, a)))
-        estimates.append(_extrapolate(corrected if support.curved else history, nominal))
-        change = abs(estimates[-1] - estimates[-2]) if len(estimates) >= 2 else math.inf
-        if len(history) >= 3 and change <= tol * abs(estimates[-1]):
+        sequence = corrected if support.curved else history
+        estimates.append(_extrapolate(sequence, nominal))
+        # conservative: the Richardson correction itself, and the change of the extrapolation between levels
+        change = abs(sequence[-1][1] - estimates[-1])
+        if len(estimates) >= 2:
+            change = max(change, abs(estimates[-1] - estimates[-2]))
+        if len(history) >= 2 and change <= tol * abs(estimates[-1]):
             converged = True
             break
         growth = 2**d if mode == "uniform" else 1.6
