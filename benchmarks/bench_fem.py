@@ -45,7 +45,9 @@ def main() -> None:
     print(f"load average: {os.getloadavg()}")
 
     print("\nsolve time against tolerance")
-    print(f"{'support':28s} {'rtol':>7s} {'seconds':>8s} {'unknowns':>9s} {'rel. error':>11s} {'estimate':>9s}")
+    print(
+        f"{'support':28s} {'rtol':>7s} {'seconds':>8s} {'unknowns':>9s} {'rel. error':>11s} {'estimate':>9s}"
+    )
     correlated = np.array([[2.0, 0.7], [0.7, 1.0]])
     for name, support, matrix, exact in (
         ("L-shape (non-convex), A = I", Polygon(L_SHAPE), None, L_SHAPE_LAMBDA),

@@ -620,6 +620,75 @@ def _valid_bound_holds(row: Row) -> None:
 
 CHECKS.update({"thm4-optimiser": _optimiser_agrees, "sec4-valid-bound": _valid_bound_holds})
 
+
+# -- general supports (Theorem 2 by finite elements, Problem 1, Proposition 2) ---------------------------
+
+# Each row's tolerance, stated here: |computed − printed| ≤ rtol·|printed|.
+GENERAL_SUPPORT_TOLERANCES = {
+    "thm2-box-diagonal": 1e-6,
+    "thm2-ellipse-matched": 1e-6,
+    "thm2-ball-3d": 1e-3,
+    "thm2-box-correlated": 2e-6,
+    "thm2-box-correlated-3d": 2e-3,
+    "thm2-l-shape": 1e-6,
+    "thm2-trace-identity": 1e-10,
+    "thm1-separable": 1e-6,
+    "thm1-ellipse": 1e-9,
+    "thm1-multiplier": 1e-10,
+}
+
+
+def _within_stated_tolerance(row: Row) -> None:
+    rtol = GENERAL_SUPPORT_TOLERANCES[row.key]
+    assert abs(float(row.computed) - float(row.printed)) <= rtol * abs(float(row.printed)), row
+
+
+def _closed_form_value(row: Row) -> None:
+    from scipy.special import jn_zeros
+
+    g = fs.SUPPORTS_SETUP
+    expected = {
+        "thm2-box-diagonal": PI2 * (g.diagonal_a[0] / 4.0 + g.diagonal_a[1] / 1.0),
+        "thm2-ellipse-matched": float(jn_zeros(0, 1)[0]) ** 2 / g.ellipse_scale,
+        "thm2-ball-3d": PI2,
+    }[row.key]
+    assert row.printed == pytest.approx(expected, rel=1e-12)
+    _within_stated_tolerance(row)
+
+
+def _optimum_below_separable(row: Row) -> None:
+    c = np.array(fs.SUPPORTS_SETUP.correlated_c)
+    assert row.printed == pytest.approx(float(np.trace(c @ c.T)) * PI2, rel=1e-12)  # Σ(CCᵀ)ᵢᵢ·4π²/2²
+    assert float(row.computed) < 0.99 * float(row.printed)
+
+
+def _convexity_holds(row: Row) -> None:
+    assert float(row.computed) <= 0.0
+
+
+def _problem1_ascends(row: Row) -> None:
+    assert float(row.computed) > 1.05 * float(row.printed)  # Problem 1 strictly improves Tr 𝓘⁻¹ here
+    values = [float(v) for v in row.reason.split("(")[1].split(")")[0].split(", ")]
+    assert all(b >= a * (1 - 1e-6) for a, b in zip(values, values[1:], strict=False))
+
+
+MATCH_EXTRAS.update({k: _closed_form_value for k in ("thm2-box-diagonal", "thm2-ellipse-matched", "thm2-ball-3d")})
+MATCH_EXTRAS.update({k: _within_stated_tolerance for k in ("thm1-separable", "thm1-ellipse")})
+MATCH_KEYS += ["thm2-box-diagonal", "thm2-ellipse-matched", "thm2-ball-3d", "thm1-separable", "thm1-ellipse"]
+CHECKS.update(
+    {
+        "thm2-box-correlated": _within_stated_tolerance,
+        "thm2-box-correlated-3d": _within_stated_tolerance,
+        "thm2-l-shape": _within_stated_tolerance,
+        "thm2-trace-identity": _within_stated_tolerance,
+        "thm1-multiplier": _within_stated_tolerance,
+        "remark7-correlated-gain": _optimum_below_separable,
+        "prop2-convexity": _convexity_holds,
+        "thm1-box": _problem1_ascends,
+        "thm1-l-shape": _problem1_ascends,
+    }
+)
+
 EXPECTED_STATUS = {
     **{k: "match" for k in MATCH_KEYS},
     **{k: "erratum" for k in ERRATA},
@@ -680,7 +749,14 @@ def test_report_with_figures(tmp_path: Path) -> None:
     report = fs.build_report(tmp_path, figures=True)
     assert (tmp_path / "report.md").stat().st_size > 0
     names = [name for name, _ in report.figures]
-    assert names == ["figure1.png", "figure2.png", "tradeoff.png"]
+    assert names == [
+        "figure1.png",
+        "figure2.png",
+        "tradeoff.png",
+        "general-supports.png",
+        "general-supports-3d.png",
+        "problem1-vs-problem2.png",
+    ]
     for name in names:
         path = tmp_path / name
         assert path.stat().st_size > 10_000

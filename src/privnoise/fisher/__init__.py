@@ -26,6 +26,7 @@ from .information import (
     query_information,
 )
 from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .problem1 import Problem1Solution, solve_problem1
 from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "MonteCarloEstimate",
     "Polygon",
     "Polyhedron",
+    "Problem1Solution",
     "Support",
     "OutputConstrainedPolicy",
     "Policy",
@@ -57,6 +59,7 @@ __all__ = [
     "query_information",
     "record_bounds",
     "solve_dirichlet_eigenproblem",
+    "solve_problem1",
     "trace_bound",
     "unit_ball_eigenvalue",
 ]

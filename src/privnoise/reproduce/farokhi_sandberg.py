@@ -60,8 +60,9 @@ from ..fisher import comparison as cmp
 from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..random import default_rng
 from ._report import Report, RowBuilder, Status
+from .farokhi_sandberg_supports import SUPPORTS_SETUP, general_support_figures, general_support_rows
 
-__all__ = ["SETUP", "SOURCE", "Setup", "build_report"]
+__all__ = ["SETUP", "SOURCE", "SUPPORTS_SETUP", "Setup", "build_report"]
 
 SOURCE = (
     'F. Farokhi and H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher '
@@ -1142,6 +1143,11 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
         notes=[
             "Section 4 (dynamic estimation): Theorem 4 and Example 4 rows use the corrected Σ; the (T+1)²n² "
             "bound is shown failing and is never reported as a guarantee (ERRATA 4–6).",
+            "General supports (thm2-*, remark7-*, prop2-*, thm1-*): Remark 7 leaves the PDE (12) open beyond "
+            "separable boxes; privnoise solves it by P2 finite elements and checks it against every closed form. "
+            "Problem 1 (thm1-*) agrees with Problem 2 where the support is separable or matched to CCᵀ; elsewhere "
+            "each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density, so no maximiser is "
+            "reached (Remark 2: existence is open), bounded by Tr(Cov(w)(CCᵀ)⁻¹).",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
             "In 'check' rows the printed column holds the bound the paper states (evaluated) "
             "or the value of the "
@@ -1160,10 +1166,12 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
     _proposition1(builder, s)
     _section5(builder, s)
     _section4(builder, s)
+    general_support_rows(builder, SUPPORTS_SETUP)
     if output is not None:
         directory = Path(output)
         directory.mkdir(parents=True, exist_ok=True)
         if figures:
             report.figures.extend(_figures(directory, s, builder.cache))
+            report.figures.extend(general_support_figures(directory, SUPPORTS_SETUP))
         report.write(directory)
     return report
