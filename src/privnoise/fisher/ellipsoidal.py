@@ -183,4 +183,6 @@ class EllipsoidalNoise(Mechanism):
         return self.region.center - half, self.region.center + half
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "ellipsoidal-bessel", **self.region.describe()}
+        region = dict(self.region.describe())
+        region.pop("support")
+        return {"family": "ellipsoidal (closed form)", **region}

@@ -204,4 +204,8 @@ class FiniteElementNoise(Mechanism):
         return readonly(pts.min(axis=0)), readonly(pts.max(axis=0))
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "finite-element", **self.solution.support.describe(), **self.solution.describe()}
+        region = dict(self.solution.support.describe())
+        kind = region.pop("support")
+        sol = self.solution.describe()
+        numbers = {k: v for k, v in sol.items() if k != "converged"}
+        return {"family": f"finite-element ({kind})", **region, **numbers, "converged": float(sol["converged"])}

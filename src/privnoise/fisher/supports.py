@@ -227,23 +227,28 @@ class Polygon(Support):
         return 2
 
     def contains(self, w: ArrayLike, /) -> NDArray[np.bool_]:
-        from matplotlib.path import Path
-
         arr = self._points(w, "contains")
         flat = arr.reshape(-1, 2)
-        path = Path(self.vertices)
-        scale = float(np.max(np.ptp(self.vertices, axis=0)))
-        # the closed set: a point on an edge counts as inside (radius widens the test by rounding only)
-        inside = path.contains_points(flat, radius=1e-12 * scale) | path.contains_points(
-            flat, radius=-1e-12 * scale
-        )
-        return inside.reshape(arr.shape[:-1])
+        v = self.vertices
+        a, b = v, np.roll(v, -1, axis=0)
+        x, y = flat[:, 0:1], flat[:, 1:2]
+        # even–odd rule: crossings of a ray to +x with edges that straddle the point's height
+        straddle = (a[:, 1] > y) != (b[:, 1] > y)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x_cross = a[:, 0] + (y - a[:, 1]) * (b[:, 0] - a[:, 0]) / (b[:, 1] - a[:, 1])
+        inside = (np.count_nonzero(straddle & (x < x_cross), axis=1) % 2) == 1
+        # the closed set: points on an edge (to rounding) count as inside
+        edge = b - a
+        t = np.clip(np.einsum("nek,ek->ne", flat[:, None, :] - a, edge) / np.sum(edge**2, axis=1), 0.0, 1.0)
+        nearest = a + t[:, :, None] * edge
+        scale = float(np.max(np.ptp(v, axis=0)))
+        on_edge = np.min(np.linalg.norm(flat[:, None, :] - nearest, axis=2), axis=1) <= 1e-12 * scale
+        return (inside | on_edge).reshape(arr.shape[:-1])
 
     def initial_mesh(self) -> tuple[FloatArray, IntArray]:
-        try:
-            import shapely
-        except ImportError:  # pragma: no cover - exercised only without the fem extra
-            raise SolverError("meshing a Polygon needs shapely: pip install 'privnoise[fem]'.") from None
+        from .._optional import require
+
+        shapely = require("shapely", feature="meshing a Polygon", extra="fem")
         triangles = shapely.constrained_delaunay_triangles(shapely.Polygon(self.vertices))
         points: list[tuple[float, float]] = []
         index: dict[tuple[float, float], int] = {}
