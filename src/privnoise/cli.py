@@ -183,10 +183,9 @@ def design(
 
     from ._cli import render
     from ._cli.parsing import build_query, choose_goal, parse_list, parse_pair
+    from ._cli.supports import is_named_support, parse_matrix_query, parse_support
     from .fisher import fisher_guarantee, optimal_noise
     from .mechanisms import Mechanism
-
-    from ._cli.supports import is_named_support, parse_support, parse_matrix_query
 
     region = parse_support(support, "--support") if is_named_support(support) else None
     goal = choose_goal(
