@@ -16,6 +16,44 @@ from scipy import integrate, optimize
 from privnoise.reproduce import Report, Row
 from privnoise.reproduce import koufogiannis as kh
 
+# The tolerance of each row's printed-against-computed comparison, stated here (rows carry none).
+TOLERANCES: dict[str, float] = {
+    "appendix-eta-prime": 1e-07,
+    "appendix-v1": 1e-07,
+    "eq14-normaliser-2d": 1e-08,
+    "eq14-normaliser-3d": 1e-08,
+    "eq5-multi-lipschitz": 1e-06,
+    "fig1-feasible": 1e-06,
+    "fig1-infeasible": 1e-06,
+    "fig1-lambda-star": 1e-06,
+    "fig2-feasible": 1e-06,
+    "fig2-infeasible": 1e-06,
+    "fig2-lambda-star": 1e-06,
+    "lp-l1-limit": 0.01,
+    "lp-mse-1001": 1e-06,
+    "lp-mse-101": 1e-06,
+    "lp-mse-2001": 1e-06,
+    "lp-mse-201": 1e-06,
+    "lp-mse-501": 1e-06,
+    "lp-mse-51": 1e-06,
+    "lp-mse-limit": 0.01,
+    "prop3-l2-epsilon": 1e-09,
+    "remark2-eta-star": 1e-08,
+    "sec4c-sampler": 1e-06,
+    "thm6-mse": 1e-12,
+    "thm6-mse-mc": 0.025,
+    "thm7-mse": 1e-12,
+    "thm7-mse-mc": 0.015,
+    "thm8-eta-star": 1e-08,
+    "thm8-mse": 1e-12,
+    "thm8-mse-mc": 0.014,
+    "thm9-dual-coefficient": 1e-06,
+    "thm9-mse": 1e-12,
+    "thm9-mse-mc": 0.0086,
+    "thm9-normaliser": 1e-12,
+}
+
+
 S = kh.SETUP
 
 REQUIRED_KEYS = {
@@ -140,12 +178,12 @@ def test_row(report, key):
 
 def check_row(row: Row) -> None:
     if row.status == "match":
-        assert row.agrees(), row
+        assert row.agrees(rtol=TOLERANCES[row.key]), row
     elif row.status == "erratum":
-        assert not row.agrees(), row
+        assert not row.agrees(rtol=TOLERANCES[row.key]), row
     else:
         assert row.status == "check"
-        assert row.agrees(), row
+        assert row.agrees(rtol=TOLERANCES[row.key]), row
     other = second_method(row.key)
     if other is not None:
         if isinstance(other, str):

@@ -100,7 +100,7 @@ def solve_problem1(
     """
     owner = "solve_problem1"
     gram = query_gram(query, support, owner)
-    c = np.asarray(query.matrix_2d, dtype=float)  # type: ignore[attr-defined]
+    c: NDArray[np.float64] = np.asarray(query.matrix_2d, dtype=np.float64)
     if c.shape[0] != c.shape[1]:
         raise DimensionError(
             f"`query` of `{owner}` must be square (n = m): with n > m the information 𝓘 = Cᵀ𝓘_wC is singular and "

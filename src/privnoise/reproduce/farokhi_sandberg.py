@@ -180,7 +180,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         total,
         "match",
         "2-D adaptive quadrature of privnoise's RaisedCosine.pdf",
-        rtol=1e-8,
     )
 
     point = np.array(s.asym_point)
@@ -191,7 +190,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         mech.pdf(point),
         "match",
         "optimal_noise(identity(2), support=…).pdf",
-        rtol=1e-12,
     )
 
     var_printed = (PI2 - 6.0) * width**2 / (12.0 * PI2)
@@ -205,7 +203,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         float(mech.variances()[0]),
         "match",
         f"quadrature of ∫(w−c)²γ*: {var_quad:.12g}",
-        rtol=1e-12,
     )
 
     # Corollary 2(ii): Q.
@@ -230,7 +227,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
             noise.second_moment(),
             status,
             reason,
-            rtol=1e-12,
         )
 
     unit = RaisedCosine(lower=0.0, upper=1.0)
@@ -241,7 +237,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         unit.second_moment(),
         "match",
         "printed to 4 digits",
-        rtol=2e-4,
     )
 
     # Corollary 2(i): κ.
@@ -286,7 +281,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         info_quad,
         "check",
         "printed = closed form (implied by ERRATA 2); computed = fisher_information_quadrature of the pdf",
-        rtol=1e-8,
     )
 
     # Corollary 3: any C ≠ 0 gives (14); Tr 𝓘 = ‖C‖²·4π²/L².
@@ -304,7 +298,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         m1.pdf(0.4),
         "match",
         "optimal_noise(weighted_mean, support=…).pdf",
-        rtol=1e-12,
     )
     b.add(
         "cor3-policy-C-independent",
@@ -330,7 +323,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
             fisher_guarantee(q, mech1).information.trace(),
             "check",
             "quadrature ∫g′²/g with the analytic g′, times ‖C‖² (direct matrix computation CᵀJC)",
-            rtol=1e-8,
         )
 
     # Optimality of (14) against feasible alternatives on [0, 1] (Problem 2 is convex in γ).
@@ -389,7 +381,6 @@ def _corollary4(b: RowBuilder, s: Setup) -> None:
         float(diff),
         "match",
         "p′/p = −1 is constant",
-        rtol=1e-9,
     )
 
     x0, w0 = s.cor4_gauss_x, s.cor4_gauss_w
@@ -409,7 +400,6 @@ def _corollary4(b: RowBuilder, s: Setup) -> None:
         gauss_policy.density_at(x0).pdf(w0),
         "match",
         "c(x) by quadrature; computed = WeightedCosinePolicy.density_at(x).pdf",
-        rtol=1e-7,
     )
 
 
@@ -440,7 +430,6 @@ def _corollary5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q_var, mech, x).information.trace(),
         "check",
         "central finite differences of numpy.var times the closed-form J",
-        rtol=1e-6,
     )
 
 
@@ -509,7 +498,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         "check",
         "scipy BFGS over a Cholesky factor; "
         f"max entry of abs(Σ_opt − Σ) = {np.max(np.abs(sigma_opt - corrected.cov)):.2e}",
-        rtol=1e-8,
     )
 
     p4 = _noise(q, quality_budget=theta)
@@ -524,7 +512,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, p4).information.trace(),
         "match",
         f"BFGS over Cholesky factors with TrΣ = ϑ finds {opt4:.10g} = (Tr(CCᵀ)^{{1/2}})²/ϑ",
-        rtol=1e-9,
     )
     b.add(
         "cor6-p4-quality",
@@ -533,7 +520,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         p4.second_moment(),
         "match",
         "Gaussian.second_moment",
-        rtol=1e-12,
     )
     c = np.array(s.weights_c1) / sum(s.weights_c1)
     ex2 = _noise(queries.weighted_mean(np.array(s.weights_c1)), quality_budget=theta)
@@ -544,7 +530,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         ex2.covariance(),
         "match",
         f"weights {np.round(c, 3).tolist()}; independent of C",
-        rtol=1e-12,
     )
 
 
@@ -603,7 +588,6 @@ def _proposition1(b: RowBuilder, s: Setup) -> None:
             "check",
             f"Monte Carlo, {s.prop1_draws} draws, seed {s.prop1_seed}: SE {se:.2g}; "
             f"exact Tr Cov(w) = {exact:.8g}",
-            rtol=1e-2,
         )
 
 
@@ -650,7 +634,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         Laplace(scale=b_q).second_moment(),
         "match",
         "Laplace.second_moment",
-        rtol=1e-12,
     )
     b.add(
         "sec5-epsilon-at-quality",
@@ -674,7 +657,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, lap_q).information.trace(),
         "match",
         f"quadrature of the Laplace pdf: J = {lap_quad:.10g} = 2/ϑ",
-        rtol=1e-9,
     )
     b.add(
         "sec5-gaussian-information",
@@ -683,7 +665,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, gauss_q).information.trace(),
         "match",
         "Gaussian precision times CCᵀ",
-        rtol=1e-12,
     )
 
     x = np.array(s.sec5_data)
@@ -733,7 +714,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         inf_ratio,
         "match",
         "section5_error_bounds at the 16 vertices and at L-BFGS-B optima from 20 starts",
-        rtol=1e-9,
     )
 
     th = s.entropy_theta
@@ -877,7 +857,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         obj_corrected,
         "check",
         "scipy.optimize BFGS of Tr Σ⁻¹ + ϱTr(GΣ)",
-        rtol=1e-5,
     )
     for horizon, weight in s.ex4_cases:
         q_closed, e_closed = example4_closed_forms(horizon, weight, variant="printed")
@@ -890,7 +869,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
             mech.second_moment(),
             "match",
             "direct Tr(Ψ_TᵀΨ_T Σ) with the printed Σ",
-            rtol=1e-9,
         )
         b.add(
             f"ex4-error-{tag}",
@@ -899,7 +877,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
             mech.cramer_rao_bound(),
             "match",
             "direct Tr Σ = Tr 𝓘⁻¹ with the printed Σ",
-            rtol=1e-9,
         )
         fixed = initial_state_noise(system, horizon=horizon, quality_weight=weight)
         b.add(
@@ -931,7 +908,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         q2 / q1,
         "match",
         "closed form; λ_max(G) ~ T³/3",
-        rtol=2e-3,
     )
     t, rho = s.false_bound_case
     mech = initial_state_noise(system, horizon=t, quality_weight=rho)
@@ -952,7 +928,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         mech.cramer_rao_bound(),
         "check",
         "Cauchy–Schwarz on the eigenvalues",
-        rtol=0.0,
     )
 
 
@@ -1156,7 +1131,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "their tolerance is the Monte Carlo error.",
         ],
     )
-    builder = RowBuilder(report, default_rtol=1e-6)
+    builder = RowBuilder(report)
     s = SETUP
     _section2_3_bounded(builder, s)
     _corollary4(builder, s)

@@ -165,7 +165,6 @@ def general_support_rows(b: RowBuilder, s: SupportsSetup) -> None:
         sol["ball3"].eigenvalue,
         "match",
         f"3-D P2 finite elements at rtol {s.rtol_3d:g} (LOBPCG with an algebraic multigrid preconditioner)",
-        rtol=s.rtol_3d,
     )
     b.add(
         "thm2-box-correlated",
