@@ -742,6 +742,19 @@ def _optimum_below_separable(row: Row) -> None:
     assert float(row.computed) < 0.99 * float(row.printed)
 
 
+def _post_processing_loses_information(row: Row) -> None:
+    c = np.array(fs.SUPPORTS_SETUP.correlated_c)
+    sigma = np.array([[0.5, 0.2], [0.2, 0.3]])
+    extra = np.array([[0.4, -0.1], [-0.1, 0.2]])
+    assert row.printed == pytest.approx(
+        float(np.trace(np.linalg.inv(c) @ sigma @ np.linalg.inv(c).T)), rel=1e-12
+    )
+    assert row.computed == pytest.approx(
+        float(np.trace(np.linalg.inv(c) @ (sigma + extra) @ np.linalg.inv(c).T)), rel=1e-12
+    )
+    assert float(row.computed) > float(row.printed)
+
+
 def _convexity_holds(row: Row) -> None:
     assert float(row.computed) <= 0.0
 
@@ -766,6 +779,7 @@ CHECKS.update(
         "thm1-multiplier": _within_stated_tolerance,
         "remark7-correlated-gain": _optimum_below_separable,
         "prop2-convexity": _convexity_holds,
+        "remark3-post-processing": _post_processing_loses_information,
         "thm1-box": _problem1_ascends,
         "thm1-l-shape": _problem1_ascends,
     }

@@ -256,6 +256,21 @@ def general_support_rows(b: RowBuilder, s: SupportsSetup) -> None:
             f"every step of the iteration on (11) increases Tr 𝓘⁻¹ ({', '.join(f'{h:.4g}' for h in p1.history)}); "
             f"bounded by Tr(Cov(w)(CCᵀ)⁻¹) ≤ {bound:.4g}; converged: {p1.converged}",
         )
+    # Remark 3: post-processing can only lose Fisher information (Tr 𝓘⁻¹ can only grow)
+    sigma = np.array([[0.5, 0.2], [0.2, 0.3]])
+    extra = np.array([[0.4, -0.1], [-0.1, 0.2]])  # z = y + w₂, w₂ ~ N(0, Σ₂) independent: a randomised f(y)
+    info_y = c.T @ np.linalg.inv(sigma) @ c
+    info_z = c.T @ np.linalg.inv(sigma + extra) @ c
+    b.add(
+        "remark3-post-processing",
+        "Remark 3: Tr 𝓘⁻¹ can only increase under post-processing (Gaussian release y = Cx + w, z = y + w₂; "
+        "printed = Tr 𝓘_y⁻¹, computed = Tr 𝓘_z⁻¹)",
+        float(np.trace(np.linalg.inv(info_y))),
+        float(np.trace(np.linalg.inv(info_z))),
+        "check",
+        f"𝓘 = Cᵀ(Σ + Σ₂)⁻¹C ⪯ CᵀΣ⁻¹C; smallest eigenvalue of 𝓘_y − 𝓘_z = "
+        f"{float(np.linalg.eigvalsh(info_y - info_z)[0]):.4g} ≥ 0",
+    )
     p1 = sol["p1-box"]
     b.add(
         "thm1-multiplier",
