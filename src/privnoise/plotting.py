@@ -6,7 +6,7 @@ object-oriented API only (no pyplot state, safe in threads and servers).
 Examples
 --------
 >>> import tempfile, pathlib
->>> fig = figure(figsize=(3, 2))
+>>> fig = figure(figsize=(3, 2), layout="constrained")
 >>> _ = fig.subplots().plot([0, 1], [1, 0])
 >>> path = save(fig, pathlib.Path(tempfile.mkdtemp()) / "line.png")
 >>> path.read_bytes()[:4] == b"\\x89PNG"
@@ -22,18 +22,17 @@ __all__ = ["figure", "save"]
 
 
 def figure(figsize: tuple[float, float] = (7.5, 5.5), **kwargs: Any) -> Any:
-    """A new matplotlib Figure with constrained layout, attached to an Agg canvas."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    """A new matplotlib Figure attached to an Agg canvas (keyword arguments go to ``Figure``, e.g. ``layout``)."""
+    from ._optional import require
 
-    kwargs.setdefault("layout", "constrained")
-    fig = Figure(figsize=figsize, **kwargs)
-    FigureCanvasAgg(fig)
+    backend = require("matplotlib.backends.backend_agg", feature="figures", extra="plots")
+    fig = require("matplotlib.figure", feature="figures", extra="plots").Figure(figsize=figsize, **kwargs)
+    backend.FigureCanvasAgg(fig)
     return fig
 
 
-def save(fig: Any, path: Path | str, *, dpi: int = 100) -> Path:
-    """Write ``fig`` to ``path`` (PNG by its suffix) and return the path."""
+def save(fig: Any, path: Path | str, *, dpi: float | None = None) -> Path:
+    """Write ``fig`` to ``path`` (PNG by its suffix) at ``dpi`` (the figure's own by default); return the path."""
     target = Path(path)
-    fig.savefig(target, dpi=dpi)
+    fig.savefig(target, dpi="figure" if dpi is None else dpi)
     return target

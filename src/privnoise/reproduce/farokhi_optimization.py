@@ -85,10 +85,9 @@ def _figure1(report: Report, data: po.RegressionData, seed: int) -> dict[str, np
 
 
 def _plot(path: Path, curves: dict[str, dict[str, np.ndarray | float]]) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
-    fig = Figure(figsize=(7, 7), layout="constrained")
+    fig = figure(figsize=(7, 7), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True)
     for (name, c), colour in zip(curves.items(), ("C0", "C1"), strict=False):
         top.plot(EPSILONS, c["mc"], "o-", color=colour, label=f"{name}: E f(x[100]) (Monte Carlo)")
@@ -107,9 +106,8 @@ def _plot(path: Path, curves: dict[str, dict[str, np.ndarray | float]]) -> None:
     bottom.set_ylabel("1/Tr I (privacy)")
     bottom.legend(fontsize=8)
     bottom.grid(alpha=0.3)
-    FigureCanvasAgg(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    save(fig, path, dpi=100)
 
 
 def build_report(output: Path | None, *, figures: bool = True, adult_file: Path | None = None) -> Report:

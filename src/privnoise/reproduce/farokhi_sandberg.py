@@ -944,12 +944,7 @@ def _minimise_theorem4(gram: NDArray[np.float64], rho: float) -> float:
 
 
 def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, str]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    def save(fig: Figure, name: str) -> None:
-        FigureCanvasAgg(fig)
-        fig.savefig(output / name, dpi=100)
+    from ..plotting import figure, save
 
     out: list[tuple[str, str]] = []
 
@@ -959,7 +954,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     w = np.linspace(lo, hi, 201)
     xs = np.linspace(-1.5, 1.5, 25)  # contains the five x of the line plots
     plain = RaisedCosine(lower=lo, upper=hi).pdf(w)
-    fig = Figure(figsize=(10, 7.5), layout="constrained")
+    fig = figure(figsize=(10, 7.5), layout="constrained")
     axes = fig.subplots(2, 2)
     for row, (label, log_weight) in enumerate(
         (("p(x) ∝ exp(−x²)", lambda x: -x * x), ("p(x) ∝ exp(−x)", lambda x: -x))
@@ -987,7 +982,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     fig.suptitle(
         "Figure 1: Corollary 4 policies on W = [0, 1] (printed form; not the Fisher minimiser, ERRATA 3)"
     )
-    save(fig, "figure1.png")
+    save(fig, output / "figure1.png")
     out.append(
         (
             "figure1.png",
@@ -1001,7 +996,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     holds, _, exact_var = cache["cond16"]
     sens = s.figure2_sensitivity
     sigma_var = math.sqrt(sens) / sens
-    fig = Figure(figsize=(8, 5.5), layout="constrained")
+    fig = figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
     ax.imshow(
         np.where(holds, 1.0, 0.75),
@@ -1036,7 +1031,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     ax.set_ylabel("δ")
     ax.set_title("Figure 2: condition (16) with ϑ/((x̄−x̲) max|c_i|) = 1")
     ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
-    save(fig, "figure2.png")
+    save(fig, output / "figure2.png")
     out.append(
         (
             "figure2.png",
@@ -1065,7 +1060,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
         rows["gauss"].append((q_c, crb_g))
         crb_zero = rows["zero"][-1][1]
         rows["printed"].append((6 * PI2 * (m / (4 * PI2)) / (2 * PI2 - 3) * crb_zero, crb_zero))
-    fig = Figure(figsize=(7.5, 5.5), layout="constrained")
+    fig = figure(figsize=(7.5, 5.5), layout="constrained")
     ax = fig.subplots()
     styles = {
         "gauss": ("Gaussian, Problem 4 at equal Q (Cor. 6)", "tab:green", "-"),
@@ -1081,7 +1076,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     ax.set_title("Privacy–quality trade-off (identity query, m = 2, L from 0.1 to 10)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    save(fig, "tradeoff.png")
+    save(fig, output / "tradeoff.png")
     out.append(
         (
             "tradeoff.png",

@@ -300,7 +300,7 @@ def general_support_figures(output: Path, s: SupportsSetup) -> list[tuple[str, s
         ax.set_title(title, fontsize=9)
         ax.figure.colorbar(image, ax=ax, shrink=0.8, label="γ*(w)")
 
-    fig = figure(figsize=(13, 4.2))
+    fig = figure(figsize=(13, 4.2), layout="constrained")
     axes = fig.subplots(1, 3)
     density_panel(axes[0], sol["box-correlated"], "box, correlated CCᵀ (C = [[1, .6], [0, 1]])")
     density_panel(axes[1], sol["l-shape"], "L-shape (non-convex), same C")
@@ -315,7 +315,7 @@ def general_support_figures(output: Path, s: SupportsSetup) -> list[tuple[str, s
         )
     )
 
-    fig = figure(figsize=(12, 4))
+    fig = figure(figsize=(12, 4), layout="constrained")
     axes = fig.subplots(1, 3)
     sol3 = sol["box3-correlated"]
     noise3 = FiniteElementNoise(solution=sol3)
@@ -334,7 +334,7 @@ def general_support_figures(output: Path, s: SupportsSetup) -> list[tuple[str, s
         ("general-supports-3d.png", "Three slices of the optimal 3-D density on a cube with correlated CCᵀ.")
     )
 
-    fig = figure(figsize=(13, 4.2))
+    fig = figure(figsize=(13, 4.2), layout="constrained")
     axes = fig.subplots(1, 3)
     density_panel(axes[0], sol["box-correlated"], r"Problem 2 (min Tr $\mathcal{I}$)")
     density_panel(

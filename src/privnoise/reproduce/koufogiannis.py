@@ -415,8 +415,7 @@ def build_report(output: Path | None, *, figures: bool = True) -> Report:
 
 
 def _figures(report: Report, output: Path, lp_table: list[tuple[int, float, float]]) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
     s = SETUP
     fe = s.fig_epsilon
@@ -430,8 +429,7 @@ def _figures(report: Report, output: Path, lp_table: list[tuple[int, float, floa
             f"feasible iff λ < λ* = {dual_threshold(fe, s.fig2_dim):g}",
         ),
     ):
-        fig = Figure(figsize=(6.4, 4.2))
-        FigureCanvasAgg(fig)
+        fig = figure(figsize=(6.4, 4.2))
         ax = fig.add_subplot()
         star = dual_threshold(fe, n)
         x = np.linspace(-12, 12, 961) if n == 1 else np.linspace(0, 16, 641)
@@ -445,11 +443,10 @@ def _figures(report: Report, output: Path, lp_table: list[tuple[int, float, floa
         ax.set_title(caption.split(":")[0])
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(output / name, dpi=110)
+        save(fig, output / name, dpi=110)
         report.figures.append((name, caption))
 
-    fig = Figure(figsize=(9.6, 3.8))
-    FigureCanvasAgg(fig)
+    fig = figure(figsize=(9.6, 3.8))
     ax1, ax2 = fig.subplots(1, 2)
     le = s.lp_epsilon
     for grid in (51, 201, 2001):
@@ -468,7 +465,7 @@ def _figures(report: Report, output: Path, lp_table: list[tuple[int, float, floa
     ax2.set_xlabel("grid step ν")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(output / "lp-convergence.png", dpi=110)
+    save(fig, output / "lp-convergence.png", dpi=110)
     report.figures.append(
         ("lp-convergence.png", "The Appendix LP: optimal densities approach Laplace; objective gap = (εν)²/4")
     )
@@ -578,7 +575,7 @@ def _figure3(report: Report, output: Path, s: Setup) -> None:
     lam, v1, v2, v3 = _eta_small_delta(s)
     x = np.linspace(0.0, v3 + 1.5, 600)
     eta = dual_eta(x, lam, epsilon=s.fig_epsilon)
-    fig = figure(figsize=(6.4, 4.2))
+    fig = figure(figsize=(6.4, 4.2), layout="constrained")
     ax = fig.subplots()
     ax.plot(x, eta, color="tab:blue", label=f"η, λ = (2 − δ)/ε², δ = {s.appendix_delta:g}")
     for v, name, color in (

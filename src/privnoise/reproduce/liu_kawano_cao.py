@@ -85,12 +85,11 @@ SETUP = Setup()
 
 
 def _figure(output: Path, s: Setup, noise: StatisticalInputNoise, index: int) -> tuple[str, str]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
     g = default_rng(s.figure_seed + index)
     steps = s.figure_steps
-    fig = Figure(figsize=(8, 4.5), layout="constrained")
+    fig = figure(figsize=(8, 4.5), layout="constrained")
     ax = fig.subplots()
     for occupants, colour in ((1, "tab:blue"), (2, "tab:red")):
         x = s.x0_mean + math.sqrt(s.x0_var) * g.standard_normal()
@@ -113,8 +112,7 @@ def _figure(output: Path, s: Setup, noise: StatisticalInputNoise, index: int) ->
     )
     ax.legend(fontsize=8, ncols=2)
     name = f"figure{index}.png"
-    FigureCanvasAgg(fig)
-    fig.savefig(output / name, dpi=100)
+    save(fig, output / name, dpi=100)
     caption = (
         f"Figure {index}: outputs for one and two occupants without and with the noise certified by Theorem III.5 "
         f"for δ = {noise.delta:g} (σ = {noise.sigma:.4g}), and with the paper's printed σ = {PRINTED_SIGMA[noise.delta]} "

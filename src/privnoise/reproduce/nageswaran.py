@@ -303,13 +303,12 @@ def _general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
 
 
 def _figures(output: Path, s: Setup, a: NDArray[np.float64], cache: dict[str, Any]) -> list[tuple[str, str]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
     rho = np.linspace(0.0, 35.0, 701)
     s_arr = np.array(s.s)
     desc = [rec.privacy_of_allocation(s.n, s_arr[::-1], rec.allocation(s_arr[::-1], r)) for r in rho]
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    fig = figure(figsize=(11, 4.5), layout="constrained")
     left, right = fig.subplots(1, 2)
     left.plot(rho, rec.max_privacy(a, rho), "C0", lw=2, label="π(ρ), eq. (8)")
     left.plot(rho, desc, "C3--", lw=1.2, label=r"allocation to largest $s_i$ first (worse)")
@@ -341,8 +340,7 @@ def _figures(output: Path, s: Setup, a: NDArray[np.float64], cache: dict[str, An
     right.grid(alpha=0.3)
     right.legend(loc="lower right", fontsize=8)
     right.set_title("Beyond the paper: A = [1, 0], general Σ")
-    FigureCanvasAgg(fig)
-    fig.savefig(output / "figure1.png", dpi=100)
+    save(fig, output / "figure1.png", dpi=100)
     return [
         (
             "figure1.png",
