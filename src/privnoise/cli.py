@@ -187,7 +187,9 @@ def design(
     from .fisher import fisher_guarantee, optimal_noise
     from .mechanisms import Mechanism
 
-    region = parse_support(support, "--support") if is_named_support(support) else None
+    region = (
+        parse_support(support, "--support") if support is not None and is_named_support(support) else None
+    )
     goal = choose_goal(
         support=region if region is not None else parse_pair(support, "--support"),
         quality_budget=quality_budget,

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 
 from .._validation import check_in_range, check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError
-from ..queries import Query
+from ..queries import LinearQuery, Query
 from .fem import solve_dirichlet_eigenproblem
 from .fem_noise import FiniteElementNoise
 from .support_design import query_gram
@@ -100,6 +100,7 @@ def solve_problem1(
     """
     owner = "solve_problem1"
     gram = query_gram(query, support, owner)
+    assert isinstance(query, LinearQuery)  # query_gram refuses other queries
     c: NDArray[np.float64] = np.asarray(query.matrix_2d, dtype=np.float64)
     if c.shape[0] != c.shape[1]:
         raise DimensionError(
