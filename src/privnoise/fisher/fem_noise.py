@@ -137,7 +137,8 @@ class FiniteElementNoise(Mechanism):
                 cell, slot = cell[~accept], slot[~accept]
         return out
 
-    def _density(self, x: FloatArray) -> FloatArray:
+    def _locate(self, x: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
+        """Points as rows, the cell containing each (−1 outside) and barycentric coordinates (locator cached)."""
         sol = self.solution
         flat = x.reshape(-1, sol.dim)
         if self._locator is None:
@@ -145,6 +146,11 @@ class FiniteElementNoise(Mechanism):
                 self, "_locator", sx.SimplexLocator(np.asarray(sol.points), np.asarray(sol.cells))
             )
         cell, bary = self._locator.find(flat)
+        return flat, cell, bary
+
+    def _density(self, x: FloatArray) -> FloatArray:
+        sol = self.solution
+        flat, cell, bary = self._locate(x)
         inside = cell >= 0
         dens = np.zeros(flat.shape[0])
         dens[inside] = sx.values(sol.coefficients[cell[inside]], bary[inside]) ** 2
@@ -156,12 +162,7 @@ class FiniteElementNoise(Mechanism):
 
     def _score(self, x: FloatArray) -> FloatArray:
         sol = self.solution
-        flat = x.reshape(-1, sol.dim)
-        if self._locator is None:
-            object.__setattr__(
-                self, "_locator", sx.SimplexLocator(np.asarray(sol.points), np.asarray(sol.cells))
-            )
-        cell, bary = self._locator.find(flat)
+        flat, cell, bary = self._locate(x)
         out = np.zeros_like(flat)
         inside = np.flatnonzero(cell >= 0)
         if inside.size:
