@@ -9,8 +9,9 @@ optimum it approximates):
 * ``fisher_information()`` is 𝓘_w = 4∫∇u∇uᵀ (exact quadrature of the piecewise-linear gradient), so that
   Tr(𝓘_w CCᵀ) = 4 × ``solution.discrete_eigenvalue``;
 * ``mean()``, ``covariance()`` and ``second_moment()`` are exact quadratures of w u² and wwᵀu²;
-* ``sample`` draws exactly from u²: a cell by its mass ∫_K u², then a uniform point of the cell accepted with
-  probability u(w)²/B_K, where B_K bounds u² on K through the Bernstein coefficients of u.
+* ``sample`` draws exactly from u² by rejection from a piecewise-constant envelope: a cell K with probability
+  ∝ B_K|K| (an alias table, O(1) per draw), a uniform point of K, kept with probability u(w)²/B_K, where B_K
+  bounds u² on K through the Bernstein coefficients of u (tight on fine meshes: about 1.2 proposals per draw).
 
 References
 ----------
@@ -34,7 +35,25 @@ from .fem import EigenSolution
 __all__ = ["FiniteElementNoise"]
 
 FloatArray = NDArray[np.float64]
-_CHUNK = 1 << 16
+_CHUNK = 1 << 17
+
+
+def _alias_table(p: FloatArray) -> tuple[FloatArray, NDArray[np.int64]]:
+    """Walker's alias table (Vose's construction) for the probabilities ``p``: draw i uniformly, keep it with
+    probability ``prob[i]``, else take ``alias[i]``."""
+    k = p.size
+    scaled = p * k
+    prob = np.ones(k)
+    alias = np.arange(k, dtype=np.int64)
+    small = [i for i in range(k) if scaled[i] < 1.0]
+    large = [i for i in range(k) if scaled[i] >= 1.0]
+    while small and large:
+        s_, l_ = small.pop(), large.pop()
+        prob[s_] = scaled[s_]
+        alias[s_] = l_
+        scaled[l_] -= 1.0 - scaled[s_]
+        (small if scaled[l_] < 1.0 else large).append(l_)
+    return readonly(prob), readonly(alias)
 
 
 def _uniform_barycentric(n: int, dim: int, generator: np.random.Generator) -> FloatArray:
@@ -72,6 +91,8 @@ class FiniteElementNoise(Mechanism):
     solution: EigenSolution
     _mass_cdf: FloatArray = field(init=False, repr=False)
     _bound: FloatArray = field(init=False, repr=False)
+    _alias: tuple[FloatArray, NDArray[np.int64]] = field(init=False, repr=False)
+    _proposals_per_draw: float = field(init=False, repr=False)
     _moments: tuple[FloatArray, FloatArray, FloatArray] = field(init=False, repr=False)
     _locator: Any = field(init=False, repr=False)
 
@@ -106,7 +127,11 @@ class FiniteElementNoise(Mechanism):
         cov = second / total - np.outer(mean, mean)
         cdf = np.cumsum(mass)
         object.__setattr__(self, "_mass_cdf", readonly(cdf / cdf[-1]))
-        object.__setattr__(self, "_bound", readonly(sx.bernstein_bound(coeffs) ** 2))
+        bound = sx.bernstein_bound(coeffs) ** 2
+        envelope = bound * volumes  # B_K |K| ≥ ∫_K u²
+        object.__setattr__(self, "_bound", readonly(bound))
+        object.__setattr__(self, "_alias", _alias_table(envelope / envelope.sum()))
+        object.__setattr__(self, "_proposals_per_draw", float(envelope.sum() / total))
         object.__setattr__(
             self, "_moments", (readonly(mean), readonly((cov + cov.T) / 2), readonly((info + info.T) / 2))
         )
@@ -122,19 +147,22 @@ class FiniteElementNoise(Mechanism):
         d = sol.dim
         out = np.empty((n, d))
         pts, cells, coeffs = sol.points, sol.cells, sol.coefficients
-        for start in range(0, n, _CHUNK):
-            stop = min(n, start + _CHUNK)
-            cell = np.searchsorted(self._mass_cdf, generator.random(stop - start), side="right")
-            np.minimum(cell, cells.shape[0] - 1, out=cell)
-            slot = np.arange(start, stop)
-            while cell.size:
-                bary = _uniform_barycentric(cell.size, d, generator)
-                u = sx.values(coeffs[cell], bary)
-                accept = generator.random(cell.size) * self._bound[cell] < u * u
-                if accept.any():
-                    chosen = cell[accept]
-                    out[slot[accept]] = np.einsum("nj,njk->nk", bary[accept], pts[cells[chosen]])
-                cell, slot = cell[~accept], slot[~accept]
+        prob, alias = self._alias
+        k = prob.size
+        filled = 0
+        while filled < n:
+            need = n - filled
+            m = min(_CHUNK, int(need * self._proposals_per_draw * 1.05) + 64)
+            # a cell with probability ∝ B_K|K| (Walker's alias table), a uniform point in it, kept with
+            # probability u²/B_K: the kept points have density ∝ u² exactly
+            slot = (generator.random(m) * k).astype(np.int64)
+            np.minimum(slot, k - 1, out=slot)
+            cell = np.where(generator.random(m) < prob[slot], slot, alias[slot])
+            bary = _uniform_barycentric(m, d, generator)
+            u = sx.values(coeffs[cell], bary)
+            keep = np.flatnonzero(generator.random(m) * self._bound[cell] < u * u)[:need]
+            out[filled : filled + keep.size] = np.einsum("nj,njk->nk", bary[keep], pts[cells[cell[keep]]])
+            filled += keep.size
         return out
 
     def _locate(self, x: FloatArray) -> tuple[FloatArray, NDArray[np.int64], FloatArray]:
