@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_fem.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 
