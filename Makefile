@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_fem.py
 	$(BIN)/python benchmarks/bench_core.py --skip-files
 
 ## Chunked Parquet releases of 10⁹ (mean) and 10⁸ (identity) records: peak memory (writes ~2 GiB to a temp dir).

@@ -75,7 +75,7 @@ def test_no_module_imports_or_reaches_into_another_modules_private_names():
     offenders = []
     for path, tree in _modules():
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.ImportFrom) and node.module is not None:  # `from . import _module`: a submodule
                 private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
                 if private:
                     offenders.append(f"{path.relative_to(SOURCE)}:{node.lineno} imports {private}")
