@@ -43,7 +43,6 @@ from __future__ import annotations
 import math
 import numbers
 import threading
-from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -114,7 +113,7 @@ class Charge:
     information: dict[str, Fraction] = field(default_factory=dict)
 
 
-class PrivacyAccountant(ABC):
+class PrivacyAccountant:
     """The privacy spent by a sequence of releases (the base of the rational and the library accountants).
 
     Parameters
@@ -289,15 +288,17 @@ class PrivacyAccountant(ABC):
             )
         self._record_profile(profile, sens, delta, k, "hardened" if declared is not None else mechanism.name)
 
-    @abstractmethod
+    # The base is also the facade ``PrivacyAccountant(mode=...)`` (it returns a concrete accountant), so it is not an
+    # abstract class; each concrete accountant implements the four methods below.
     def _record_profile(
         self, profile: Any, sensitivity: float, delta: Any, count: int, label: str, *, exact: Any = None
     ) -> None:
         """Commit ``count`` releases of noise with this privacy profile at this sensitivity."""
+        raise NotImplementedError  # pragma: no cover - every concrete accountant implements it
 
-    @abstractmethod
     def _check_budget(self, charges: list[Charge]) -> None:
         """Raise BudgetExceededError when ``charges`` would exceed the budget."""
+        raise NotImplementedError  # pragma: no cover
 
     def _commit(self, charge: Charge) -> None:
         with self._lock:
@@ -309,16 +310,15 @@ class PrivacyAccountant(ABC):
 
     def _on_commit(self, charge: Charge) -> None:
         """Hook run under the lock when a charge is committed (the library accountant composes its event)."""
-        return None
 
     # -- queries -----------------------------------------------------------------------------------------------
-    @abstractmethod
     def epsilon(self, delta: float = 0.0) -> float:
         """The ε for which the composition so far is (ε, δ)-DP."""
+        raise NotImplementedError  # pragma: no cover
 
-    @abstractmethod
     def delta(self, epsilon: float) -> float:
         """The smallest δ (as computed by the mode) for which the composition so far is (ε, δ)-DP."""
+        raise NotImplementedError  # pragma: no cover
 
     def spent(self, delta: float | None = None) -> DifferentialPrivacyGuarantee:
         """The guarantee of the composition: (Σε, Σδ) in the pure/approximate modes, (ε(δ), δ) given ``delta``."""
