@@ -18,7 +18,8 @@ from privnoise.dp.accounting import PrivacyAccountant
 from privnoise.dp.gaussian import gaussian_epsilon
 from privnoise.dp.hardening import hardened
 from privnoise.dp.lattice import DiscreteGaussian
-from privnoise.exceptions import BudgetExceededError
+from privnoise.exceptions import BudgetExceededError, InvalidParameterError
+from privnoise.guarantees import DifferentialPrivacyGuarantee
 from privnoise.mechanisms import Gaussian, Laplace
 
 pytest.importorskip("dp_accounting")
@@ -236,3 +237,159 @@ def test_advanced_delta_inverts_advanced_epsilon():
         assert acc.epsilon(dl * (1 + 1e-9)) <= target * (1 + 1e-9)
     basic_total = float(acc.total_epsilon)
     assert acc.delta(basic_total) == pytest.approx(spent_delta)  # the basic ε needs no extra δ
+
+
+# -- the library modes: sensitivities, hardened noise, defaults -------------------------------------------------
+@pytest.mark.parametrize("mode", ["pld", "rdp"])
+def test_library_modes_scale_by_the_sensitivity(mode):
+    # Noise of scale b at sensitivity Δ is the same event as noise of scale b/Δ at sensitivity 1.
+    delta = 1e-6
+    for record, reference in (
+        (lambda a: a.record_laplace(3.0, 0.5), lambda a: a.record_laplace(6.0, 1.0)),
+        (lambda a: a.record_gaussian(3.0, 0.5), lambda a: a.record_gaussian(6.0, 1.0)),
+        (lambda a: a.record(Laplace(scale=3.0), sensitivity=2.0), lambda a: a.record_laplace(1.5, 1.0)),
+    ):
+        scaled, unit = PrivacyAccountant(mode=mode), PrivacyAccountant(mode=mode)
+        record(scaled)
+        reference(unit)
+        assert scaled.epsilon(delta) == pytest.approx(unit.epsilon(delta), rel=1e-9)
+    single = PrivacyAccountant(mode="pld")
+    single.record_laplace(4.0, 2.0)  # ε = Δ/b = 1/2 for pure Laplace: PLD at a tiny δ is close to it
+    assert single.epsilon(1e-12) == pytest.approx(0.5, abs=2e-3)
+    gauss = PrivacyAccountant(mode="pld")
+    gauss.record_gaussian(3.0, 0.5)
+    assert gauss.epsilon(delta) == pytest.approx(gaussian_epsilon(6.0, delta, sensitivity=1.0), rel=2e-3)
+
+
+def test_pld_composes_hardened_laplace_at_the_lattice_sensitivity():
+    h = hardened(Laplace(scale=2.0), sensitivity=1.0, bound=10.0, grid_exponent=-4)
+    acc = PrivacyAccountant(mode="pld")
+    acc.record(h, count=3)
+    assert len(acc) == 3 and [c.label for c in acc.charges] == ["hardened"]
+    reference = PrivacyAccountant(mode="pld")
+    reference.record_laplace(2.0, (16 + 1) / 16, count=3)  # Δ + Λ: one grid step added by the rounding
+    assert acc.epsilon(1e-6) == pytest.approx(reference.epsilon(1e-6), rel=1e-9)
+    one = PrivacyAccountant(mode="pld")
+    one.record(h)
+    assert one.epsilon(1e-12) == pytest.approx(h.epsilon(), abs=2e-3)  # the pure ε of the hardened release
+    with pytest.raises(InvalidParameterError, match="cannot compose"):
+        PrivacyAccountant(mode="pld").record(hardened(Laplace(scale=[1.0, 2.0]), sensitivity=1.0, bound=1.0))
+    with pytest.raises(InvalidParameterError, match="cannot compose"):
+        PrivacyAccountant(mode="pld").record(
+            hardened(DiscreteGaussian(sigma=2.0), sensitivity=1.0, bound=1.0)
+        )
+
+
+def test_rdp_composes_hardened_discrete_gaussian_like_its_continuous_twin():
+    # zCDP with ρ = Δ²/(2σ²) is the Rényi curve ρα of a Gaussian of noise multiplier σ/Δ (CKS20, Theorem 14):
+    # composed by the RDP accountant, both give the same ε.
+    h = hardened(DiscreteGaussian(sigma=3.0, grid_exponent=-2), sensitivity=1.0, bound=4.0)
+    sigma, sens = h._gaussian_parts()
+    assert sens == (4 + 1) * 0.25
+    discrete = PrivacyAccountant(mode="rdp")
+    discrete.record(h, count=2)
+    twin = PrivacyAccountant(mode="rdp")
+    twin.record_gaussian(sigma, sens, count=2)
+    assert discrete.epsilon(1e-6) == pytest.approx(twin.epsilon(1e-6), rel=1e-9)
+    assert len(discrete) == 2
+
+
+def test_library_budget_accepts_a_charge_exactly_at_its_limit():
+    delta = 1e-6
+    probe = PrivacyAccountant(mode="pld")
+    probe.record_gaussian(4.0, 1.0, count=3)
+    limit = Fraction(probe.epsilon(delta))  # the binary value of the float ε: exactly the composition's
+    acc = PrivacyAccountant(mode="pld", epsilon_budget=limit, delta_budget=delta)
+    acc.record_gaussian(4.0, 1.0, count=3)
+    assert len(acc) == 3
+
+
+def test_pld_discretisation_interval_is_used():
+    coarse = PrivacyAccountant(mode="pld", value_discretization_interval=0.05)
+    fine = PrivacyAccountant(mode="pld")
+    for acc in (coarse, fine):
+        acc.record_gaussian(2.0, 1.0, count=2)
+    exact = gaussian_epsilon(2.0 / math.sqrt(2), 1e-6, sensitivity=1.0)
+    assert exact <= fine.epsilon(1e-6) < coarse.epsilon(1e-6)  # pessimistic: coarser is looser
+
+
+def test_defaults_and_empty_accountants():
+    for mode in ("pld", "rdp"):
+        empty = PrivacyAccountant(mode=mode)
+        assert empty.epsilon(1e-6) == 0.0 and empty.delta(0.5) == 0.0
+        empty.record(Laplace(scale=1.0), sensitivity=1.0)  # a scalar Laplace composes in every mode
+        assert len(empty) == 1
+        with pytest.raises(InvalidParameterError, match="delta"):
+            empty.spent()
+        with pytest.raises(InvalidParameterError, match="delta_budget"):
+            PrivacyAccountant(mode=mode, epsilon_budget=1.0)
+    approx = PrivacyAccountant(mode="approximate")
+    assert approx.delta(0.0) == 0.0
+    approx.record_epsilon(0.5)
+    assert approx.epsilon() == 0.5  # δ defaults to 0
+    assert approx.delta(0.0) == 1.0
+    assert approx.spent().adjacency == "composition of 1 records"
+    with pytest.raises(InvalidParameterError, match="delta"):
+        PrivacyAccountant().record_gaussian(1.0, 1.0, delta=1.0)
+
+
+def test_zero_delta_budget_allows_pure_charges_only():
+    for mode in ("pure", "approximate"):
+        acc = PrivacyAccountant(mode=mode, epsilon_budget=1, delta_budget=0)
+        acc.record_epsilon(0.5)
+        assert acc.total_delta == 0
+    strict = PrivacyAccountant(mode="approximate", delta_budget=0)
+    with pytest.raises(BudgetExceededError):
+        strict.record_epsilon(0.5, 1e-12)
+
+
+def test_every_charge_is_labelled_and_pure_charges_spend_no_delta():
+    acc = PrivacyAccountant(mode="approximate")
+    acc.record_epsilon(0.1)
+    acc.record_epsilon(0.1, label="mine")
+    acc.record_guarantee(DifferentialPrivacyGuarantee(epsilon=0.2, delta=1e-9), count=2)
+    acc.record_laplace(10.0, 1.0)
+    acc.record_gaussian(5.0, 1.0, delta=1e-9)
+    acc.record(hardened(Laplace(scale=2.0), sensitivity=1.0, bound=3.0, grid_exponent=-4), count=2)
+    assert [c.label for c in acc.charges] == [
+        "epsilon-delta",
+        "mine",
+        "guarantee",
+        "laplace",
+        "gaussian",
+        "hardened",
+    ]
+    assert [c.count for c in acc.charges] == [1, 1, 2, 1, 1, 2]
+    assert acc.total_delta == Fraction(3, 10**9)  # the Laplace-type charges add no δ
+    for mode in ("pld", "rdp"):
+        lib = PrivacyAccountant(mode=mode)
+        lib.record_laplace(1.0, 1.0)
+        lib.record_gaussian(1.0, 1.0)
+        assert [c.label for c in lib.charges] == ["laplace", "gaussian"]
+
+
+def test_tiny_gaussian_epsilon_is_still_rounded_up():
+    for sigma in (1e3, 1e4, 3e5):
+        acc = PrivacyAccountant(mode="approximate")
+        acc.record_gaussian(sigma, 1.0, delta=1e-7)
+        per = gaussian_epsilon(sigma, 1e-7, sensitivity=1.0)
+        assert 0.0 < per < 1e-2
+        assert acc.total_epsilon >= Fraction(per)
+
+
+def test_advanced_delta_below_the_drift_and_at_unit_square():
+    # Σ ε_i(e^{ε_i} − 1) is the drift: below it advanced composition certifies nothing (δ = 1).
+    acc = PrivacyAccountant(mode="approximate", advanced=True)
+    acc.record_epsilon(0.5, count=10)  # basic ε 5, drift 10·0.5·(e^0.5 − 1) ≈ 3.24
+    drift = 10 * 0.5 * math.expm1(0.5)
+    assert acc.delta(0.9 * drift) == 1.0
+    assert acc.delta(1.2 * drift) < 1.0
+    unit = PrivacyAccountant(mode="approximate", advanced=True)
+    unit.record_epsilon(0.5, count=4)  # Σ ε_i² = 1 exactly
+    drift = 4 * 0.5 * math.expm1(0.5)
+    target = drift + 0.6
+    assert unit.delta(target) == pytest.approx(math.exp(-(0.6**2) / 2.0), rel=1e-12)
+    capped = PrivacyAccountant(mode="approximate", advanced=True)
+    capped.record_epsilon(0.5, Fraction(6, 10), count=1)
+    capped.record_epsilon(0.05, count=100)
+    assert capped.delta(1.2) == 1.0  # spent δ plus δ' beyond 1 is reported as 1
