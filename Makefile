@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint bench reproduce install clean
+.PHONY: demo test lint bench reproduce install clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_dp.py
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
+
+## Mutation testing of the privacy-critical modules (mutation/modules.toml); not part of `make test`.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[server,test,mutation]"
+	$(BIN)/python mutation/run.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 

@@ -242,7 +242,16 @@ def _mutmut_section(group: Group) -> str:
         "source_paths": ["src"],
         "only_mutate": [m.path for m in group.modules],
         "pytest_add_cli_args_test_selection": selection,
-        "pytest_add_cli_args": ["-p", "no:cacheprovider", "--hypothesis-seed=0"],
+        # the two exception-catching plugins run gc.collect() at every session end: most of a mutant's time
+        "pytest_add_cli_args": [
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:unraisableexception",
+            "-p",
+            "no:threadexception",
+            "--hypothesis-seed=0",
+        ],
         "use_git_change_detection": False,
     }
     lines = ["", "[tool.mutmut]"]
@@ -325,6 +334,7 @@ def run_group(group: Group, jobs: int, keep: bool) -> tuple[dict[str, list[dict[
 def _matches(entry: dict[str, str], module: str, row: dict[str, Any]) -> bool:
     return (
         module.endswith(entry["module"])
+        and entry.get("function", row["function"]) == row["function"]
         and entry["original"].strip() == row.get("original", "")
         and entry["mutant"].strip() == row.get("mutant", "")
     )

@@ -393,3 +393,16 @@ def test_advanced_delta_below_the_drift_and_at_unit_square():
     capped.record_epsilon(0.5, Fraction(6, 10), count=1)
     capped.record_epsilon(0.05, count=100)
     assert capped.delta(1.2) == 1.0  # spent δ plus δ' beyond 1 is reported as 1
+
+
+def test_exact_scales_and_refusals():
+    acc = PrivacyAccountant(mode="pure")
+    acc.record_laplace(Fraction(5, 2), 1)  # an exact scale is charged exactly
+    acc.record_laplace(4, Fraction(1, 3))
+    assert acc.total_epsilon == Fraction(2, 5) + Fraction(1, 12)
+    for scale in (-1.0, 0.0, -2, float("nan")):
+        with pytest.raises(InvalidParameterError, match="scale"):
+            PrivacyAccountant(mode="pure").record_laplace(scale, 1.0)
+    for mode in ("pld", "rdp"):
+        with pytest.raises(InvalidParameterError, match="vector"):
+            PrivacyAccountant(mode=mode).record(Laplace(scale=[1.0, 2.0]), sensitivity=1.0)
