@@ -9,6 +9,7 @@ direction of a worst-case shift.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from scipy import stats
 from privnoise import dp
 from privnoise.dp._invert import smallest_epsilon
 from privnoise.exceptions import CalibrationError, InvalidParameterError
-from privnoise.mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
+from privnoise.mechanisms import Gaussian, L2Laplace, Laplace, Mechanism, MultiUserLaplace
 
 
 @settings(max_examples=60, deadline=None)
@@ -45,8 +46,10 @@ def test_gaussian_epsilon_is_safe_and_tight(sigma, log_delta, sensitivity):
 def test_gaussian_sigma_is_safe_and_tight(epsilon, log_delta, sensitivity):
     delta = 10.0**log_delta
     sigma = dp.gaussian_sigma(epsilon, delta, sensitivity=sensitivity)
-    assert dp.gaussian_delta(sigma, epsilon, sensitivity=sensitivity) <= delta * (1 + 1e-9)
-    assert dp.gaussian_delta(sigma * (1 - 1e-6), epsilon, sensitivity=sensitivity) > delta
+    assert (
+        dp.gaussian_delta(sigma, epsilon, sensitivity=sensitivity) <= delta
+    )  # exactly, never a rounding above
+    assert dp.gaussian_delta(sigma * (1 - 1e-9), epsilon, sensitivity=sensitivity) > delta
     mech = dp.gaussian_for_epsilon_delta(epsilon, delta, sensitivity=sensitivity, dim=3)
     assert mech.shape == (3,) and np.allclose(np.asarray(mech.covariance()), sigma**2 * np.eye(3))
 
@@ -96,10 +99,17 @@ def test_smallest_epsilon_of_a_closed_form_profile():
 
 def test_gaussian_sigma_brackets_far_from_the_sensitivity():
     # a huge ε needs σ far below Δ, a tiny ε far above it: the brackets must reach them
-    for eps, delta in ((200.0, 1e-5), (1e-3, 1e-5), (1.0, 0.49)):
-        sigma = dp.gaussian_sigma(eps, delta, sensitivity=1.0)
-        assert dp.gaussian_delta(sigma, eps, sensitivity=1.0) <= delta * (1 + 1e-9)
-        assert dp.gaussian_delta(sigma * (1 - 1e-6), eps, sensitivity=1.0) > delta
+    for eps, delta, sens in (
+        (200.0, 1e-5, 1.0),
+        (1e-3, 1e-5, 1.0),
+        (1.0, 0.49, 1.0),
+        (1e7, 1e-5, 1.0),
+        (1e6, 1e-5, 0.3),
+    ):
+        sigma = dp.gaussian_sigma(eps, delta, sensitivity=sens)
+        assert dp.gaussian_delta(sigma, eps, sensitivity=sens) <= delta
+        assert dp.gaussian_delta(sigma * (1 - 1e-9), eps, sensitivity=sens) > delta
+    assert dp.gaussian_sigma(1e7, 1e-5, sensitivity=1.0) < 1e-3 / 2  # below the first bracket
     assert dp.gaussian_sigma(1e-3, 1e-5, sensitivity=1.0) > 1e3
 
 
@@ -195,3 +205,84 @@ def test_gaussian_guarantee_uses_the_weakest_direction_by_monte_carlo_free_check
     assert dp.epsilon_delta_of(Gaussian(cov=4 * cov), sensitivity=2.0, delta=1e-5).epsilon == pytest.approx(
         g.epsilon, rel=1e-9
     )
+
+
+def test_unit_sensitivity_is_the_default():
+    mech = dp.laplace_for_epsilon(0.5, dim=2)
+    assert np.allclose(mech.scale, 2.0)
+    assert dp.epsilon_of_laplace(mech) == pytest.approx(0.5)
+    assert dp.laplace_epsilon(4.0) == pytest.approx(0.25)
+    assert dp.multi_user_laplace(0.5, 2, 3).epsilon == pytest.approx(0.5)
+    assert dp.epsilon_of_laplace(dp.multi_user_laplace(0.5, 2, 3)) == pytest.approx(0.5)
+
+
+def test_smallest_epsilon_refuses_exactly_past_its_limit():
+    # hi doubles 1, 2, …, 1024: a profile that first meets δ at ε = 1000 is found with limit 1024 …
+    step = lambda e: 1.0 if e < 1000.0 else 0.0  # noqa: E731
+    assert smallest_epsilon(step, 0.5, what="step", limit=1024.0) == pytest.approx(1000.0)
+    # … and refused with a limit below the bracket it needs
+    with pytest.raises(CalibrationError, match="step"):
+        smallest_epsilon(step, 0.5, what="step", limit=1000.0)
+
+
+def test_guarantees_state_their_adjacency():
+    g = dp.epsilon_delta_of(Laplace(scale=[1.0, 2.0]), sensitivity=2.0)
+    assert g.adjacency == "ℓ1 sensitivity 2"
+    g = dp.epsilon_delta_of(L2Laplace(epsilon=1.0, dim=2), sensitivity=0.5)
+    assert g.adjacency == "ℓ2 sensitivity 0.5"
+    g = dp.epsilon_delta_of(MultiUserLaplace(epsilon=1.0, users=2, user_dim=2), sensitivity=3.0)
+    assert g.adjacency == "one user's block moves by ≤ 3 in ℓ2"
+    g = dp.epsilon_delta_of(Gaussian(cov=2.0), sensitivity=1.5, delta=1e-6)
+    assert g.adjacency == "ℓ2 sensitivity 1.5" and g.delta == 1e-6
+
+
+def test_hardened_gaussian_reports_its_own_profile():
+    h = dp.hardened(Gaussian.from_std(2.0), sensitivity=1.0, bound=10.0, grid_exponent=-5)
+    g = dp.epsilon_delta_of(h, sensitivity=1.0, delta=1e-6)
+    assert g.epsilon == pytest.approx(dp.gaussian_epsilon(2.0, 1e-6, sensitivity=1.0 + 2.0**-5), rel=1e-12)
+    assert g.epsilon > dp.epsilon_delta_of(Gaussian.from_std(2.0), sensitivity=1.0, delta=1e-6).epsilon
+    with pytest.raises((CalibrationError, InvalidParameterError)):
+        dp.epsilon_delta_of(h, sensitivity=1.0)  # Gaussian noise: no pure ε
+    pure = dp.hardened(Laplace(scale=2.0), sensitivity=1.0, bound=10.0, grid_exponent=-4)
+    assert dp.epsilon_delta_of(pure, sensitivity=1.0, delta=1e-6).epsilon == pure.epsilon()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class _OneSided(Mechanism):
+    """Noise on [0, ∞) (an exponential law, say): a shift moves mass below 0, where the original has none."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return ()
+
+    def support(self):
+        return np.asarray(0.0), np.asarray(np.inf)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class _Unknown(Mechanism):
+    """An unbounded noise family epsilon_delta_of has no profile for."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (2,)
+
+
+def test_noise_without_a_known_guarantee_is_refused_with_its_reason():
+    from privnoise.mechanisms import RaisedCosine
+
+    for bounded in (RaisedCosine(lower=-1.0, upper=1.0), _OneSided()):
+        with pytest.raises(CalibrationError, match="bounded support"):
+            dp.epsilon_delta_of(bounded, sensitivity=1.0)
+    with pytest.raises(CalibrationError, match="no differential-privacy guarantee is known"):
+        dp.epsilon_delta_of(_Unknown(), sensitivity=1.0)
+
+
+def test_absurdly_small_epsilon_is_refused():
+    # near ε = 0, δ(ε) is the total variation ≈ Δ/(σ√(2π)): δ = 1e-14 would need σ ≈ 4·10¹³ Δ, beyond the
+    # 10¹² Δ at which the bracket stops; δ = 1e-11 needs σ ≈ 4·10¹⁰ Δ, within it (whatever the sensitivity)
+    for sens in (0.1, 1.0, 10.0):
+        with pytest.raises(CalibrationError, match="bracket"):
+            dp.gaussian_sigma(1e-12, 1e-14, sensitivity=sens)
+        sigma = dp.gaussian_sigma(1e-12, 1e-11, sensitivity=sens)
+        assert 1e10 * sens < sigma < 1e12 * sens
