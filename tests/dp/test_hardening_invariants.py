@@ -9,6 +9,7 @@ coordinate.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -17,13 +18,22 @@ from scipy import stats
 
 from privnoise.dp.accounting import PrivacyAccountant
 from privnoise.dp.hardening import hardened, noise_scale
+from privnoise.dp.lattice import (
+    DiscreteGaussian,
+    DiscreteLaplace,
+    discrete_gaussian_delta,
+    zcdp_delta,
+    zcdp_epsilon,
+)
 from privnoise.dp.profile import epsilon_delta_of
-from privnoise.mechanisms import Laplace
+from privnoise.exceptions import CalibrationError, DimensionError, InvalidParameterError
+from privnoise.mechanisms import Gaussian, Laplace
 
 GRID_EXPONENT = -3
 REACH = 400  # lattice steps examined on each side (far into the geometric tail)
 
 
+@functools.cache
 def _snapped_log_pmf(scale: float, grid: float) -> np.ndarray:
     """log P(rint(W/Λ) = k) for k = −REACH … REACH, W ~ Laplace(scale) (ties have probability zero)."""
     k = np.arange(-REACH, REACH + 1)
@@ -128,3 +138,100 @@ def test_rounding_term_is_needed_for_unequal_scales():
     h = hardened(Laplace(scale=b), sensitivity=1.0, bound=5.0, grid_exponent=GRID_EXPONENT)
     assert loss == pytest.approx(8 * grid / 1.0 + grid / 2.0, rel=1e-9)
     assert 1.0 / b.min() < loss <= h.epsilon() * (1 + 1e-12)
+
+
+# -- the release adds exactly the noise sample() draws ----------------------------------------------------------
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: hardened(Laplace(scale=1.0), sensitivity=1.0, bound=50.0),
+        lambda: hardened(Laplace(scale=[1.0, 2.0]), sensitivity=1.0, bound=[5.0, 7.0]),
+        lambda: hardened(
+            DiscreteGaussian(sigma=2.0, grid_exponent=-3, dimension=2), sensitivity=1.0, bound=9.0
+        ),
+    ],
+)
+def test_release_is_the_rounded_value_plus_the_sampled_noise(make):
+    h = make()
+    rng = np.random.default_rng(3)
+    values = rng.uniform(-60, 60, (50,) + h.shape)
+    lattice = np.rint(np.clip(values, -h.bound, h.bound) / h.grid) * h.grid
+    released = h.release(values, rng=11)
+    noise = h.sample(50, rng=11)
+    assert np.array_equal(released, lattice + noise)  # the same seed draws the same noise
+    assert np.array_equal(h.sample(50, rng=11), noise)  # and sample honours its seed
+    assert h.sample((2, 3), rng=1).shape == (2, 3) + h.shape
+
+
+def test_scalar_samples_are_floats():
+    h = hardened(Laplace(scale=1.0), sensitivity=1.0, bound=5.0)
+    assert isinstance(h.sample(rng=1), float) and isinstance(h.release(0.2, rng=1), float)
+    assert h.describe() == {
+        "hardened": True,
+        "grid": h.grid,
+        "bound": 5.0,
+        "sensitivity": 1.0,
+        "noise": Laplace(scale=1.0).describe(),
+    }
+
+
+# -- declared bounds -----------------------------------------------------------------------------------------------
+def test_bound_rules():
+    grid_exponent = -4
+    steps = 2.0**52
+    ok = hardened(Laplace(scale=1.0), sensitivity=1.0, bound=steps * 2.0**grid_exponent, grid_exponent=-4)
+    assert ok.bound == steps * ok.grid  # exactly 2^52 grid steps: allowed
+    for too_far in (1.5 * steps, 2 * steps):
+        with pytest.raises(InvalidParameterError, match="bound"):
+            hardened(
+                Laplace(scale=1.0), sensitivity=1.0, bound=too_far * 2.0**grid_exponent, grid_exponent=-4
+            )
+    for bad in (0.0, -1.0, [1.0, 0.0]):
+        with pytest.raises(InvalidParameterError, match="bound"):
+            hardened(Laplace(scale=[1.0, 1.0]), sensitivity=1.0, bound=bad)
+    with pytest.raises((InvalidParameterError, DimensionError), match="bound"):
+        hardened(Laplace(scale=[1.0, 1.0]), sensitivity=1.0, bound=[[1.0, 1.0]])
+    with pytest.raises(DimensionError, match="bound"):
+        hardened(Laplace(scale=[1.0, 1.0]), sensitivity=1.0, bound=[1.0, 1.0, 1.0])
+
+
+# -- discrete noise: exact fractions and the vector discrete Gaussian's zCDP guarantee ------------------------------
+def test_discrete_laplace_fractions():
+    for dim in (None, 3):
+        h = hardened(DiscreteLaplace(scale=1.5, grid_exponent=-3, dimension=dim), sensitivity=1.0, bound=4.0)
+        m = 1 if dim is None else dim
+        expected = Fraction(8 + m) * Fraction(1, 8) / Fraction(1.5)
+        assert h.epsilon_fraction() == expected
+        assert h.epsilon() == pytest.approx(float(expected), rel=1e-15)
+    scalar = hardened(Laplace(scale=3.0), sensitivity=1.0, bound=4.0, grid_exponent=-2)
+    assert scalar.epsilon_fraction() == Fraction(4 + 1, 4) / 3
+    with pytest.raises(CalibrationError):
+        hardened(Gaussian.from_std(1.0), sensitivity=1.0, bound=1.0).epsilon_fraction()
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_vector_discrete_gaussian_guarantee_is_its_zcdp_bound(dim):
+    sigma, k = 2.0, -3
+    h = hardened(DiscreteGaussian(sigma=sigma, grid_exponent=k, dimension=dim), sensitivity=1.0, bound=9.0)
+    grid = 2.0**k
+    sens = (1.0 / grid + np.sqrt(dim)) * grid  # ℓ2 lattice sensitivity: Δ/Λ + √m steps
+    rho = sens**2 / (2 * sigma**2)  # Canonne, Kamath & Steinke, Theorem 14
+    for delta in (1e-3, 1e-6):
+        eps = h.epsilon(delta)
+        assert eps == pytest.approx(zcdp_epsilon(rho, delta), rel=1e-12)
+        assert h.delta(eps) == pytest.approx(zcdp_delta(rho, eps), rel=1e-12)
+        assert h.guarantee(delta=delta).epsilon == eps
+    with pytest.raises(CalibrationError):
+        h.epsilon(0.0)
+    assert h.delta(0.0) == pytest.approx(zcdp_delta(rho, 0.0), rel=1e-12)
+
+
+def test_scalar_discrete_gaussian_guarantee_is_exact():
+    h = hardened(DiscreteGaussian(sigma=1.0, grid_exponent=-2), sensitivity=1.0, bound=3.0)
+    units = 4 + 1
+    for eps in (0.0, 0.5, 2.0):
+        assert h.delta(eps) == discrete_gaussian_delta(4.0, eps, sensitivity=units)
+    with pytest.raises(CalibrationError):
+        h.epsilon(0.0)
+    laplace = hardened(Laplace(scale=1.0), sensitivity=1.0, bound=3.0)
+    assert laplace.delta(0.0) == 1.0 and laplace.delta(laplace.epsilon()) == 0.0
