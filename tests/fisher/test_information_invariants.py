@@ -136,3 +136,39 @@ def test_multi_user_laplace_fisher_information_by_monte_carlo(epsilon, users, us
     assert np.allclose(closed[:user_dim, :user_dim], mech.block().fisher_information())
     assert mech.fisher_information_matrix().shape == (mech.dim, mech.dim)
     assert FisherInformation(np.eye(mech.dim), closed).trace() == pytest.approx(users * epsilon**2)
+
+
+def test_monte_carlo_standard_error_is_the_score_products_spread():
+    # Gaussian N(0, σ²): the score is w/σ², so (score)² = w²/σ⁴ has mean 1/σ² and variance 2/σ⁴
+    sigma = 1.5
+    n = 100_000
+    mc = fisher_information_monte_carlo(Gaussian(cov=sigma**2), samples=n, rng=29)
+    assert mc.samples == n and mc.estimate.shape == (1, 1) and mc.standard_error.shape == (1, 1)
+    assert mc.standard_error[0, 0] == pytest.approx(np.sqrt(2.0) / sigma**2 / np.sqrt(n), rel=0.02)
+    assert abs(mc.estimate[0, 0] - 1 / sigma**2) < 5 * mc.standard_error[0, 0]
+    # the same seed gives the same estimate; another seed another one
+    again = fisher_information_monte_carlo(Gaussian(cov=sigma**2), samples=n, rng=29)
+    assert np.array_equal(again.estimate, mc.estimate)
+    vector = fisher_information_monte_carlo(Gaussian(cov=[[1.0, 0.5], [0.5, 2.0]]), samples=50_000, rng=3)
+    assert vector.estimate.shape == (2, 2) and np.allclose(vector.estimate, vector.estimate.T)
+
+
+def test_quadrature_with_a_numerical_derivative_and_breakpoints():
+    # N(0, s²) on a finite range holding all its mass: information 1/s², the derivative taken numerically
+    s = 1.3
+    normal = lambda w: np.exp(-(w**2) / (2 * s**2)) / (s * np.sqrt(2 * np.pi))  # noqa: E731
+    assert fisher_information_quadrature(normal, (-15.0, 15.0)) == pytest.approx(1 / s**2, rel=1e-6)
+    # cos² on [a, c]: information 4π²/(c − a)², with the derivative taken numerically up to the edges
+    a, c = -0.3, 0.9
+    cos2 = RaisedCosine(lower=a, upper=c)
+    assert fisher_information_quadrature(cos2.pdf, (a, c), rtol=1e-9) == pytest.approx(
+        4 * np.pi**2 / (c - a) ** 2, rel=1e-6
+    )
+    # Laplace(b) with its exact derivative: g′²/g = g/b², information 1/b²; the kink at 0 is a breakpoint (and
+    # a breakpoint outside the range is ignored)
+    b = 0.8
+    pdf = lambda w: np.exp(-np.abs(w) / b) / (2 * b)  # noqa: E731
+    exact = fisher_information_quadrature(
+        pdf, (-60.0, 60.0), derivative=lambda w: -np.sign(w) * pdf(w) / b, breakpoints=(99.0, 0.0)
+    )
+    assert exact == pytest.approx(1 / b**2, rel=1e-9)
