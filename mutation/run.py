@@ -55,6 +55,8 @@ NAMING_HELPERS = {
     "exact_rational": (1, 2),
     "sample_shape": (1,),
     "_require_rational": (0,),
+    "_points": (1,),
+    "_dim_shape": (1,),
 }
 #: Local variables that hold an error message's owner.
 OWNER_VARIABLES = {"owner"}

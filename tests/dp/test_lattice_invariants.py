@@ -158,3 +158,63 @@ def test_zcdp_conversions_against_a_continuous_optimiser():
     assert zcdp_epsilon(0.1, 0.0) == math.inf
     assert zcdp_epsilon(1e-9, 0.9) == 0.0  # clamped at 0, never negative
     assert zcdp_delta(1e-9, 5.0) < 1e-100 and zcdp_delta(50.0, 0.1) == 1.0
+
+
+def _chi2_pvalue(units: np.ndarray, log_unnormalised, reach: int) -> float:
+    """χ² of integer draws against the pmf ∝ exp(log_unnormalised(j)), with the tails beyond ±reach pooled."""
+    from scipy import stats
+
+    j = np.arange(-10 * reach - 50, 10 * reach + 51, dtype=float)
+    p = _direct(log_unnormalised(j))
+    inner = np.abs(j) <= reach
+    expected = np.concatenate([[p[j < -reach].sum()], p[inner], [p[j > reach].sum()]]) * units.size
+    cells = np.clip(units, -reach - 1, reach + 1).astype(int) + reach + 1
+    observed = np.bincount(cells, minlength=2 * reach + 3)
+    keep = expected > 0
+    return float(
+        stats.chisquare(observed[keep], expected[keep] * observed.sum() / expected[keep].sum()).pvalue
+    )
+
+
+@pytest.mark.parametrize("steps", [0.3, 0.6])
+def test_small_discrete_gaussians_need_several_batches_and_keep_their_law(steps, ks_alpha):
+    # the acceptance rate of the rejection sampler is below 1/1.6 for σ below one step: the first batch of
+    # 1.6 n + 64 proposals does not fill n draws, so the later batches are exercised
+    mech = DiscreteGaussian(sigma=steps, grid_exponent=0)
+    units = mech.sample(150_000, rng=41)
+    assert units.shape == (150_000,) and np.array_equal(units, np.rint(units))
+    reach = 3
+    assert _chi2_pvalue(units, lambda j: -(j * j) / (2 * steps * steps), reach) > ks_alpha
+    for wrong in (0.7, 1.3):
+        assert _chi2_pvalue(units, lambda j, w=wrong: -(j * j) / (2 * (w * steps) ** 2), reach) < ks_alpha
+
+
+def test_scalar_lattice_values_are_floats_and_vectors_are_arrays():
+    for mech in (DiscreteLaplace(scale=1.0, grid_exponent=-2), DiscreteGaussian(sigma=1.0, grid_exponent=-2)):
+        for value in (mech.pmf(0.25), mech.logpmf(0.25), mech.mean(), mech.covariance()):
+            assert isinstance(value, float)
+        assert mech.mean() == 0.0
+    vector = DiscreteGaussian(sigma=1.0, grid_exponent=-2, dimension=2)
+    assert np.array_equal(vector.mean(), np.zeros(2)) and vector.covariance().shape == (2, 2)
+    assert DiscreteLaplace(scale=2.0, grid_exponent=-1, dimension=3).describe() == {
+        "family": "discrete-laplace",
+        "scale": 2.0,
+        "grid": 0.5,
+        "dimension": 3,
+    }
+    assert DiscreteGaussian(sigma=2.0, grid_exponent=-1).describe() == {
+        "family": "discrete-gaussian",
+        "sigma": 2.0,
+        "grid": 0.5,
+        "dimension": None,
+    }
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(InvalidParameterError, match="dim"):
+            DiscreteLaplace(scale=1.0, dimension=bad)
+
+
+def test_grid_and_sensitivity_edges():
+    assert check_grid_exponent(-1000, 2.0**-990, "o") == -1000  # the finest grid allowed
+    assert lattice_sensitivity(1.0, 0.25, dim=2, norm="l2") == pytest.approx(4.0 + math.sqrt(2.0))
+    assert discrete_gaussian_delta(2.0**30, 1.0, sensitivity=1) == 0.0  # the largest σ allowed
+    assert zcdp_delta(0.125, 0.1) <= zcdp_delta(0.125, 0.0) <= 1.0  # ε = 0 is a valid argument
