@@ -57,10 +57,14 @@ NAMING_HELPERS = {
     "_require_rational": (0,),
     "_points": (1,),
     "_dim_shape": (1,),
+    "_check_fit": (2,),
+    "_information": (1,),
+    "_box": (1,),
+    "_require_separable": (1,),
 }
 #: Local variables that hold an error message's owner.
 OWNER_VARIABLES = {"owner"}
-#: Keyword arguments that only label an error message.
+#: Keyword arguments that only label an error message (dropped before comparing, so removing one is text too).
 LABEL_KEYWORDS = {"name", "owner", "what"}
 #: Logging methods: their arguments are text.
 LOG_METHODS = {"debug", "info", "warning", "error", "exception", "critical"}
@@ -126,6 +130,18 @@ class _TextOnly(ast.NodeTransformer):
             node.exc = ast.Call(func=node.exc.func, args=[], keywords=[])
         return node
 
+    def visit_arguments(self, node: ast.arguments) -> ast.AST:
+        labels = OWNER_VARIABLES | LABEL_KEYWORDS
+        positional = [*node.posonlyargs, *node.args]
+        for arg, default in zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True):
+            if arg.arg in labels:
+                node.defaults[node.defaults.index(default)] = self.PLACEHOLDER
+        node.kw_defaults = [
+            self.PLACEHOLDER if d is not None and a.arg in labels else d
+            for a, d in zip(node.kwonlyargs, node.kw_defaults, strict=True)
+        ]
+        return self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> ast.AST:
         if all(isinstance(t, ast.Name) and t.id in OWNER_VARIABLES for t in node.targets):
             node.value = self.PLACEHOLDER
@@ -140,9 +156,7 @@ class _TextOnly(ast.NodeTransformer):
             return node
         labels = NAMING_HELPERS.get(callee, ())
         node.args = [self.PLACEHOLDER if i in labels else a for i, a in enumerate(node.args)]
-        for k in node.keywords:
-            if k.arg in LABEL_KEYWORDS:
-                k.value = self.PLACEHOLDER
+        node.keywords = [k for k in node.keywords if k.arg not in LABEL_KEYWORDS]
         return node
 
 

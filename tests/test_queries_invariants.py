@@ -196,3 +196,48 @@ def test_bounds_are_declared_values():
     assert np.allclose(weights.matrix, [0.5, 0.5]) and weights.name == "weighted_mean"
     with pytest.raises(InvalidParameterError, match="weights"):
         queries.weighted_mean([])
+
+
+def test_queries_do_not_alias_the_callers_arrays():
+    c = np.array([[1.0, 2.0], [3.0, 4.0]])
+    q = LinearQuery(c, bounds=(0.0, 1.0))
+    c[0, 0] = 100.0  # the caller keeps a writable array, and changing it does not change the query
+    assert q.matrix[0, 0] == 1.0 and c.flags.writeable
+    assert not q.matrix.flags.writeable
+    assert LinearQuery([5.0]).n == 1 and LinearQuery([5.0])(np.array([2.0])) == 10.0  # one record is a query
+    w = np.array([1.0, 3.0])
+    wq = queries.weighted_mean(w)
+    w[0] = 7.0
+    assert np.allclose(wq.matrix, [0.25, 0.75])
+    assert queries.weighted_mean([4.0]).matrix.tolist() == [1.0]
+    with pytest.raises(InvalidParameterError, match="weights"):
+        queries.weighted_mean([[1.0, 2.0]])
+
+
+def test_data_must_be_one_record_per_entry():
+    q = queries.mean(3)
+    for bad in (np.ones((3, 1)), np.ones((1, 3)), np.ones(()) * 2.0):
+        with pytest.raises(InvalidParameterError, match="x"):
+            q(bad)
+        with pytest.raises(InvalidParameterError, match="x"):
+            q.jacobian_at(bad)
+    with pytest.raises(InvalidParameterError, match="mean"):
+        q(np.ones(4))  # the message names the query
+
+
+def test_cancelling_overflow_is_refused_without_warnings():
+    q = LinearQuery([1.0, 1.0, -1.0, -1.0])
+    with pytest.raises(InvalidParameterError, match="finite"):
+        q(np.full(4, 1.7e308))  # inf − inf: refused, never NaN, and no RuntimeWarning on the way
+
+
+def test_factories_are_named_and_typed():
+    assert queries.sum(3).name == "sum" and queries.identity(2).name == "identity"
+    assert queries.mean(2).name == "mean" and queries.weighted_mean([1.0]).name == "weighted_mean"
+    integer = FunctionQuery(lambda v: np.array([1, 2]), 2, jacobian=lambda v: np.eye(2, dtype=int))
+    assert integer(np.zeros(2)).dtype == np.float64
+    x = np.array([0.3, -1.2, 2.5, 0.0])
+    exact = 2 * (x - x.mean()) / 3
+    assert np.allclose(
+        queries.variance(4).jacobian_at(x)[0], exact, rtol=1e-15, atol=0
+    )  # exact, not numerical
