@@ -133,7 +133,9 @@ class _TextOnly(ast.NodeTransformer):
     def visit_arguments(self, node: ast.arguments) -> ast.AST:
         labels = OWNER_VARIABLES | LABEL_KEYWORDS
         positional = [*node.posonlyargs, *node.args]
-        for arg, default in zip(positional[len(positional) - len(node.defaults) :], node.defaults, strict=True):
+        for arg, default in zip(
+            positional[len(positional) - len(node.defaults) :], node.defaults, strict=True
+        ):
             if arg.arg in labels:
                 node.defaults[node.defaults.index(default)] = self.PLACEHOLDER
         node.kw_defaults = [
@@ -315,7 +317,8 @@ def run_group(group: Group, jobs: int, keep: bool) -> tuple[dict[str, list[dict[
     spec = {
         "jobs": jobs,
         "modules": [
-            {"path": m.path, "functions": m.functions, "text_functions": m.text_functions} for m in group.modules
+            {"path": m.path, "functions": m.functions, "text_functions": m.text_functions}
+            for m in group.modules
         ],
     }
     log_path = work / "mutation.log"
