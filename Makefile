@@ -36,7 +36,7 @@ bench: $(STAMP)
 
 ## Mutation testing of the privacy-critical modules (mutation/modules.toml); not part of `make test`.
 mutation: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[server,test,mutation]"
+	$(BIN)/python -c "import mutmut" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[server,test,mutation]"
 	$(BIN)/python mutation/run.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
