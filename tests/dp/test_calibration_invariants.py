@@ -260,6 +260,14 @@ class _OneSided(Mechanism):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class _OneSidedBelow(_OneSided):
+    """Noise on (−∞, 0]."""
+
+    def support(self):
+        return np.asarray(-np.inf), np.asarray(0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class _Unknown(Mechanism):
     """An unbounded noise family epsilon_delta_of has no profile for."""
 
@@ -271,7 +279,7 @@ class _Unknown(Mechanism):
 def test_noise_without_a_known_guarantee_is_refused_with_its_reason():
     from privnoise.mechanisms import RaisedCosine
 
-    for bounded in (RaisedCosine(lower=-1.0, upper=1.0), _OneSided()):
+    for bounded in (RaisedCosine(lower=-1.0, upper=1.0), _OneSided(), _OneSidedBelow()):
         with pytest.raises(CalibrationError, match="bounded support"):
             dp.epsilon_delta_of(bounded, sensitivity=1.0)
     with pytest.raises(CalibrationError, match="no differential-privacy guarantee is known"):

@@ -89,7 +89,8 @@ def test_stated_epsilon_bounds_the_realised_loss_of_unequal_scales(scales):
     assert stated == pytest.approx(sensitivity / b.min() + grid * np.sum(1.0 / b), rel=1e-12)
     assert float(h.epsilon_fraction()) == pytest.approx(stated, rel=1e-12)
     assert h.epsilon_fraction() >= Fraction(sensitivity) / Fraction(float(b.min()))
-    assert h.guarantee().epsilon == stated
+    assert h.guarantee().epsilon == stated and h.guarantee().delta == 0.0
+    assert h.guarantee().adjacency == "clamped to ±bound, sensitivity 1 (ℓ1)"
     assert h.delta(stated) == 0.0 and h.delta(0.99 * worst) == 1.0
 
 
@@ -211,7 +212,7 @@ def test_discrete_laplace_fractions():
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_vector_discrete_gaussian_guarantee_is_its_zcdp_bound(dim):
-    sigma, k = 2.0, -3
+    sigma, k = 3.0, -3
     h = hardened(DiscreteGaussian(sigma=sigma, grid_exponent=k, dimension=dim), sensitivity=1.0, bound=9.0)
     grid = 2.0**k
     sens = (1.0 / grid + np.sqrt(dim)) * grid  # ℓ2 lattice sensitivity: Δ/Λ + √m steps
@@ -220,7 +221,9 @@ def test_vector_discrete_gaussian_guarantee_is_its_zcdp_bound(dim):
         eps = h.epsilon(delta)
         assert eps == pytest.approx(zcdp_epsilon(rho, delta), rel=1e-12)
         assert h.delta(eps) == pytest.approx(zcdp_delta(rho, eps), rel=1e-12)
-        assert h.guarantee(delta=delta).epsilon == eps
+        g = h.guarantee(delta=delta)
+        assert g.epsilon == eps and g.delta == delta
+        assert g.adjacency == "clamped to ±bound, sensitivity 1 (ℓ2)"
     with pytest.raises(CalibrationError):
         h.epsilon(0.0)
     assert h.delta(0.0) == pytest.approx(zcdp_delta(rho, 0.0), rel=1e-12)
