@@ -44,6 +44,7 @@ def test_fewer_outputs_than_records_is_never_invertible():
     assert not info.is_invertible()
     g = FisherGuarantee(info, quality=1.0)
     assert g.cramer_rao_bound == math.inf
+    assert FisherInformation(np.eye(2), np.diag([4.0, 1.0])).is_invertible()  # as many outputs as records
     square = FisherInformation(np.eye(2), np.diag([1.0, 0.0]))  # singular J
     assert not square.is_invertible()
     assert FisherGuarantee(square, quality=0.0).cramer_rao_bound == math.inf
@@ -126,7 +127,8 @@ def test_published_form_states_the_guarantee():
     }
     json.dumps(out)
     text = g.summary()
-    assert "Fisher-information privacy (all-data)" in text and "∞ (no unbiased estimator exists)" in text
+    assert "Fisher-information privacy (all-data)" in text
+    assert "; unbiased Cramér–Rao bound ∞ (no unbiased estimator exists); quality" in text
     assert f"{g.worst_record_bound:.6g}" in text and f"{g.trace_bound:.6g}" in text
     square = FisherGuarantee(FisherInformation(np.eye(2), np.diag([4.0, 1.0])), quality=1.0)
     assert square.as_dict()["cramer_rao_bound"] == 1.25 and "1.25" in square.summary()
@@ -134,7 +136,8 @@ def test_published_form_states_the_guarantee():
         lambda v: np.array([v[0] * v[1], v[1]]), 2, jacobian_bound=1.0, bounds=(0, 1)
     )
     declared = fisher_guarantee(pair, Gaussian(cov=np.eye(2)))
-    assert declared.as_dict()["cramer_rao_bound"] is None and "n/a" in declared.summary()
+    assert declared.as_dict()["cramer_rao_bound"] is None
+    assert "; unbiased Cramér–Rao bound n/a; quality" in declared.summary()
 
 
 def test_json_numbers():
@@ -152,7 +155,9 @@ def test_differential_privacy_guarantee_form():
         "adjacency": "ℓ2 sensitivity 1",
     }
     assert g.summary() == "(0.5, 1e-06)-differential privacy (approximate; ℓ2 sensitivity 1)"
-    assert "pure" in DifferentialPrivacyGuarantee(epsilon=1.0).summary()
+    assert DifferentialPrivacyGuarantee(epsilon=1.0).summary() == (
+        "(1, 0)-differential privacy (pure; one record changes within its declared bounds)"
+    )
     for bad in ({"epsilon": 0.0}, {"epsilon": math.inf}, {"epsilon": 1.0, "delta": 1.0}):
         with pytest.raises(InvalidParameterError):
             DifferentialPrivacyGuarantee(**bad)
