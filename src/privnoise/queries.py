@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -196,7 +196,7 @@ class LinearQuery(Query):
     def sup_jacobian(self) -> NDArray[np.float64]:
         return np.abs(self.matrix_2d)
 
-    def sensitivity(self, norm: str = "l1") -> float:
+    def sensitivity(self, norm: Literal["l1", "l2"] = "l1") -> float:
         """Largest change of Cx when one record moves across its declared bounds (ℓ1 or ℓ2 norm)."""
         if self.bounds is None:
             raise InvalidParameterError(

@@ -19,7 +19,7 @@ Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
 """
 
-from .accounting import PrivacyAccountant, exact_rational
+from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .gaussian import (
     classical_gaussian_sigma,
@@ -53,6 +53,7 @@ from .profile import epsilon_delta_of
 
 __all__ = [
     "DEFAULT_GRID_BITS",
+    "AccountingMode",
     "AuditReport",
     "DiscreteGaussian",
     "DiscreteLaplace",

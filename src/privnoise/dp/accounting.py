@@ -48,10 +48,11 @@ import threading
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
+from .._optional import check as _check_extra
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
@@ -59,9 +60,11 @@ from ..mechanisms import Gaussian, Laplace
 from ..mechanisms._base import Mechanism
 from .gaussian import gaussian_epsilon
 
-__all__ = ["Charge", "PrivacyAccountant", "exact_rational"]
+__all__ = ["AccountingMode", "Charge", "PrivacyAccountant", "exact_rational"]
 
-_MODES = ("pure", "approximate", "pld", "rdp")
+#: The composition modes of :class:`PrivacyAccountant` (pld and rdp need the ``dp`` extra, dp-accounting).
+AccountingMode = Literal["pure", "approximate", "pld", "rdp"]
+_MODES: tuple[str, ...] = get_args(AccountingMode)
 _OWNER = "PrivacyAccountant"
 
 
@@ -150,7 +153,7 @@ class PrivacyAccountant:
 
     def __init__(
         self,
-        mode: str = "approximate",
+        mode: AccountingMode = "approximate",
         *,
         advanced: bool = False,
         epsilon_budget: Any = None,
@@ -161,6 +164,8 @@ class PrivacyAccountant:
             raise InvalidParameterError(
                 f"`mode` of `{_OWNER}` must be one of {', '.join(_MODES)}; got {mode!r}."
             )
+        if mode in ("pld", "rdp"):
+            _check_extra("dp_accounting", feature=f"{_OWNER}(mode={mode!r})")
         if not isinstance(advanced, bool):
             raise InvalidParameterError(f"`advanced` of `{_OWNER}` must be a bool; got {advanced!r}.")
         if advanced and mode != "approximate":
@@ -196,7 +201,7 @@ class PrivacyAccountant:
 
     # -- properties ------------------------------------------------------------------------------------------
     @property
-    def mode(self) -> str:
+    def mode(self) -> AccountingMode:
         return self._mode
 
     @property
