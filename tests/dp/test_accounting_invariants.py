@@ -406,3 +406,16 @@ def test_exact_scales_and_refusals():
     for mode in ("pld", "rdp"):
         with pytest.raises(InvalidParameterError, match="vector"):
             PrivacyAccountant(mode=mode).record(Laplace(scale=[1.0, 2.0]), sensitivity=1.0)
+
+
+def test_every_library_mode_names_its_extra(monkeypatch):
+    import sys
+
+    from privnoise.exceptions import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)  # looks uninstalled
+    for mode in ("pld", "rdp"):
+        with pytest.raises(MissingExtraError, match=rf"PrivacyAccountant\(mode='{mode}'\).*privnoise\[dp\]"):
+            PrivacyAccountant(mode=mode)
+    for mode in ("pure", "approximate"):
+        PrivacyAccountant(mode=mode).record_epsilon(0.5)  # the exact modes need nothing
