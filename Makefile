@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_fem.py
 
 ## Mutation testing of the privacy-critical modules (mutation/modules.toml); not part of `make test`.
 mutation: $(STAMP)
