@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every run-time extra, the documentation tools and the test tools.
 EXTRAS := all,docs,test
 
-.PHONY: demo test lint docs bench bench-scale reproduce install clean
+.PHONY: demo test lint docs bench bench-scale reproduce install clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ bench: $(STAMP)
 ## Chunked Parquet releases of 10⁹ (mean) and 10⁸ (identity) records: peak memory (writes ~2 GiB to a temp dir).
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py
+
+## Mutation testing of the privacy-critical modules (mutation/modules.toml); not part of `make test`.
+mutation: $(STAMP)
+	$(BIN)/python -c "import mutmut" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),mutation]"
+	$(BIN)/python mutation/run.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 
