@@ -3,13 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# Every run-time extra, the documentation tools and the test tools.
+EXTRAS := all,docs,test
 
-.PHONY: demo test lint bench reproduce install clean
+.PHONY: demo test lint docs bench reproduce install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[server,test,data]"
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -18,21 +20,27 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/privnoise demo --output privnoise-demo
 
-## The full test suite (unit, statistical, reproduction, CLI, doctests) plus lint.
+## The full test suite (unit, statistical, reproduction, CLI, doctests, documentation site and its code blocks,
+## README examples, the built wheel in a fresh environment) plus lint.
 test: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m ruff check src tests benchmarks docs
 	bash scripts/ensure-postgres.sh
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/python -m ruff check src tests benchmarks
+	$(BIN)/python -m ruff check src tests benchmarks docs
 	$(BIN)/python -m mypy
+
+## The documentation site in site/ (warnings are errors; figures come from the reproduction code).
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -b html -q docs site
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_samplers.py
 	$(BIN)/python benchmarks/bench_dp.py
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
+	$(BIN)/python benchmarks/bench_cli.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 
@@ -40,4 +48,4 @@ reproduce: $(STAMP)
 	for paper in $(PAPERS); do $(BIN)/privnoise reproduce $$paper --output reproduce/$$paper || exit 1; done
 
 clean:
-	rm -rf $(VENV) privnoise-demo reproduce .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) privnoise-demo reproduce site docs/_build docs/_generated .pytest_cache .mypy_cache .ruff_cache

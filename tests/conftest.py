@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-#: Significance level of every goodness-of-fit test (DESIGN.md, SECURITY.md requirement 3).
+#: Significance level of every goodness-of-fit test (SECURITY.md, requirement 3).
 KS_ALPHA = 1e-6
 #: Relative scale error the power checks must detect.
 WRONG_SCALES = (0.7, 1.3)

@@ -159,8 +159,8 @@ def test_design_large_vector_json_is_summarised():
         (["--support", "0,inf"], "--support: HI must be finite"),
         (["--support", "0,1", "--quality-budget", "1"], "got --support and --quality-budget"),
         ([], "give exactly one goal"),
-        (["--quality-budget", "-1"], "`quality_budget` of `optimal_noise` must be > 0"),
-        (["--quality-weight", "nan"], "must be finite"),
+        (["--quality-budget", "-1"], "error: --quality-budget must be > 0; got -1.0."),
+        (["--quality-weight", "nan"], "--quality-weight must be finite"),
         (["--support", "0,1", "--bounds", "5,1"], "--bounds must have LO < HI"),
         (["--support", "0,1", "--weights", "1,2"], "--n is 10 but --weights has 2 entries"),
         (["--support", "0,1", "--weights", "1,,2"], "--weights must be a comma-separated list"),
@@ -424,4 +424,4 @@ def test_reproduce_default_directory(tmp_path, monkeypatch):
 
 
 def test_reproduce_unknown_paper():
-    fails("reproduce", "no-such-paper", match="unknown paper 'no-such-paper'")
+    fails("reproduce", "no-such-paper", match="'no-such-paper' is not one of 'farokhi-optimization'")

@@ -31,7 +31,7 @@ def _app() -> typer.Typer:
 def test_optimize_diabetes_json(tmp_path):
     plot = tmp_path / "o.png"
     res = CliRunner().invoke(
-        _app(), ["optimize", "--eps", "0.1", "--iterations", "50", "--seed", "1", "--radius", "5", "--plot", str(plot),
+        _app(), ["optimize", "--noise-variance", "0.1", "--iterations", "50", "--seed", "1", "--radius", "5", "--plot", str(plot),
                  "--json"],
     )  # fmt: skip
     assert res.exit_code == 0, res.output
@@ -45,7 +45,8 @@ def test_optimize_diabetes_json(tmp_path):
 
 def test_optimize_tables(tmp_path):
     res = CliRunner().invoke(
-        _app(), ["optimize", "--eps", "0.1", "--iterations", "20", "--plot", str(tmp_path / "p.png")]
+        _app(),
+        ["optimize", "--noise-variance", "0.1", "--iterations", "20", "--plot", str(tmp_path / "p.png")],
     )
     assert res.exit_code == 0, res.output
     assert "objective gap" in res.stdout and "Tr I" in res.stdout and "(intercept)" in res.stdout
@@ -66,8 +67,8 @@ def test_optimize_errors(tmp_path):
     runner = CliRunner()
     res = runner.invoke(_app(), ["optimize", "--dataset", "adult", "--plot", str(tmp_path / "x.png")])
     assert res.exit_code == 2 and "--adult-file" in res.stderr
-    res = runner.invoke(_app(), ["optimize", "--eps", "-1", "--plot", str(tmp_path / "x.png")])
-    assert res.exit_code == 2 and "noise_variance" in res.stderr
+    res = runner.invoke(_app(), ["optimize", "--noise-variance", "-1", "--plot", str(tmp_path / "x.png")])
+    assert res.exit_code == 2 and "error: --noise-variance must be" in res.stderr, res.stderr
     bad = tmp_path / "bad.data"
     bad.write_text("1, 2, 3\n", encoding="utf-8")
     res = runner.invoke(_app(), ["optimize", "--dataset", "adult", "--adult-file", str(bad)])

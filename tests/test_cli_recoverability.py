@@ -94,8 +94,8 @@ def test_data_cov(tmp_path):
         ("1,2\n3", "1", "different lengths"),
         ("0,0\n0,0", "1", "zero matrix"),
         ("1,nan", "1", "NaN"),
-        ("1,2", "-1", "`rho`"),
-        ("1,2", "nan", "`rho`"),
+        ("1,2", "-1", "error: --rho must be finite and >= 0; got -1.0."),
+        ("1,2", "nan", "error: --rho must be finite and >= 0; got nan."),
         ("", "1", "no numbers"),
     ],
 )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -23,12 +26,25 @@ runner = CliRunner()
 MODEL = Path(__file__).resolve().parents[1] / "examples" / "building.toml"
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run every command in a temporary directory: a stream to stdout writes its sidecar to the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+
 def run(*args: str, data: str = ""):
     return runner.invoke(app, ["stream", "--model", str(MODEL), *args], input=data)
 
 
-def test_stdin_to_stdout_with_header() -> None:
-    result = run("--delta", "0.2", "--seed", "1", data="co2\n" + "".join(f"{400 + k}\n" for k in range(10)))
+def test_stdin_to_stdout_with_guarantee_header() -> None:
+    result = run(
+        "--delta",
+        "0.2",
+        "--seed",
+        "1",
+        "--guarantee-header",
+        data="co2\n" + "".join(f"{400 + k}\n" for k in range(10)),
+    )
     assert result.exit_code == 0, result.output
     lines = [line for line in result.stdout.splitlines() if line]
     assert lines[0].startswith("# privnoise guarantee:")
@@ -107,3 +123,59 @@ def test_header_option() -> None:
     )
     result = run("--columns", "1", "--no-header", data=TIME_CO2)
     assert result.exit_code == 2 and "line 1, column index 1: not a number: 'co2'" in result.output
+
+
+# -- the output is a plain CSV; the guarantee goes to a sidecar by default --------------------------------------
+
+
+def test_default_sidecar_beside_the_output_and_for_stdout(tmp_path: Path) -> None:
+    src, out = tmp_path / "in.csv", tmp_path / "noisy.csv"
+    src.write_text(TIME_CO2)
+    result = run("--columns", "co2", "--input", str(src), "--output", str(out))
+    assert result.exit_code == 0, result.output
+    side = json.loads((tmp_path / "noisy.guarantee.json").read_text())
+    assert side["readings"] == 20 and side["theorem"] == "III.5" and side["model"] == str(MODEL)
+    assert "noisy.guarantee.json" in result.stderr
+    assert not out.read_text().startswith("#")
+    piped = run("--columns", "co2", data=TIME_CO2)
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout.splitlines()[0] == "time,co2"
+    assert json.loads((tmp_path / "stream.guarantee.json").read_text())["readings"] == 20
+
+
+def test_sidecar_and_guarantee_header_exclude_each_other(tmp_path: Path) -> None:
+    result = run("--sidecar", str(tmp_path / "g.json"), "--guarantee-header", data=TIME_CO2)
+    assert result.exit_code == 2 and "either --sidecar or --guarantee-header" in result.output
+    assert not (tmp_path / "g.json").exists()
+
+
+def _noisy_csv(tmp_path: Path, *extra: str) -> tuple[Path, list[float]]:
+    src, out = tmp_path / "in.csv", tmp_path / "noisy.csv"
+    src.write_text(TIME_CO2)
+    result = run("--columns", "co2", "--seed", "5", "--input", str(src), "--output", str(out), *extra)
+    assert result.exit_code == 0, result.output
+    values = [float(line.split(",")[1]) for line in data_lines(out.read_text())[1:]]
+    return out, values
+
+
+def test_pandas_reads_the_output_as_it_is(tmp_path: Path) -> None:
+    pandas = pytest.importorskip("pandas")
+    out, values = _noisy_csv(tmp_path)
+    frame = pandas.read_csv(out)
+    assert list(frame.columns) == ["time", "co2"]
+    assert frame["time"].tolist() == list(range(20))
+    assert frame["co2"].dtype == np.float64 and np.array_equal(frame["co2"].to_numpy(), values)
+    with_header, _ = _noisy_csv(tmp_path, "--guarantee-header")
+    commented = pandas.read_csv(with_header, comment="#")
+    assert list(commented.columns) == ["time", "co2"] and len(commented) == 20
+
+
+@pytest.mark.skipif(importlib.util.find_spec("polars") is None, reason="polars is not installed")
+def test_polars_reads_the_output_as_it_is(tmp_path: Path) -> None:
+    import polars
+
+    out, values = _noisy_csv(tmp_path)
+    frame = polars.read_csv(out)
+    assert frame.columns == ["time", "co2"]
+    assert frame["time"].to_list() == list(range(20))
+    assert frame["co2"].dtype == polars.Float64 and frame["co2"].to_list() == values

@@ -39,3 +39,24 @@ def test_reproduce_registry_covers_the_five_papers():
         "nageswaran",
         "farokhi-optimization",
     }
+
+
+def test_lazy_exports_match_the_names_type_checkers_see():
+    """``privnoise/__init__.py`` loads names on first use; its TYPE_CHECKING imports must say the same."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(pn.__file__).read_text(encoding="utf-8"))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING"
+    )
+    seen: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names:
+            seen[alias.name] = node.module or alias.name
+    public = set(pn.__all__) - {"__version__"}
+    assert set(seen) == public
+    for name, module in pn._EXPORTS.items():
+        assert seen[name] == module, name
+        assert getattr(pn, name) is getattr(importlib.import_module(f"privnoise.{module}"), name)

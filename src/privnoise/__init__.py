@@ -17,55 +17,20 @@ Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`
 :mod:`privnoise.optimization` (Farokhi: Fisher-private projected gradient descent for quadratic programs),
 :mod:`privnoise.solvers` (numerical optimal noise: LP, Fisher program), :mod:`privnoise.random`,
 :mod:`privnoise.reproduce`.
+
+Every name is loaded on first use (PEP 562), so ``import privnoise`` and the ``privnoise`` command start without
+importing numpy or scipy; ``pn.fisher`` or ``pn.Gaussian`` imports what it needs when it is first touched.
+:mod:`privnoise.client` needs the ``server`` extra.
 """
 
-from . import (
-    dp,
-    exceptions,
-    fisher,
-    guarantees,
-    mechanisms,
-    optimization,
-    queries,
-    random,
-    recoverability,
-    solvers,
-    systems,
-)
-from .exceptions import (
-    BudgetExceededError,
-    CalibrationError,
-    DimensionError,
-    InvalidParameterError,
-    PrivnoiseError,
-    SolverError,
-)
-from .guarantees import DifferentialPrivacyGuarantee, FisherGuarantee, FisherInformation
-from .mechanisms import (
-    Gaussian,
-    L2Laplace,
-    Laplace,
-    Mechanism,
-    MultiUserLaplace,
-    RaisedCosine,
-    TabulatedDensity,
-    TiltedRaisedCosine,
-)
-from .queries import FunctionQuery, LinearQuery
-from .random import default_rng
-from .release import Release, release
+from __future__ import annotations
+
+import sys
+import types
+from importlib import import_module
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
-
-
-def __getattr__(name: str) -> object:
-    """Load :mod:`privnoise.client` (which needs the ``server`` extra) on first access of ``pn.client``."""
-    if name == "client":
-        import importlib
-
-        return importlib.import_module(".client", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 __all__ = [
     "BudgetExceededError",
@@ -81,6 +46,7 @@ __all__ = [
     "Laplace",
     "LinearQuery",
     "Mechanism",
+    "MissingExtraError",
     "MultiUserLaplace",
     "PrivnoiseError",
     "RaisedCosine",
@@ -103,3 +69,103 @@ __all__ = [
     "solvers",
     "systems",
 ]
+
+#: Names exported from the package itself, with the module that defines them.
+_EXPORTS = {
+    "BudgetExceededError": "exceptions",
+    "CalibrationError": "exceptions",
+    "DimensionError": "exceptions",
+    "InvalidParameterError": "exceptions",
+    "MissingExtraError": "exceptions",
+    "PrivnoiseError": "exceptions",
+    "SolverError": "exceptions",
+    "DifferentialPrivacyGuarantee": "guarantees",
+    "FisherGuarantee": "guarantees",
+    "FisherInformation": "guarantees",
+    "Gaussian": "mechanisms",
+    "L2Laplace": "mechanisms",
+    "Laplace": "mechanisms",
+    "Mechanism": "mechanisms",
+    "MultiUserLaplace": "mechanisms",
+    "RaisedCosine": "mechanisms",
+    "TabulatedDensity": "mechanisms",
+    "TiltedRaisedCosine": "mechanisms",
+    "FunctionQuery": "queries",
+    "LinearQuery": "queries",
+    "default_rng": "random",
+    "Release": "release",
+    "release": "release",
+}
+
+#: Subpackages and modules reachable as ``pn.<name>`` (client needs the ``server`` extra, so it is not in ``__all__``).
+_MODULES = frozenset(name for name in __all__ if name not in _EXPORTS and name != "__version__") | {"client"}
+
+if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentation tools
+    from . import (
+        dp,
+        exceptions,
+        fisher,
+        guarantees,
+        mechanisms,
+        optimization,
+        queries,
+        random,
+        recoverability,
+        solvers,
+        systems,
+    )
+    from .exceptions import (
+        BudgetExceededError,
+        CalibrationError,
+        DimensionError,
+        InvalidParameterError,
+        MissingExtraError,
+        PrivnoiseError,
+        SolverError,
+    )
+    from .guarantees import DifferentialPrivacyGuarantee, FisherGuarantee, FisherInformation
+    from .mechanisms import (
+        Gaussian,
+        L2Laplace,
+        Laplace,
+        Mechanism,
+        MultiUserLaplace,
+        RaisedCosine,
+        TabulatedDensity,
+        TiltedRaisedCosine,
+    )
+    from .queries import FunctionQuery, LinearQuery
+    from .random import default_rng
+    from .release import Release, release
+
+
+def __getattr__(name: str) -> object:
+    """Import ``pn.<module>`` or an exported name on first access, then keep it in the module namespace."""
+    if name in _MODULES:
+        value: object = import_module(f".{name}", __name__)
+    elif name in _EXPORTS:
+        value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: importing the submodule ``privnoise.release`` keeps ``pn.release`` the function.
+
+    The import system binds a submodule to its parent's attribute of the same name once it has loaded it; here that
+    name is also the function :func:`privnoise.release.release`, which is what ``pn.release`` must stay.
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "release" and isinstance(value, types.ModuleType):
+            value = value.release
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -16,41 +16,39 @@ value; its ``--seed`` is for research reproducibility only.
 from __future__ import annotations
 
 import json
+import logging
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from . import __version__
-from . import reproduce as _reproduce
-from ._cli import render
-from ._cli.errors import err_console as _err
-from ._cli.errors import errors_exit_2 as _errors_exit_2
-from ._cli.optimization import register as _register_optimization
-from ._cli.parsing import CliInputError, build_query, choose_goal, parse_list, parse_pair
-from ._cli.recoverability import register as _register_recoverability
-from ._cli.server import register as _register_server
-from ._cli.systems import register as _register_systems
-from .fisher import fisher_guarantee, optimal_noise
-from .mechanisms import Mechanism
+from ._cli import logs
+from ._cli.errors import CliInputError, errors_exit_2
+from .reproduce import available as _papers
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["app", "main"]
 
+log = logging.getLogger("privnoise.cli")
+
+#: Settings of every command: ``-h`` as well as ``--help``; plain help text (no type column, so no <bool>).
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
 app = typer.Typer(
     name="privnoise",
-    help="Design, apply and check privacy-preserving additive noise (Fisher-information privacy).",
+    help="Design, apply and check privacy-preserving additive noise (Fisher-information, differential, "
+    "recoverability and dynamical-system privacy).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings=CONTEXT_SETTINGS,
 )
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class QueryKind(StrEnum):
@@ -71,6 +69,10 @@ class Variant(StrEnum):
     printed = "printed"
 
 
+#: The papers ``privnoise reproduce`` knows, listed in its help.
+Paper = StrEnum("Paper", {name: name for name in _papers()})  # type: ignore[misc]
+
+
 # Options shared by several commands.
 Support = Annotated[
     str | None, typer.Option("--support", metavar="LO,HI", help="Bounded noise support: cos² (Problem 2).")
@@ -88,6 +90,8 @@ AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tabl
 
 
 def _out() -> Console:
+    from rich.console import Console
+
     return Console(highlight=False, soft_wrap=True)
 
 
@@ -103,11 +107,27 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose", "-v", count=True, help="More messages on stderr (-vv: debug, libraries included)."
+        ),
+    ] = 0,
+    quiet: Annotated[
+        int, typer.Option("--quiet", "-q", count=True, help="Fewer messages on stderr (-qq: errors only).")
+    ] = 0,
 ) -> None:
-    """privnoise: optimal privacy-preserving additive noise (Farokhi & Sandberg and four more papers)."""
+    """privnoise: optimal privacy-preserving additive noise (Farokhi & Sandberg and four more papers).
+
+    Results go to stdout, messages and logs to stderr. Errors print one line and exit with status 2.
+    """
+    verbosity = max(-2, min(2, verbose - quiet))
+    ctx.obj = {"verbosity": verbosity}
+    logs.configure(verbosity)
 
 
 # -- design -----------------------------------------------------------------------------------------------
@@ -124,7 +144,7 @@ _NO_EPSILON_NOTE = "Bounded-support noise gives no pure ε-differential privacy;
 
 
 @app.command()
-@_errors_exit_2
+@errors_exit_2
 def design(
     query: Annotated[QueryKind, typer.Option("--query", help="The query to answer.")],
     n: Annotated[int | None, typer.Option("--n", min=1, help="Number of records.")] = None,
@@ -145,6 +165,13 @@ def design(
     as_json: AsJson = False,
 ) -> None:
     """Print the optimal noise for a query and a goal, with its Fisher-information guarantee."""
+    from rich.markup import escape
+
+    from ._cli import render
+    from ._cli.parsing import build_query, choose_goal, parse_list, parse_pair
+    from .fisher import fisher_guarantee, optimal_noise
+    from .mechanisms import Mechanism
+
     goal = choose_goal(
         support=parse_pair(support, "--support"),
         quality_budget=quality_budget,
@@ -193,7 +220,7 @@ def design(
 
 
 @app.command("release")
-@_errors_exit_2
+@errors_exit_2
 def release_command(
     data: Annotated[
         Path, typer.Argument(metavar="DATA", help="CSV file with a header line, or a Parquet file.")
@@ -212,6 +239,11 @@ def release_command(
     ] = None,
 ) -> None:
     """Release a noisy answer to a query on one CSV column, with the guarantee that holds for it."""
+    from rich.markup import escape
+
+    from ._cli import render
+    from ._cli.parsing import build_query, choose_goal, parse_pair
+    from .fisher import optimal_noise
     from .io import read
     from .release import release
     from .sample_data import load_csv_column
@@ -228,9 +260,9 @@ def release_command(
             "data and could not be published."
         )
     if seed is not None:
-        _err().print(
-            "[yellow]warning: --seed makes the noise reproducible and predictable; use it for research only, "
-            "never for a real release.[/yellow]"
+        log.warning(
+            "--seed makes the noise reproducible and predictable; use it for research only, never for a real "
+            "release."
         )
     x = read(data, column) if data.suffix.lower() in (".parquet", ".pq") else load_csv_column(data, column)
     if declared is not None and not clamp:
@@ -243,8 +275,9 @@ def release_command(
     q = build_query(query.value, int(x.size), bounds=declared)
     result = release(x, q, optimal_noise(q, **goal), rng=seed, out_of_bounds="clamp" if clamp else "error")
     if clamp:  # the count depends on the data: it goes to the owner on stderr, never into the release
-        _err().print(
-            f"owner note: {result.clamped} record(s) clamped to the declared bounds (not part of the release)"
+        log.info(
+            "owner note: %d record(s) clamped to the declared bounds (not part of the release)",
+            result.clamped,
         )
     if as_json:
         _print_json(result.as_dict())
@@ -260,7 +293,7 @@ def release_command(
 
 
 @app.command()
-@_errors_exit_2
+@errors_exit_2
 def demo(
     output: Annotated[Path, typer.Option("--output", help="Output directory.")] = Path("privnoise-demo"),
     households: Annotated[int, typer.Option("--households", min=4, help="Number of households.")] = 500,
@@ -270,6 +303,12 @@ def demo(
 ) -> None:
     """The query server end to end: sample data in embedded SQLite, an in-process server, an analyst's queries
     until the budget runs out, a trade-off plot and a JSON summary."""
+    from ._optional import check
+
+    check("fastapi", "uvicorn", "sqlalchemy", "httpx", "matplotlib", feature="privnoise demo")
+    from rich.markup import escape
+    from rich.table import Table
+
     from ._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, DAYS, run_demo
     from ._cli.server import guarantee_text, remaining_text
 
@@ -321,18 +360,30 @@ def demo(
 
 
 @app.command()
-@_errors_exit_2
+@errors_exit_2
 def reproduce(
-    name: Annotated[str, typer.Argument(help="Paper to reproduce (e.g. farokhi-sandberg).")],
+    name: Annotated[Paper, typer.Argument(metavar="PAPER", help="The paper to reproduce.")],
     output: Annotated[
-        Path | None, typer.Option("--output", help="Directory for report.md (default: reproduce/NAME).")
+        Path | None, typer.Option("--output", help="Directory for report.md (default: reproduce/PAPER).")
     ] = None,
 ) -> None:
-    """Recompute a paper's numbers and figures; write report.md and list the errata."""
-    if name not in _reproduce.available():
-        raise CliInputError(f"unknown paper {name!r}; choose one of {', '.join(_reproduce.available())}.")
-    directory = output if output is not None else Path("reproduce") / name
-    report = _reproduce.run(name, directory)
+    """Recompute a paper's numbers and figures; write report.md and list the errata.
+
+    PAPER is one of: farokhi-sandberg (Fisher information, Automatica 2019), liu-kawano-cao (statistical-input
+    privacy of LTI systems), koufogiannis (Laplace optimality, Lipschitz privacy), nageswaran (recoverability),
+    farokhi-optimization (private quadratic optimisation).
+    """
+    from rich.markup import escape
+    from rich.table import Table
+
+    from . import reproduce as _reproduce
+    from ._cli import render
+    from ._optional import check
+
+    check("matplotlib", feature=f"privnoise reproduce {name.value} (its figures)")
+    directory = output if output is not None else Path("reproduce") / name.value
+    log.info("reproducing %s into %s", name.value, directory)
+    report = _reproduce.run(name.value, directory)
     out = _out()
     summary = Table(title=report.title, title_justify="left")
     summary.add_column("status")
@@ -353,11 +404,20 @@ def reproduce(
     out.print(f"report: {escape(str(directory / 'report.md'))}")
 
 
-# Commands of other areas, each defined in its own module.
-_register_optimization(app)
-_register_recoverability(app)
-_register_systems(app)
-_register_server(app)
+def _register_commands() -> None:
+    """Add the commands of the other areas, each defined in its own module (none imports numpy at load)."""
+    from ._cli.optimization import register as register_optimization
+    from ._cli.recoverability import register as register_recoverability
+    from ._cli.server import register as register_server
+    from ._cli.systems import register as register_systems
+
+    register_optimization(app)
+    register_recoverability(app)
+    register_systems(app)
+    register_server(app)
+
+
+_register_commands()
 
 
 def main() -> None:

@@ -12,11 +12,15 @@ a refusal for budget raises :class:`BudgetRefused`, any other non-2xx answer :cl
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
+from ._optional import require
 from .exceptions import BudgetExceededError, PrivnoiseError
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = require("httpx", feature="privnoise.client")
 
 __all__ = ["BudgetRefused", "Client", "ServerError"]
 

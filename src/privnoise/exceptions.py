@@ -8,7 +8,8 @@ exception it refines, so ``except ValueError`` keeps working in code that does n
     │   └── DimensionError                   shapes that do not agree
     ├── CalibrationError (ArithmeticError)   no parameter meets the privacy target (nothing to bracket)
     ├── BudgetExceededError                  a release would spend more than a budget allows
-    └── SolverError (RuntimeError)           a numerical solver did not converge or is not available
+    ├── SolverError (RuntimeError)           a numerical solver did not converge or is not available
+    └── MissingExtraError (ImportError)      an optional dependency is not installed; names the pip extra
 
 Messages name the parameter, its owner, the rule and the value, for example
 "`sigma` of `Gaussian` must be > 0; got -1.0."
@@ -21,6 +22,7 @@ __all__ = [
     "CalibrationError",
     "DimensionError",
     "InvalidParameterError",
+    "MissingExtraError",
     "PrivnoiseError",
     "SolverError",
 ]
@@ -48,3 +50,7 @@ class BudgetExceededError(PrivnoiseError):
 
 class SolverError(PrivnoiseError, RuntimeError):
     """A numerical solver failed, or the problem needs a solver privnoise does not provide."""
+
+
+class MissingExtraError(PrivnoiseError, ImportError):
+    """A feature needs an optional dependency that is not installed; the message names the extra to install."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -297,6 +297,7 @@ class LinearQuery(Query):
         return self.operator.absolute()
 
     def sensitivity(self, norm: str = "l1", *, block: int | None = None) -> float:
+        """Largest change of Cx when one record moves across its declared bounds (ℓ1, ℓ2 or ℓ1-of-ℓ2 norm)."""
         if norm not in ("l1", "l2", "l1-l2"):
             raise InvalidParameterError(
                 f"`norm` of `sensitivity` must be 'l1', 'l2' or 'l1-l2'; got {norm!r}."

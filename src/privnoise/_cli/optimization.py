@@ -2,12 +2,15 @@
 
 ::
 
-    privnoise optimize --dataset diabetes --eps 0.1 --iterations 100
-    privnoise optimize --dataset adult --adult-file adult.data --eps 0.1 --radius 5 --json
+    privnoise optimize --dataset diabetes --noise-variance 0.1 --iterations 100
+    privnoise optimize --dataset adult --adult-file adult.data --noise-variance 0.1 --radius 5 --json
 
-Prints the trained model, its objective gap and guarantee, and draws the privacy–utility trade-off over a sweep
-of ε (``--plot``). ``register(app)`` adds the command to a typer application; errors print one red line on
-stderr and exit with status 2. ``--seed`` is for research reproducibility only.
+Prints the trained model, its objective gap and guarantee, and with ``--plot`` draws the privacy–utility
+trade-off over a sweep of the noise variance (the ``plots`` extra). ``--noise-variance`` is the variance
+E‖w‖² of the gradient noise per iteration (Farokhi's ε, Theorem 1), not a differential-privacy ε: the (ε, δ)-DP
+statement, when ``--radius`` makes one hold, is printed with the guarantee. ``register(app)`` adds the command
+to a typer application; errors print one red line on stderr and exit with status 2. ``--seed`` is for research
+reproducibility only.
 """
 
 from __future__ import annotations
@@ -16,15 +19,14 @@ import json
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from .errors import errors_exit_2
-from .parsing import CliInputError
+from .errors import CliInputError, errors_exit_2
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["register"]
 
@@ -35,8 +37,9 @@ class Dataset(StrEnum):
 
 
 def _plot(
-    path: Path, problem: object, epsilons: np.ndarray, eps: float, iterations: int, seed: int | None
+    path: Path, problem: object, variances: np.ndarray, variance: float, iterations: int, seed: int | None
 ) -> None:
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -50,16 +53,19 @@ def _plot(
                 problem, noise_variance=e, iterations=iterations, replicas=200, rng=seed
             ).mean()
             - opt
-            for e in epsilons
+            for e in variances
         ]
     )
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     ax.loglog(
-        1.0 / epsilons * problem.dim**2, np.maximum(gaps, 1e-300), "o-", label="mean objective gap (200 runs)"
+        1.0 / variances * problem.dim**2,
+        np.maximum(gaps, 1e-300),
+        "o-",
+        label="mean objective gap (200 runs)",
     )
-    ax.axvline(problem.dim**2 / eps, color="0.5", ls=":", label=f"ε = {eps:g}")
-    ax.set_xlabel("Tr I = n²/ε (Fisher information: lower is more private)")
+    ax.axvline(problem.dim**2 / variance, color="0.5", ls=":", label=f"noise variance {variance:g}")
+    ax.set_xlabel("Tr I = n²/(noise variance) (Fisher information: lower is more private)")
     ax.set_ylabel("E f(x[T]) − min f (utility cost)")
     ax.set_title(f"Privacy–utility trade-off, {iterations} iterations")
     ax.grid(alpha=0.3, which="both")
@@ -80,8 +86,13 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--adult-file", metavar="PATH", help="Local adult.data (for --dataset adult)."),
         ] = None,
-        eps: Annotated[
-            float, typer.Option("--eps", help="Noise variance ε = E‖w‖² per iteration (Theorem 1).")
+        noise_variance: Annotated[
+            float,
+            typer.Option(
+                "--noise-variance",
+                metavar="VAR",
+                help="Variance E‖w‖² of the gradient noise per iteration (Farokhi's ε of Theorem 1; not a DP ε).",
+            ),
         ] = 0.1,
         iterations: Annotated[int, typer.Option("--iterations", help="Number T of gradient steps.")] = 100,
         ridge: Annotated[
@@ -92,13 +103,26 @@ def register(app: typer.Typer) -> None:
         ] = None,
         delta: Annotated[float, typer.Option("--delta", help="δ of the DP statement.")] = 1e-5,
         seed: Annotated[int | None, typer.Option("--seed", help="Research-only seed.")] = None,
-        plot: Annotated[Path, typer.Option("--plot", metavar="PATH", help="Trade-off plot (PNG).")] = Path(
-            "optimize.png"
-        ),
+        plot: Annotated[
+            Path | None,
+            typer.Option(
+                "--plot", metavar="PATH", help="Draw the trade-off plot here (PNG; the plots extra)."
+            ),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     ) -> None:
         """Train a linear regression model privately and print its gap and guarantee."""
+        import numpy as np
+        from rich.console import Console
+        from rich.table import Table
+
         from .. import optimization as po
+        from .._optional import check
+
+        if plot is not None:
+            check("matplotlib", feature="privnoise optimize --plot")
+        if dataset is Dataset.diabetes:
+            check("sklearn", feature="privnoise optimize --dataset diabetes")
 
         if dataset is Dataset.adult:
             if adult_file is None:
@@ -116,11 +140,13 @@ def register(app: typer.Typer) -> None:
             else {}
         )
         model = po.private_linear_regression(
-            data.features, data.labels, noise_variance=eps, ridge=ridge, iterations=iterations, radius=radius,
+            data.features, data.labels, noise_variance=noise_variance, ridge=ridge, iterations=iterations, radius=radius,
             delta=delta, rng=seed, **bounds,
         )  # fmt: skip
-        epsilons = np.logspace(np.log10(eps) - 2, np.log10(eps) + 2, 9) if eps > 0 else np.logspace(-3, 1, 9)
-        _plot(plot, model.problem, epsilons, eps if eps > 0 else 1.0, iterations, seed)
+        if plot is not None:
+            v = noise_variance
+            variances = np.logspace(np.log10(v) - 2, np.log10(v) + 2, 9) if v > 0 else np.logspace(-3, 1, 9)
+            _plot(plot, model.problem, variances, v if v > 0 else 1.0, iterations, seed)
         g = model.guarantee
         payload = {
             "dataset": data.name,
@@ -131,16 +157,17 @@ def register(app: typer.Typer) -> None:
             "objective": model.objective,
             "optimum": model.optimum,
             "objective_gap": model.objective_gap,
-            "noise_variance": eps,
+            "noise_variance": noise_variance,
             "guarantee": g.as_dict(),
-            "plot": str(plot),
+            "plot": None if plot is None else str(plot),
         }
         if as_json:
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
             return
         out = Console(highlight=False, soft_wrap=True)
         table = Table(
-            title=f"Private ridge regression on {data.name} (N = {data.records}, ε = {eps:g}, T = {iterations})"
+            title=f"Private ridge regression on {data.name} (N = {data.records}, noise variance {noise_variance:g}, "
+            f"T = {iterations})"
         )
         table.add_column("feature")
         table.add_column("weight", justify="right")
@@ -150,8 +177,9 @@ def register(app: typer.Typer) -> None:
         out.print(table)
         out.print(f"objective f(x[T]) = {model.objective:.6g}; optimum min f = {model.optimum:.6g}; "
                   f"objective gap = {model.objective_gap:.6g}")  # fmt: skip
-        out.print(f"Tr I = {g.fisher_trace:.6g} (n²/ε); Cramér–Rao bound on (Q, q) from the iterates = "
+        out.print(f"Tr I = {g.fisher_trace:.6g} (n²/noise variance); Cramér–Rao bound on (Q, q) from the iterates = "
                   f"{g.cramer_rao_bound:.6g}; Proposition 1 bound = {g.proposition1_bound:.6g}")  # fmt: skip
         dp = g.differential_privacy
         out.print(f"differential privacy: {dp.summary() if dp is not None else 'none'} ({g.dp_note})")
-        out.print(f"trade-off plot: {plot}")
+        if plot is not None:
+            out.print(f"trade-off plot: {plot}")

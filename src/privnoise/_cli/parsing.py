@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import queries
-from ..exceptions import InvalidParameterError
-from ..queries import LinearQuery, Query
+from .errors import CliInputError
+
+if TYPE_CHECKING:
+    from ..queries import Query
 
 __all__ = ["CliInputError", "build_query", "choose_goal", "parse_list", "parse_pair"]
 
 # The largest identity query the CLI designs: its Cramér–Rao bound needs the dense n × n Fisher matrix.
 MAX_IDENTITY = 4096
-
-
-class CliInputError(InvalidParameterError):
-    """A command-line option is malformed or options contradict each other."""
 
 
 def _number(text: str, option: str, what: str) -> float:
@@ -39,7 +36,7 @@ def parse_pair(text: str | None, option: str) -> tuple[float, float] | None:
     >>> parse_pair("1", "--support")
     Traceback (most recent call last):
     ...
-    privnoise._cli.parsing.CliInputError: --support must be LO,HI (two numbers separated by a comma); got '1'.
+    privnoise._cli.errors.CliInputError: --support must be LO,HI (two numbers separated by a comma); got '1'.
     """
     if text is None:
         return None
@@ -81,6 +78,9 @@ def build_query(
     bounds: tuple[float, float] | None = None,
 ) -> Query:
     """The query ``kind`` (mean, sum, variance, identity) on n records, optionally weighted (mean, sum)."""
+    from .. import queries
+    from ..queries import LinearQuery
+
     if weights is not None:
         if kind not in ("mean", "sum"):
             raise CliInputError(f"--weights applies to --query mean or sum, not {kind}.")

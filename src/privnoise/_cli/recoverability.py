@@ -5,6 +5,8 @@
     privnoise recoverability --matrix A.csv --rho 4
     privnoise recoverability --matrix A.csv --rho 4 --data-cov Sigma.csv --plot pi.png --json
 
+``--plot`` (the ``plots`` extra) draws π(ρ) over ρ.
+
 ``register(app)`` adds the command to a typer application. Errors print one red line on stderr, exit status 2.
 """
 
@@ -13,17 +15,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import numpy as np
 import typer
-from numpy.typing import NDArray
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from .errors import errors_exit_2
-from .parsing import CliInputError
+from .errors import CliInputError, errors_exit_2, flag_aliases
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 __all__ = ["read_matrix_csv", "register"]
 
@@ -33,6 +33,8 @@ _MAX_CELLS = 1_000_000
 
 def read_matrix_csv(path: Path, option: str) -> NDArray[np.float64]:
     """A matrix of numbers from a CSV file (one row per line, comma-separated, no header; # comments)."""
+    import numpy as np
+
     rows: list[list[float]] = []
     text = Path(path).read_text(encoding="utf-8")
     for number, line in enumerate(text.splitlines(), start=1):
@@ -65,6 +67,7 @@ def _num(value: float) -> str:
 
 
 def _plot(path: Path, matrix: NDArray[np.float64], rho: float, sigma: NDArray[np.float64] | None) -> None:
+    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -104,24 +107,36 @@ def register(app: typer.Typer) -> None:
             typer.Option("--data-cov", metavar="SIGMA.csv", help="Covariance of X (default: identity)."),
         ] = None,
         plot: Annotated[
-            Path, typer.Option("--plot", metavar="PATH", help="Where to draw π(ρ) over ρ (PNG).")
-        ] = Path("recoverability.png"),
+            Path | None,
+            typer.Option("--plot", metavar="PATH", help="Draw π(ρ) over ρ here (PNG; the plots extra)."),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
     ) -> None:
         """Maximum privacy π(ρ) of a linear query AX and the optimal response (attenuation + Gaussian noise)."""
+        import numpy as np
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
         from .. import recoverability as rec
+        from .._optional import check
+
+        flag_aliases(A="--matrix", a="--matrix", sigma="--data-cov")
+        if plot is not None:
+            check("matplotlib", feature="privnoise recoverability --plot")
 
         a = read_matrix_csv(matrix, "--matrix")
         sigma = None if data_cov is None else read_matrix_csv(data_cov, "--data-cov")
         resp = rec.optimal_response(a, rho, data_cov=sigma)  # validates A, ρ and Σ before anything is drawn
-        _plot(plot, a, resp.rho, sigma)
+        if plot is not None:
+            _plot(plot, a, resp.rho, sigma)
         payload = {
             "shape": list(a.shape),
             "rank": int(rec.singular_values(a).size),
             "singular_values_ascending": rec.singular_values(a).tolist(),
             "data_cov": "identity" if sigma is None else "given",
             **resp.as_dict(),
-            "plot": str(plot),
+            "plot": None if plot is None else str(plot),
         }
         if as_json:
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
@@ -162,4 +177,5 @@ def register(app: typer.Typer) -> None:
                 "[dim]General Σ: optimal over all responses (privnoise's extension, see "
                 "privnoise.recoverability.general_covariance); computed with a duality-gap certificate.[/dim]"
             )
-        out.print(f"plot: {escape(str(plot))}")
+        if plot is not None:
+            out.print(f"plot: {escape(str(plot))}")

@@ -8,25 +8,32 @@
     privnoise query --server http://127.0.0.1:8000 --key $KEY "mean(kwh) where region = 'north'"
 
 Errors print one red line on stderr and exit with status 2. The server extra (FastAPI, uvicorn, SQLAlchemy,
-httpx) is imported only when one of these commands runs.
+httpx; psycopg for PostgreSQL: the postgres extra) is imported only when one of these commands runs, and a
+missing one is named with its ``pip install`` line before anything is written. Logs go to stderr: ``serve
+--log-level`` sets the server's level (default from ``-v``/``-q``: warning), ``--access-log`` adds one line per
+request.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import sys
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from .errors import errors_exit_2
+from .._optional import check
+from .errors import errors_exit_2, verbosity
 from .errors import fail as _fail
+from .logs import library_level
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["register"]
 
@@ -35,15 +42,21 @@ ConfigOption = Annotated[Path, typer.Option("--config", help="The owner's config
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
 
 
+class LogLevel(StrEnum):
+    critical = "critical"
+    error = "error"
+    warning = "warning"
+    info = "info"
+    debug = "debug"
+
+
 def _errors_exit_2(func: F) -> F:
-    """:func:`errors_exit_2`, plus a missing server extra and database/HTTP errors as one line."""
+    """:func:`errors_exit_2`, plus database/HTTP errors as one line."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except ImportError as exc:
-            raise _fail(f"{exc}; install the server extra: pip install 'privnoise[server]'.") from None
         except Exception as exc:  # database and HTTP errors: one line, no traceback
             if type(exc).__module__.split(".")[0] in ("sqlalchemy", "httpx", "psycopg"):
                 first = str(exc).splitlines()[0] if str(exc) else repr(exc)
@@ -57,11 +70,25 @@ def _json(payload: Any) -> None:
     sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
-def _setup(config_path: Path) -> tuple[Any, Any]:
-    from ..server import store
+def _require_server(command: str) -> None:
+    check("fastapi", "uvicorn", "sqlalchemy", feature=f"privnoise {command}", extra="server")
+
+
+def _load(config_path: Path, command: str) -> Any:
+    """The owner's configuration, once the extras it needs (server; postgres for a PostgreSQL URL) are there."""
+    _require_server(command)
     from ..server.config import load_config
 
     config = load_config(config_path)
+    if str(config.database_url).startswith("postgresql"):
+        check("psycopg", feature=f"privnoise {command} with a PostgreSQL database", extra="postgres")
+    return config
+
+
+def _setup(config_path: Path, command: str) -> tuple[Any, Any]:
+    config = _load(config_path, command)
+    from ..server import store
+
     return config, store.init_database(config)
 
 
@@ -71,14 +98,24 @@ def serve(
         str | None, typer.Option("--host", help="Listen address (default from the config).")
     ] = None,
     port: Annotated[int | None, typer.Option("--port", min=0, max=65535, help="Port (default 8000).")] = None,
+    log_level: Annotated[
+        LogLevel | None,
+        typer.Option("--log-level", help="The server's log level on stderr (default: warning; -v: info)."),
+    ] = None,
+    access_log: Annotated[
+        bool, typer.Option("--access-log", help="Log one line per request (method, path, status) on stderr.")
+    ] = False,
 ) -> None:
     """Run the query server (FastAPI + uvicorn) for the datasets of owner.toml."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    cfg, engine = _setup(config, "serve")
     import uvicorn
 
     from ..server import store
     from ..server.app import create_app
 
-    cfg, engine = _setup(config)
     admin_key = store.ensure_admin(engine, cfg)
     out = Console(highlight=False, soft_wrap=True)
     if admin_key is not None:
@@ -88,7 +125,13 @@ def serve(
     out.print(
         f"privnoise server on http://{h}:{p} (database {escape(_safe_url(cfg.database_url))}); Ctrl-C stops"
     )
-    uvicorn.run(app, host=h, port=p, log_level="warning", access_log=False)
+    if log_level is None:
+        level = logging.getLevelName(library_level(verbosity())).lower()
+    else:
+        level = log_level.value
+    logging.getLogger("privnoise.server").setLevel(level.upper())
+    # log_config=None: uvicorn keeps the command's stderr handler (its own default config logs access to stdout)
+    uvicorn.run(app, host=h, port=p, log_level=level, access_log=access_log, log_config=None)
 
 
 def _safe_url(url: str) -> str:
@@ -98,7 +141,10 @@ def _safe_url(url: str) -> str:
 
 
 admin_app = typer.Typer(
-    help="Owner commands: set up the database, add queriers, read the ledger.", no_args_is_help=True
+    help="Owner commands: set up the database, add queriers, read the ledger.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 
 
@@ -112,10 +158,12 @@ def admin_init(
     ] = False,
 ) -> None:
     """Create the tables, import the datasets (NaN rejected, bounds applied) and print a new admin key."""
-    from ..server import store
-    from ..server.config import load_config
+    from rich.console import Console
+    from rich.markup import escape
 
-    cfg = load_config(config)
+    cfg = _load(config, "admin init")
+    from ..server import store
+
     engine = store.init_database(cfg, reimport=reimport)
     key = store.ensure_admin(engine, cfg, rotate=rotate_admin_key)
     out = Console(highlight=False, soft_wrap=True)
@@ -143,9 +191,12 @@ def admin_add_querier(
     ] = None,
 ) -> None:
     """Add a querier with its budgets and print its API key (shown once; only a hash is stored)."""
+    from rich.console import Console
+    from rich.markup import escape
+
     from ..server import store
 
-    cfg, engine = _setup(config)
+    cfg, engine = _setup(config, "admin add-querier")
     key = store.create_querier(engine, cfg, name, epsilon=epsilon, delta=delta, fisher_floor=fisher_floor)
     Console(highlight=False, soft_wrap=True).print(
         f"API key of {escape(name)} (shown once): [bold]{key}[/bold]"
@@ -156,9 +207,12 @@ def admin_add_querier(
 @_errors_exit_2
 def admin_list_queriers(config: ConfigOption, as_json: AsJson = False) -> None:
     """List the queriers and their budgets per dataset."""
+    from rich.console import Console
+    from rich.table import Table
+
     from ..server import store
 
-    _cfg, engine = _setup(config)
+    _cfg, engine = _setup(config, "admin list-queriers")
     rows = store.list_queriers(engine)
     if as_json:
         _json(rows)
@@ -181,9 +235,13 @@ def admin_ledger(
     as_json: AsJson = False,
 ) -> None:
     """Print the ledger of releases (what was asked and charged; never a true value)."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     from ..server import store
 
-    _cfg, engine = _setup(config)
+    _cfg, engine = _setup(config, "admin ledger")
     rows = store.read_ledger(engine, limit=limit, querier=querier)
     if as_json:
         _json(rows)
@@ -217,6 +275,9 @@ def query(
     as_json: AsJson = False,
 ) -> None:
     """Ask a query server for a noisy answer; print it with its guarantee and the remaining budget."""
+    from rich.console import Console
+
+    check("httpx", feature="privnoise query", extra="server")
     from ..client import BudgetRefused, Client, ServerError
 
     if not key:

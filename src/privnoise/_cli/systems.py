@@ -2,9 +2,9 @@
 
 ::
 
+    privnoise stream --model building.toml --columns co2 --input readings.csv --output noisy.csv
     privnoise stream --model building.toml --delta 0.1 < readings.csv > noisy.csv
-    privnoise stream --model building.toml --columns co2 < time_co2.csv > noisy.csv
-    privnoise stream --model building.toml --input readings.csv --output noisy.csv --sidecar noisy.json
+    privnoise stream --model building.toml --guarantee-header < readings.csv > noisy.csv
 
 Model file (TOML, read with :mod:`tomllib`; see ``examples/building.toml``):
 
@@ -21,27 +21,45 @@ with ``--header`` / ``--no-header``) is copied. ``--columns`` selects the q sens
 it every column is noised, which needs exactly q fields per line, else the command stops and lists the header.
 Every other column (timestamps, ids) is copied unchanged and in place; noisy values are written as round-trip
 floats. Every data line must hold finite readings in the selected columns: a malformed line stops the command with
-its line number and column (exit status 2); no reading is skipped. The guarantee goes in a ``#`` header line of
-the output, or in a JSON sidecar with ``--sidecar``.
+its line number and column (exit status 2); no reading is skipped. The output is a plain CSV that pandas and
+polars read as it is. The guarantee goes to a JSON sidecar: ``--sidecar PATH``, by default ``NOISY.guarantee.json``
+beside ``--output NOISY.csv`` or ``stream.guarantee.json`` in the working directory when writing to stdout; with
+``--guarantee-header`` it goes to a first ``# privnoise guarantee: {...}`` line of the output instead (read it
+with ``pandas.read_csv(..., comment="#")``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..systems import GaussianInput, StateSpace, StatisticalInputNoise, statistical_input_noise, wasserstein2
-from ..systems.streaming import stream_csv
-from .errors import err_console, errors_exit_2
-from .parsing import CliInputError
+from .errors import CliInputError, err_console, errors_exit_2, verbosity
 
-__all__ = ["load_model", "register"]
+if TYPE_CHECKING:
+    from ..systems import StatisticalInputNoise
+
+__all__ = ["default_sidecar", "load_model", "register"]
+
+log = logging.getLogger("privnoise.cli")
+
+#: Where the guarantee goes when the noisy readings go to stdout and no --sidecar is given.
+STDOUT_SIDECAR = Path("stream.guarantee.json")
+
+
+def default_sidecar(output: Path | None) -> Path:
+    """``NOISY.guarantee.json`` beside ``--output NOISY.csv``; :data:`STDOUT_SIDECAR` for stdout.
+
+    >>> default_sidecar(Path("out/noisy.csv")).as_posix(), default_sidecar(None).as_posix()
+    ('out/noisy.guarantee.json', 'stream.guarantee.json')
+    """
+    return STDOUT_SIDECAR if output is None else output.with_suffix(".guarantee.json")
 
 
 def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
@@ -59,6 +77,8 @@ def _key(table: dict[str, Any], key: str, where: str) -> Any:
 
 def load_model(path: Path, *, delta: float | None = None) -> StatisticalInputNoise:
     """Read a model file and design its noise (Theorem III.5 with a public [x0], else Corollary III.4)."""
+    from ..systems import GaussianInput, StateSpace, statistical_input_noise, wasserstein2
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -131,6 +151,8 @@ def _run(
     seed: int | None,
     total: int | None,
 ) -> int:
+    from ..systems.streaming import stream_csv
+
     counter = _Counting(iter(handle))
     options: dict[str, Any] = {
         "rng": seed,
@@ -172,8 +194,21 @@ def register(app: typer.Typer) -> None:
         ] = None,
         sidecar: Annotated[
             Path | None,
-            typer.Option("--sidecar", help="Write the guarantee as JSON here instead of a # header line."),
+            typer.Option(
+                "--sidecar",
+                metavar="PATH",
+                help="Write the guarantee (JSON) here (default: NOISY.guarantee.json beside --output NOISY.csv, "
+                "or stream.guarantee.json when writing to stdout).",
+            ),
         ] = None,
+        guarantee_header: Annotated[
+            bool,
+            typer.Option(
+                "--guarantee-header",
+                help="Put the guarantee in a first '# privnoise guarantee: {...}' line of the output instead of a "
+                "sidecar (read it with pandas.read_csv(..., comment='#')).",
+            ),
+        ] = False,
         columns: Annotated[
             str | None,
             typer.Option(
@@ -194,24 +229,29 @@ def register(app: typer.Typer) -> None:
             int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
         ] = None,
     ) -> None:
-        """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window."""
+        """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window.
+
+        The output is a plain CSV (pandas and polars read it as it is); the guarantee goes to a JSON sidecar.
+        """
+        if guarantee_header and sidecar is not None:
+            raise CliInputError("give either --sidecar or --guarantee-header, not both.")
         noise = load_model(model, delta=delta)
         guarantee = noise.as_dict() | {"model": str(model)}
         if seed is not None:
-            err_console().print(
-                "[yellow]warning: --seed makes the noise reproducible and predictable; research only.[/yellow]"
-            )
+            log.warning("--seed makes the noise reproducible and predictable; research only.")
+        sidecar_path = None if guarantee_header else (sidecar or default_sidecar(output_path))
         preamble = (
-            ""
-            if sidecar is not None
-            else "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
+            "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
+            if guarantee_header
+            else ""
         )
+        quiet = verbosity() < 0
         name = str(input_path) if input_path is not None else "<stdin>"
         source = input_path.open(encoding="utf-8-sig", newline="") if input_path is not None else sys.stdin
         try:
             sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
             try:
-                total = input_path.stat().st_size if input_path is not None else None
+                total = input_path.stat().st_size if input_path is not None and not quiet else None
                 count = _run(
                     source,
                     sink,
@@ -229,12 +269,17 @@ def register(app: typer.Typer) -> None:
         finally:
             if input_path is not None:
                 source.close()
-        if sidecar is not None:
-            sidecar.write_text(
+        if sidecar_path is not None:
+            sidecar_path.write_text(
                 json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
                 encoding="utf-8",
             )
-        err_console().print(
-            f"{count} reading(s) noised in windows of {noise.window} (Theorem {noise.theorem}, sigma = {noise.sigma:.6g}, "
-            f"delta = {noise.delta:g} per window)"
+        log.info(
+            "%d reading(s) noised in windows of %d (Theorem %s, sigma = %.6g, delta = %g per window); guarantee: %s",
+            count,
+            noise.window,
+            noise.theorem,
+            noise.sigma,
+            noise.delta,
+            "header line of the output" if sidecar_path is None else sidecar_path,
         )

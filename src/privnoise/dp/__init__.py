@@ -24,7 +24,7 @@ Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
 """
 
-from .accounting import PrivacyAccountant, exact_rational
+from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .calibration import safe_side, smallest_parameter
 from .gaussian import (
@@ -62,6 +62,7 @@ from .rational_accountant import RationalAccountant
 
 __all__ = [
     "DEFAULT_GRID_BITS",
+    "AccountingMode",
     "AuditReport",
     "DiscreteGaussian",
     "DiscreteLaplace",

@@ -46,17 +46,20 @@ import threading
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
+from .._optional import check as _check_extra
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 
-__all__ = ["Charge", "PrivacyAccountant", "exact_rational"]
+__all__ = ["AccountingMode", "Charge", "PrivacyAccountant", "exact_rational"]
 
-MODES = ("pure", "approximate", "pld", "rdp")
+#: The composition modes of :class:`PrivacyAccountant` (pld and rdp need the ``dp`` extra, dp-accounting).
+AccountingMode = Literal["pure", "approximate", "pld", "rdp"]
+MODES: tuple[str, ...] = get_args(AccountingMode)
 OWNER = "PrivacyAccountant"
 
 
@@ -154,7 +157,7 @@ class PrivacyAccountant:
 
     def __init__(
         self,
-        mode: str = "approximate",
+        mode: AccountingMode = "approximate",
         *,
         advanced: bool = False,
         epsilon_budget: Any = None,
@@ -165,6 +168,8 @@ class PrivacyAccountant:
             raise InvalidParameterError(
                 f"`mode` of `{type(self).__name__}` must be one of {', '.join(self.modes)}; got {mode!r}."
             )
+        if mode in ("pld", "rdp"):
+            _check_extra("dp_accounting", feature=f"{OWNER}(mode={mode!r})")
         if not isinstance(advanced, bool):
             raise InvalidParameterError(f"`advanced` of `{OWNER}` must be a bool; got {advanced!r}.")
         if advanced and mode != "approximate":
@@ -189,7 +194,7 @@ class PrivacyAccountant:
 
     # -- properties ------------------------------------------------------------------------------------------
     @property
-    def mode(self) -> str:
+    def mode(self) -> AccountingMode:
         return self._mode
 
     @property

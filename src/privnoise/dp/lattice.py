@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -95,7 +95,9 @@ def check_grid_exponent(k: Any, scale: float, owner: str) -> int:
     return k
 
 
-def lattice_sensitivity(sensitivity: float, grid: float, *, dim: int = 1, norm: str = "l1") -> float:
+def lattice_sensitivity(
+    sensitivity: float, grid: float, *, dim: int = 1, norm: Literal["l1", "l2"] = "l1"
+) -> float:
     """Sensitivity, in lattice units, of a query after its value is rounded to the grid Λ·ℤ.
 
     Rounding to nearest moves each coordinate by at most Λ/2, so neighbouring values a, a' with

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._optional import require
 from .._validation import readonly
 from ..exceptions import InvalidParameterError
 
@@ -64,16 +65,11 @@ def load_diabetes() -> RegressionData:
 
     Raises
     ------
-    InvalidParameterError
-        When scikit-learn is not installed.
+    MissingExtraError
+        When scikit-learn (the ``ml`` extra) is not installed.
     """
-    try:
-        from sklearn.datasets import load_diabetes as _load
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise InvalidParameterError(
-            "the diabetes dataset needs scikit-learn (pip install scikit-learn); or pass --adult-file."
-        ) from None
-    bunch: Any = _load()
+    datasets = require("sklearn.datasets", feature="the diabetes dataset (load_diabetes)")
+    bunch: Any = datasets.load_diabetes()
     u = np.clip(np.asarray(bunch.data, dtype=float) / 0.2, -1.0, 1.0)
     clamped = int(np.count_nonzero(np.abs(np.asarray(bunch.data) / 0.2) > 1.0))
     z = np.clip(np.asarray(bunch.target, dtype=float) / 400.0, 0.0, 1.0)

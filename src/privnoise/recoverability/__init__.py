@@ -3,15 +3,15 @@
 A user holds X ~ N(μ, Σ) and answers a linear (or affine) query AX + b with a response Z whose mean-square
 distance to the answer is at most ρ; privacy is the querier's MMSE of X from Z.
 
-=======================================  ==========================================================================
-:func:`max_privacy`                      π(ρ): Theorem 1 (Σ = I, eq. (8)); any positive-definite Σ (exact, numerical)
-:func:`optimal_response`                 the response attaining it: attenuation + Gaussian noise (eq. (23)–(25))
-:class:`RecoverabilityResponse`          ``respond(x, rng=)``, ``recoverability_error()``, ``privacy()``
-:func:`singular_values`                  s₁ ≤ … ≤ s_r, ascending as eq. (6) requires
+============================================  ==========================================================================
+:func:`max_privacy`                           π(ρ): Theorem 1 (Σ = I, eq. (8)); any positive-definite Σ (exact, numerical)
+:func:`optimal_response`                      the response attaining it: attenuation + Gaussian noise (eq. (23)–(25))
+:class:`RecoverabilityResponse`               ``respond(x, rng=)``, ``recoverability_error()``, ``privacy()``
+:func:`singular_values`                       s₁ ≤ … ≤ s_r, ascending as eq. (6) requires
 :func:`allocation`, :func:`theorem1_scheme`   ρᵢ of eq. (25), the scheme in singular coordinates
-:mod:`~.mmse`                            MMSE and the linear MMSE estimator for jointly Gaussian vectors
-:mod:`~.general_covariance`              general Σ: the proof, the solver and its duality-gap certificate
-=======================================  ==========================================================================
+:mod:`~.mmse`                                 MMSE and the linear MMSE estimator for jointly Gaussian vectors
+:mod:`~.general_covariance`                   general Σ: the proof, the solver and its duality-gap certificate
+============================================  ==========================================================================
 
 Examples
 --------

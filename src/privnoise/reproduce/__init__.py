@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 
+from .._optional import check
 from ._report import Report, Row
 
 __all__ = ["Report", "Row", "available", "run"]
@@ -29,8 +30,13 @@ def available() -> list[str]:
 
 
 def run(name: str, output: Path | None = None, *, figures: bool = True) -> Report:
-    """Compute the report of paper ``name``; with ``output``, write report.md and its PNG figures there."""
+    """Compute the report of paper ``name``; with ``output``, write report.md and its PNG figures there.
+
+    Figures need matplotlib (the ``plots`` extra); without it, nothing is written and the error names the extra.
+    """
     if name not in _MODULES:
         raise KeyError(f"unknown paper {name!r}; choose one of {', '.join(available())}")
+    if output is not None and figures:
+        check("matplotlib", feature=f"the figures of the {name} reproduction")
     module = import_module(f".{_MODULES[name]}", __name__)
     return module.build_report(output, figures=figures)

@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, special
 
 from .._validation import as_finite_array, as_matrix, check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
@@ -57,6 +56,8 @@ def _log_cf(
 
 def _prob_positive(kappa: float, lam: NDArray[np.float64], b: NDArray[np.float64]) -> float:
     """P(κ + Σ λ_j w_j² + b_j w_j > 0) for w ~ N(0, I), by Gil-Pelaez inversion."""
+    from scipy import integrate  # imported here: the systems package loads without scipy (fast `stream`)
+
     spread = math.sqrt(float(np.sum(2 * lam**2 + b**2)))
     if spread == 0.0:
         return 1.0 if kappa > 0 else 0.0
@@ -127,7 +128,7 @@ def gaussian_total_variation(mean1: ArrayLike, cov1: ArrayLike, mean2: ArrayLike
     scale = max(float(np.max(np.abs(s1))), float(np.max(np.abs(s2))))
     if np.allclose(s1, s2, rtol=0.0, atol=1e-14 * scale):
         d = math.sqrt(float(diff @ np.linalg.solve(s1, diff)))
-        return float(special.erf(d / (2.0 * math.sqrt(2.0))))  # 2Φ(d/2) − 1
+        return math.erf(d / (2.0 * math.sqrt(2.0)))  # 2Φ(d/2) − 1
     p1, p2 = np.linalg.inv(s1), np.linalg.inv(s2)
     a = 0.5 * (p2 - p1)
     lin = p1 @ m1 - p2 @ m2

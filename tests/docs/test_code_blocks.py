@@ -1,0 +1,64 @@
+"""Every code block of the README and of the documentation site runs (see :mod:`tests.docs.codeblocks`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .codeblocks import ROOT, Block, blocks, documents, run_document
+
+
+@pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_code_blocks_run(path: Path, tmp_path: Path) -> None:
+    found = blocks(path)
+    ran = run_document(path, tmp_path)
+    expected = sum(1 for b in found if b.skip is None and b.language != "text")
+    assert ran == expected
+
+
+def test_skips_are_few_and_give_a_reason() -> None:
+    skipped = [b for p in documents() for b in blocks(p) if b.skip is not None]
+    assert all(b.skip for b in skipped)
+    # the build targets, the install line and the blocks that need a running server
+    assert len(skipped) <= 8, [b.where for b in skipped]
+
+
+def test_the_collector_finds_markers_and_refuses_unknown_languages(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: file data/x.toml -->\n```toml\na = 1\n```\n\n<!-- docs-test: skip no server -->\n"
+        "```sh\nexit 1\n```\n\n```python\nimport tomllib\nassert tomllib.load(open('data/x.toml', 'rb')) == {'a': 1}\n```\n"
+    )
+    found = blocks(page)
+    assert [(b.language, b.skip, b.file) for b in found] == [
+        ("toml", None, "data/x.toml"),
+        ("sh", "no server", None),
+        ("python", None, None),
+    ]
+    bad = tmp_path / "bad.md"
+    bad.write_text("```ini\n[x]\n```\n")
+    with pytest.raises(AssertionError, match="language 'ini'"):
+        run_document(bad, tmp_path / "w1")
+    failing = tmp_path / "failing.md"
+    failing.write_text("```python\nassert 1 == 2, 'wrong'\n```\n")
+    with pytest.raises(AssertionError, match="failing.md:1 \\(python\\) failed"):
+        run_document(failing, tmp_path / "w2")
+
+
+def test_block_where_names_the_file_and_line() -> None:
+    block = Block(ROOT / "README.md", 7, "python", "pass\n")
+    assert block.where == "README.md:7"
+
+
+def test_every_example_file_is_shipped_and_used() -> None:
+    import re
+
+    texts = "\n".join(p.read_text(encoding="utf-8") for p in documents())
+    mentioned = set(re.findall(r"examples/([\w.-]+\.\w+)", texts))
+    shipped = {p.name for p in (ROOT / "examples").iterdir() if p.is_file()}
+    assert mentioned <= shipped, mentioned - shipped
+    assert shipped - mentioned <= {"meters.csv"}, (
+        shipped - mentioned
+    )  # meters.csv is the source of owner.toml
+    assert "meters.csv" in (ROOT / "examples" / "owner.toml").read_text(encoding="utf-8")
