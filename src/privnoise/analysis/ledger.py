@@ -105,6 +105,7 @@ class Ledger:
             require("dp_accounting", feature=f"Session(accountant={mode!r})")
         self.family = "gaussian" if mode in ("zcdp", "rdp") else "laplace"
         self.costs: list[Cost] = []
+        self._pld: Any = None  # the composed privacy-loss distribution of the committed costs ("pld")
         self._rational: RationalAccountant | None = None
         self._zcdp: ZCDPAccountant | None = None
         if mode in ("pure", "approximate"):
@@ -139,12 +140,17 @@ class Ledger:
             assert self._zcdp is not None
             self._zcdp.record_rho(cost.rho, delta=cost.delta, label=cost.label, gaussian=cost.gaussian)
         else:
-            spent = self._spent_epsilon([*self.costs, cost], float(self.delta))
+            candidate = _pld_compose(self._pld, cost) if self.mode == "pld" else None
+            if candidate is not None:
+                spent = float(candidate.get_epsilon_for_delta(float(self.delta)))
+            else:
+                spent = self._spent_epsilon([*self.costs, cost], float(self.delta))
             if spent > float(self.epsilon):
                 raise BudgetExceededError(
                     f"{cost.label} would bring the spent ε to {spent:.6g} at δ = {float(self.delta):.3g} "
                     f"(accountant {self.mode!r}), beyond the budget ε = {float(self.epsilon):.6g}."
                 )
+            self._pld = candidate
         self.costs.append(cost)
 
     def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
@@ -160,7 +166,10 @@ class Ledger:
                 acc.record_epsilon(c.epsilon, c.delta, label=c.label)
             return acc.epsilon(delta)
         if self.mode == "pld":
-            return _pld_epsilon(costs, delta)
+            composed = self._pld if costs is self.costs else None
+            for cost in costs if composed is None else ():
+                composed = _pld_compose(composed, cost)
+            return 0.0 if composed is None else float(composed.get_epsilon_for_delta(delta))
         return _rdp_epsilon(costs, delta)
 
     # -- views -------------------------------------------------------------------------------------------------
@@ -186,23 +195,22 @@ class Ledger:
         return Remaining(float(self.epsilon) - spent, delta_left, None, spent, None, n)
 
 
-def _pld_epsilon(costs: list[Cost], delta: float) -> float:
+def _pld_compose(composed: Any, cost: Cost) -> Any:
+    """``composed`` (a privacy-loss distribution, or None) composed with the pieces of ``cost``."""
     from dp_accounting.pld import common
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     interval = 1e-4
-    composed = None
-    for cost in costs:
-        for piece in cost.pld:
-            if piece[0] == "laplace":
-                part = pld.from_laplace_mechanism(piece[1], value_discretization_interval=interval)
-            elif piece[0] == "gaussian":
-                part = pld.from_gaussian_mechanism(piece[1], value_discretization_interval=interval)
-            else:
-                params = common.DifferentialPrivacyParameters(float(piece[1]), float(piece[2]))
-                part = pld.from_privacy_parameters(params, value_discretization_interval=interval)
-            composed = part if composed is None else composed.compose(part)
-    return 0.0 if composed is None else float(composed.get_epsilon_for_delta(delta))
+    for piece in cost.pld:
+        if piece[0] == "laplace":
+            part = pld.from_laplace_mechanism(piece[1], value_discretization_interval=interval)
+        elif piece[0] == "gaussian":
+            part = pld.from_gaussian_mechanism(piece[1], value_discretization_interval=interval)
+        else:
+            params = common.DifferentialPrivacyParameters(float(piece[1]), float(piece[2]))
+            part = pld.from_privacy_parameters(params, value_discretization_interval=interval)
+        composed = part if composed is None else composed.compose(part)
+    return composed
 
 
 def _rdp_epsilon(costs: list[Cost], delta: float) -> float:
