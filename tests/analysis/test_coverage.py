@@ -12,11 +12,11 @@ import pytest
 from scipy import stats
 
 import privnoise as pn
+from privnoise.analysis.accuracy import exponential_rank_radius, ratio_interval
 from privnoise.analysis.backend import AggregateRequest, InMemoryBackend
 from privnoise.analysis.plans import Plan, ratio_estimate, vector_interval
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
-from privnoise.analysis.accuracy import exponential_rank_radius, ratio_interval
 
 ALPHA = 1e-6
 RUNS = 10_000

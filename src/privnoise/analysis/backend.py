@@ -246,8 +246,8 @@ class InMemoryBackend(Backend):
             occupied, counts = np.unique(points, return_counts=True)
             return Aggregates(labels, count, grid_points=occupied, grid_counts=counts.astype(float))
         centred = x - request.centre if request.centre else x
-        total = np.bincount(g, weights=centred, minlength=count_groups)
-        squares = np.bincount(g, weights=centred * centred, minlength=count_groups)
+        total = np.bincount(g, weights=centred, minlength=count_groups).astype(np.float64)
+        squares = np.bincount(g, weights=centred * centred, minlength=count_groups).astype(np.float64)
         if not (np.all(np.isfinite(total)) and np.all(np.isfinite(squares))):
             raise InvalidParameterError("the sums overflow; rescale the data or the bounds.")
         return Aggregates(labels, count, total, squares)

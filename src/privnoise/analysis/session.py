@@ -199,7 +199,7 @@ class Session:
         high = 0.0 if b.high <= 0 else None
         value = float(np.clip(noisy, low if low is not None else -np.inf, high if high is not None else np.inf))
         return self._estimate(plan, value, {"column": name, "bounds": [b.low, b.high]},
-                              interval=vector_interval(np.float64(noisy), component.law, low=low, high=high),
+                              interval=vector_interval(np.asarray(noisy), component.law, low=low, high=high),
                               clamped=value != noisy)
 
     def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
@@ -316,7 +316,7 @@ class Session:
             plan.selection(eps / chosen, bounded_range=method == "exponential")
         aggregates = self._run(plan, self._request("categories", name, categories=cats))
         order = report_noisy_max(aggregates.cells[0], eps, sensitivity=float(self.max_contributions), k=chosen,
-                                 monotone=True, method=method, rng=self._generator)
+                                 monotone=True, method=method, rng=self._generator)  # type: ignore[arg-type]
         selected = [cats[int(i)] for i in order]
         radius = rank_radius(eps / chosen, float(self.max_contributions), len(cats), monotone=True)
         return self._estimate(plan, selected, {"column": name, "k": chosen, "method": method}, radius=radius,
@@ -376,7 +376,7 @@ class GroupBy:
         chosen = np.ones(int(present.sum()), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
         candidates = [lb for lb, p in zip(labels, present, strict=True) if p]
         kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
-        query = {"key": self.key, "column": name, "keys": "declared" if not unknown else "selected",
+        query: dict[str, Any] = {"key": self.key, "column": name, "keys": "declared" if not unknown else "selected",
                  "threshold": threshold, "partition_delta": float(self.delta) if unknown else 0.0}
         if b is not None:
             query["bounds"] = [b.low, b.high]
