@@ -98,3 +98,18 @@ def test_bad_options_fail_with_one_line(files, options, message):
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+def test_demo_releases_at_the_household_level(tmp_path):
+    from privnoise._cli.demo_analyst import household_releases
+    from privnoise.sample_data import smart_meter_data
+
+    data = smart_meter_data(60, 2, rng=1)
+    path = data.to_csv(tmp_path / "readings.csv")
+    releases = household_releases(path, days=2, bounds=data.bounds)
+    queries = [entry["query"] for entry in releases]
+    assert queries[:2] == ["mean(kwh)", "quantile(kwh, 0.5, 0.9)"] and queries[-1] == "remaining()"
+    for entry in releases[:-1]:
+        assert "one unit of 'household'" in entry["guarantee"]["adjacency"]
+        assert entry["details"]["max_contributions"] == 96
+    assert releases[-1]["remaining"]["epsilon"] == pytest.approx(0.0, abs=1e-12)

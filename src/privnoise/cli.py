@@ -397,6 +397,12 @@ def demo(
         )
     out.print(table)
     out.print(
+        f"[bold]Household-level releases in the library[/bold] (pn.Session over the {len(result.data)} readings; "
+        f"privacy unit: household, at most {48 * DAYS} readings each; budget ε = 2, δ = 1e-6):"
+    )
+    for entry in result.household:
+        out.print(f"  {escape(entry['query'])}: {escape(entry['summary'])}")
+    out.print(
         "[dim]DP answers are hardened (snapped to a 2^k grid) from the CSPRNG and charged exactly (rationals); "
         "a mean is noisy sum / noisy count. Fisher record bound: variance floor of any unbiased estimate of one "
         "household's consumption by someone who knows every other household (Farokhi & Sandberg, eq. 7).[/dim]"

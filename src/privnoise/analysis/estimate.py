@@ -133,13 +133,19 @@ class Estimate:
 
     def summary(self, level: float = 0.95) -> str:
         what = self.query.get("query", "release")
-        if self.interval is not None:
-            low, high = self.confidence_interval(level)
-            accuracy = f"{level:.0%} interval [{_text(low)}, {_text(high)}]"
-        else:
-            accuracy = f"{level:.0%} rank accuracy ±{_text(self.accuracy(1.0 - level))} rows"
         clipped = " (clamped to its range)" if np.any(self.clamped) else ""
-        return f"{what}: {_text(self.value)}{clipped}; {accuracy}; {self.guarantee.summary()}"
+        guarantee = self.guarantee.summary()
+        if self.interval is None:
+            return (f"{what}: {_text(self.value)}{clipped}; {level:.0%} rank accuracy "
+                    f"±{_text(self.accuracy(1.0 - level))} rows; {guarantee}")
+        low, high = self.confidence_interval(level)
+        if self.keys is not None and np.ndim(self.value):
+            cells = ", ".join(
+                f"{key}: {_text(v)} [{_text(lo)}, {_text(hi)}]"
+                for key, v, lo, hi in zip(self.keys, np.ravel(self.value), np.ravel(low), np.ravel(high), strict=True)
+            )
+            return f"{what}: {{{cells}}}{clipped} ({level:.0%} intervals); {guarantee}"
+        return f"{what}: {_text(self.value)}{clipped}; {level:.0%} interval [{_text(low)}, {_text(high)}]; {guarantee}"
 
 
 def _json(value: Any) -> Any:
