@@ -1,7 +1,7 @@
 """The columns a session reads: numeric values with their missing entries, and keys (unit ids, group keys) as codes.
 
 A :class:`Table` wraps what the analyst passes — a mapping of column names to arrays, a pandas or polars DataFrame,
-a pyarrow Table, or a CSV or Parquet path (read through pyarrow, as :mod:`privnoise.io` reads them) — and extracts
+a pyarrow Table, or a CSV or Parquet path (read through pyarrow, as ``privnoise.io`` reads them) — and extracts
 one column at a time, on first use, cached:
 
 * :meth:`Table.numeric` — float64 values and a mask of missing entries (null, None, NaN). Infinities are refused:
@@ -10,7 +10,7 @@ one column at a time, on first use, cached:
   and group keys.
 
 Nothing here derives a bound or a count that is released; the session decides what to do with missing values
-(:class:`~privnoise.io.Missing` policy) before any noise is drawn.
+(the missing-value policy) before any noise is drawn.
 """
 
 from __future__ import annotations

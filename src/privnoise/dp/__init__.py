@@ -22,6 +22,12 @@ Hardening (SECURITY.md 1–2)
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
+Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
+    :func:`exponential_mechanism`, :func:`report_noisy_max`, :func:`proposition4_epsilon` — the exponential
+    mechanism, noisy max / top-k, and Koufogiannis et al.'s Proposition 4 as corrected
+    (:mod:`privnoise.dp.exponential`); :func:`laplace_partition_threshold`, :func:`gaussian_partition_threshold` —
+    partition selection for group-by with unknown keys (:mod:`privnoise.dp.partition`); :class:`ZCDPAccountant`,
+    :func:`zcdp_to_epsilon`, :func:`epsilon_to_zcdp` — zero-concentrated DP (:mod:`privnoise.dp.zcdp`).
 """
 
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
@@ -49,6 +55,7 @@ from .lattice import (
     zcdp_delta,
     zcdp_epsilon,
 )
+from .exponential import exponential_mechanism, proposition4_epsilon, report_noisy_max
 from .library_accountant import LibraryAccountant
 from .lipschitz import (
     LipschitzConstant,
@@ -58,7 +65,9 @@ from .lipschitz import (
     lipschitz_for_epsilon,
 )
 from .profile import PrivacyProfile, epsilon_delta_of, profile_of
+from .partition import gaussian_partition_threshold, laplace_partition_threshold
 from .rational_accountant import RationalAccountant
+from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -72,6 +81,7 @@ __all__ = [
     "PrivacyAccountant",
     "PrivacyProfile",
     "RationalAccountant",
+    "ZCDPAccountant",
     "audit",
     "classical_gaussian_sigma",
     "clopper_pearson",
@@ -83,6 +93,9 @@ __all__ = [
     "epsilon_of_laplace",
     "epsilon_delta_of",
     "epsilon_of_lipschitz",
+    "epsilon_to_zcdp",
+    "exponential_mechanism",
+    "gaussian_partition_threshold",
     "exact_rational",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -93,13 +106,18 @@ __all__ = [
     "hardened_laplace_for_epsilon",
     "laplace_epsilon",
     "laplace_for_epsilon",
+    "laplace_partition_threshold",
     "lattice_sensitivity",
     "lipschitz_constant",
     "lipschitz_for_epsilon",
     "multi_user_laplace",
     "profile_of",
+    "proposition4_epsilon",
+    "report_noisy_max",
     "safe_side",
     "smallest_parameter",
     "zcdp_delta",
     "zcdp_epsilon",
+    "zcdp_to_delta",
+    "zcdp_to_epsilon",
 ]
