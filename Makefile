@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every run-time extra, the documentation tools and the test tools.
 EXTRAS := all,docs,test
 
-.PHONY: demo test lint docs bench reproduce install clean
+.PHONY: demo test lint docs bench bench-scale reproduce install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_core.py --skip-files
+
+## Chunked Parquet releases of 10⁹ (mean) and 10⁸ (identity) records: peak memory (writes ~2 GiB to a temp dir).
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/bench_core.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 

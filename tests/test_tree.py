@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import pkgutil
@@ -15,7 +16,8 @@ SOURCE = Path(privnoise.__file__).parent
 DISPATCH_TABLE = SOURCE / "dp" / "profile.py"
 
 
-def concrete_families() -> set[str]:
+@functools.cache
+def concrete_families() -> frozenset[str]:
     """The names of every concrete noise class (subclasses of NoiseDesign that are not abstract)."""
     for info in pkgutil.walk_packages(privnoise.__path__, "privnoise."):
         importlib.import_module(info.name)
@@ -26,7 +28,7 @@ def concrete_families() -> set[str]:
             if sub not in seen:
                 seen.add(sub)
                 stack.append(sub)
-    return {cls.__name__ for cls in seen if not inspect.isabstract(cls)}
+    return frozenset(cls.__name__ for cls in seen if not inspect.isabstract(cls))
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -39,6 +41,7 @@ def _names(node: ast.AST) -> set[str]:
     return out
 
 
+@functools.cache
 def _modules() -> list[tuple[Path, ast.Module]]:
     return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(SOURCE.rglob("*.py"))]
 

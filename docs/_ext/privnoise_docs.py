@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 #: Libraries whose objects the docstrings may name without the documentation linking them.
 EXTERNAL = (
+    "abc",
     "numpy",
     "scipy",
     "dp_accounting",
@@ -39,6 +40,8 @@ EXTERNAL = (
     "sqlalchemy",
     "matplotlib",
     "pandas",
+    "pyarrow",
+    "polars",
     "dask",
 )
 

@@ -12,6 +12,8 @@ release answers that carry the guarantee which holds for them.
 
 Modules one hop from here: :mod:`privnoise.queries`, :mod:`privnoise.mechanisms`, :mod:`privnoise.fisher`
 (Farokhi & Sandberg), :mod:`privnoise.dp` (differential privacy calibration), :mod:`privnoise.guarantees`,
+:mod:`privnoise.io` (arrays, frames, CSV and Parquet, whole or in chunks), :mod:`privnoise.linalg` (structured query
+operators and covariances),
 :mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
 :mod:`privnoise.systems` (dynamical systems: initial-state and statistical-input privacy, streaming),
 :mod:`privnoise.optimization` (Farokhi: Fisher-private projected gradient descent for quadratic programs),
@@ -35,6 +37,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BudgetExceededError",
     "CalibrationError",
+    "CombinedGuarantee",
     "DifferentialPrivacyGuarantee",
     "DimensionError",
     "FisherGuarantee",
@@ -48,6 +51,7 @@ __all__ = [
     "Mechanism",
     "MissingExtraError",
     "MultiUserLaplace",
+    "Noise",
     "PrivnoiseError",
     "RaisedCosine",
     "Release",
@@ -62,6 +66,8 @@ __all__ = [
     "exceptions",
     "fisher",
     "guarantees",
+    "io",
+    "linalg",
     "mechanisms",
     "optimization",
     "queries",
@@ -81,6 +87,7 @@ _EXPORTS = {
     "MissingExtraError": "exceptions",
     "PrivnoiseError": "exceptions",
     "SolverError": "exceptions",
+    "CombinedGuarantee": "guarantees",
     "DifferentialPrivacyGuarantee": "guarantees",
     "FisherGuarantee": "guarantees",
     "FisherInformation": "guarantees",
@@ -89,6 +96,7 @@ _EXPORTS = {
     "Laplace": "mechanisms",
     "Mechanism": "mechanisms",
     "MultiUserLaplace": "mechanisms",
+    "Noise": "mechanisms",
     "RaisedCosine": "mechanisms",
     "TabulatedDensity": "mechanisms",
     "TiltedRaisedCosine": "mechanisms",
@@ -110,6 +118,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         exceptions,
         fisher,
         guarantees,
+        io,
+        linalg,
         mechanisms,
         optimization,
         queries,
@@ -128,13 +138,19 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         PrivnoiseError,
         SolverError,
     )
-    from .guarantees import DifferentialPrivacyGuarantee, FisherGuarantee, FisherInformation
+    from .guarantees import (
+        CombinedGuarantee,
+        DifferentialPrivacyGuarantee,
+        FisherGuarantee,
+        FisherInformation,
+    )
     from .mechanisms import (
         Gaussian,
         L2Laplace,
         Laplace,
         Mechanism,
         MultiUserLaplace,
+        Noise,
         RaisedCosine,
         TabulatedDensity,
         TiltedRaisedCosine,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -45,6 +45,10 @@ __all__ = [
     "weighted_mean",
     "weighted_sum",
 ]
+
+
+#: The norms a sensitivity is measured in: ℓ1, ℓ2, or Σ over output blocks of their ℓ2 norms (multi-user).
+SensitivityNorm = Literal["l1", "l2", "l1-l2"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -151,7 +155,7 @@ class Query:
         bound = self.sup_jacobian()
         return None if bound is None else DenseMatrix(bound)
 
-    def sensitivity(self, norm: str = "l1", *, block: int | None = None) -> float:
+    def sensitivity(self, norm: SensitivityNorm = "l1", *, block: int | None = None) -> float:
         """Largest change of f(x) when one record moves across its declared bounds.
 
         ``norm`` is "l1", "l2" or "l1-l2" (the sum over output blocks of ``block`` coordinates of their ℓ2
@@ -296,8 +300,8 @@ class LinearQuery(Query):
     def sup_jacobian_operator(self) -> LinearOperator:
         return self.operator.absolute()
 
-    def sensitivity(self, norm: str = "l1", *, block: int | None = None) -> float:
-        """Largest change of Cx when one record moves across its declared bounds (ℓ1, ℓ2 or ℓ1-of-ℓ2 norm)."""
+    def sensitivity(self, norm: SensitivityNorm = "l1", *, block: int | None = None) -> float:
+        """Largest change of Cx when one record moves across its declared bounds (ℓ1, ℓ2 or per-user ℓ2 norm)."""
         if norm not in ("l1", "l2", "l1-l2"):
             raise InvalidParameterError(
                 f"`norm` of `sensitivity` must be 'l1', 'l2' or 'l1-l2'; got {norm!r}."

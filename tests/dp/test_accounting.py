@@ -210,3 +210,31 @@ def test_nothing_spent_and_pld_needs_delta():
     g = PrivacyAccountant(mode="approximate")
     g.record_guarantee(DifferentialPrivacyGuarantee(epsilon=0.5, delta=1e-7))
     assert g.total_delta == Fraction(1, 10**7)
+
+
+def test_one_base_two_accountants():
+    from privnoise.dp import LibraryAccountant, RationalAccountant
+    from privnoise.dp.rational_accountant import compose
+
+    for mode, kind in (("pure", RationalAccountant), ("approximate", RationalAccountant), ("pld", LibraryAccountant),
+                       ("rdp", LibraryAccountant)):
+        acc = PrivacyAccountant(mode=mode)
+        assert type(acc) is kind and isinstance(acc, PrivacyAccountant) and acc.mode == mode
+    assert type(RationalAccountant()) is RationalAccountant and type(LibraryAccountant()) is LibraryAccountant
+    with pytest.raises(InvalidParameterError, match="mode"):
+        RationalAccountant(mode="pld")
+    with pytest.raises(InvalidParameterError, match="mode"):
+        LibraryAccountant(mode="pure")
+    # the exact composition the query server's budgets use
+    spent = (Fraction(9, 10), Fraction(0))
+    assert compose(spent, (Fraction(1, 10), Fraction(0)), (Fraction(1), Fraction(0))) == (Fraction(1), Fraction(0))
+    assert compose(spent, (Fraction(1, 10) + Fraction(1, 10**30), Fraction(0)), (Fraction(1), Fraction(0))) is None
+
+
+def test_every_pure_profile_is_charged_exactly():
+    from privnoise.mechanisms import L2Laplace, MultiUserLaplace
+
+    acc = PrivacyAccountant(mode="pure")
+    acc.record(L2Laplace(epsilon=0.25, dim=3), sensitivity=2.0)  # ε = 0.5
+    acc.record(MultiUserLaplace(epsilon=0.5, users=2, user_dim=2), sensitivity=1.0)  # ε = 0.5
+    assert acc.total_epsilon == 1  # exact rationals: ε₀ as drawn times Δ as declared

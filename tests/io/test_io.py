@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import privnoise as pn
-from privnoise.exceptions import DimensionError, InvalidParameterError
-from privnoise.io import MissingDependencyError
+from privnoise.exceptions import DimensionError, InvalidParameterError, MissingExtraError
 
 pd = pytest.importorskip("pandas")
 pa = pytest.importorskip("pyarrow")
@@ -114,13 +113,13 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
 
     def no_pyarrow(name, *args, **kwargs):
         if name.split(".")[0] == "pyarrow":
-            raise ImportError(name)
+            raise ModuleNotFoundError(name, name=name)
         return real_import(name, *args, **kwargs)
 
     for module in [m for m in sys.modules if m.split(".")[0] == "pyarrow"]:
         monkeypatch.delitem(sys.modules, module)
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
-    with pytest.raises(MissingDependencyError) as info:
+    with pytest.raises(MissingExtraError) as info:
         pn.io.read(tmp_path / "x.parquet", "kwh")
     message = str(info.value)
     assert "\n" not in message and "pip install 'privnoise[data]'" in message and "pyarrow" in message

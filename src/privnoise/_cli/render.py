@@ -60,7 +60,11 @@ def num(value: float | None) -> str:
 
 def text_array(value: Any) -> str:
     """A compact text form of a scalar, vector or matrix (a structured summary is shown as its trace)."""
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # a summary of a large parameter (privnoise.mechanisms.parameters.listed, forms)
+        if "constant" in value:
+            return f"{num(value['constant'])} (each of {value['size']})"
+        if "min" in value:
+            return f"{value['size']} values in [{num(value['min'])}, {num(value['max'])}]"
         return f"{value.get('structure', 'structured')} of size {value.get('size')}, trace {num(value.get('trace'))}"
     a = np.asarray(value, dtype=float)
     if a.ndim == 0:

@@ -33,6 +33,7 @@ Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .calibration import safe_side, smallest_parameter
+from .exponential import exponential_mechanism, proposition4_epsilon, report_noisy_max
 from .gaussian import (
     classical_gaussian_sigma,
     gaussian_delta,
@@ -55,7 +56,6 @@ from .lattice import (
     zcdp_delta,
     zcdp_epsilon,
 )
-from .exponential import exponential_mechanism, proposition4_epsilon, report_noisy_max
 from .library_accountant import LibraryAccountant
 from .lipschitz import (
     LipschitzConstant,
@@ -64,8 +64,8 @@ from .lipschitz import (
     lipschitz_constant,
     lipschitz_for_epsilon,
 )
-from .profile import PrivacyProfile, epsilon_delta_of, profile_of
 from .partition import gaussian_partition_threshold, laplace_partition_threshold
+from .profile import PrivacyProfile, epsilon_delta_of, profile_of
 from .rational_accountant import RationalAccountant
 from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 

@@ -50,7 +50,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from .._optional import check as _check_extra
+from .._optional import check as check_extra
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
@@ -145,7 +145,7 @@ class PrivacyAccountant:
     #: The modes a concrete accountant serves.
     modes: tuple[str, ...] = MODES
 
-    def __new__(cls, mode: str = "approximate", **options: Any) -> PrivacyAccountant:
+    def __new__(cls, mode: AccountingMode = "approximate", **options: Any) -> PrivacyAccountant:
         if cls is PrivacyAccountant:
             if mode not in MODES:
                 raise InvalidParameterError(f"`mode` of `{OWNER}` must be one of {', '.join(MODES)}; got {mode!r}.")
@@ -169,7 +169,7 @@ class PrivacyAccountant:
                 f"`mode` of `{type(self).__name__}` must be one of {', '.join(self.modes)}; got {mode!r}."
             )
         if mode in ("pld", "rdp"):
-            _check_extra("dp_accounting", feature=f"{OWNER}(mode={mode!r})")
+            check_extra("dp_accounting", feature=f"{OWNER}(mode={mode!r})")
         if not isinstance(advanced, bool):
             raise InvalidParameterError(f"`advanced` of `{OWNER}` must be a bool; got {advanced!r}.")
         if advanced and mode != "approximate":

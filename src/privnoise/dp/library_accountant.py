@@ -18,7 +18,7 @@ from typing import Any
 
 from .._validation import check_positive, check_probability
 from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
-from .accounting import OWNER, Charge, PrivacyAccountant
+from .accounting import OWNER, AccountingMode, Charge, PrivacyAccountant
 
 __all__ = ["LibraryAccountant"]
 
@@ -35,7 +35,7 @@ class LibraryAccountant(PrivacyAccountant):
     __slots__ = ("_library",)
     modes = ("pld", "rdp")
 
-    def __init__(self, mode: str = "pld", **options: Any) -> None:
+    def __init__(self, mode: AccountingMode = "pld", **options: Any) -> None:
         super().__init__(mode, **options)
         self._library: Any = None  # the dp-accounting accountant holding every committed charge
 

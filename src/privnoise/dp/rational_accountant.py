@@ -22,7 +22,7 @@ import numpy as np
 
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import BudgetExceededError, InvalidParameterError
-from .accounting import OWNER, Charge, PrivacyAccountant, budget_text, exact_rational
+from .accounting import OWNER, AccountingMode, Charge, PrivacyAccountant, budget_text, exact_rational
 from .profile import round_up
 
 __all__ = ["RationalAccountant", "compose"]
@@ -78,7 +78,7 @@ class RationalAccountant(PrivacyAccountant):
     __slots__ = ()
     modes = ("pure", "approximate")
 
-    def __init__(self, mode: str = "approximate", **options: Any) -> None:
+    def __init__(self, mode: AccountingMode = "approximate", **options: Any) -> None:
         super().__init__(mode, **options)
 
     @property

@@ -10,7 +10,7 @@
 
 from . import comparison, cramer_rao
 from .cramer_rao import biased_bound, cramer_rao_bound, jensen_bound, record_bounds, trace_bound
-from .design import gram_sqrt, optimal_noise, problem3_objective
+from .design import gram_sqrt, gram_sqrt_form, optimal_noise, problem3_objective
 from .information import (
     MonteCarloEstimate,
     fisher_guarantee,
@@ -33,6 +33,7 @@ __all__ = [
     "fisher_information_monte_carlo",
     "fisher_information_quadrature",
     "gram_sqrt",
+    "gram_sqrt_form",
     "jensen_bound",
     "optimal_noise",
     "problem3_objective",

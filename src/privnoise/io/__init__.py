@@ -24,7 +24,6 @@ Examples
 """
 
 from .missing import Missing
-from .optional import MissingDependencyError, require
 from .sources import ArraySource, ChunkSource, Source, as_source, chunks, read
 from .writers import OUTPUT_SUFFIXES, Writer, check_output, open_writer
 
@@ -33,7 +32,6 @@ __all__ = [
     "ArraySource",
     "ChunkSource",
     "Missing",
-    "MissingDependencyError",
     "Source",
     "Writer",
     "as_source",
@@ -41,5 +39,4 @@ __all__ = [
     "chunks",
     "open_writer",
     "read",
-    "require",
 ]

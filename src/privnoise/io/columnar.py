@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._optional import require
 from ..exceptions import InvalidParameterError
 from .missing import Missing, check_missing
-from .optional import require
 
 __all__ = ["arrow_values", "frame_column", "parquet_chunks", "parquet_rows", "series_values"]
 
@@ -29,8 +29,8 @@ def _finite(values: NDArray[np.float64], where: str, offset: int = 0) -> NDArray
 
 def arrow_values(column: Any, missing: Missing, where: str, offset: int = 0) -> NDArray[np.float64]:
     """A pyarrow Array or ChunkedArray of numbers as float64 (nulls by the ``missing`` policy)."""
-    pa = require("pyarrow", "reading Arrow data")
-    pc = require("pyarrow.compute", "reading Arrow data")
+    pa = require("pyarrow", feature="reading Arrow data")
+    pc = require("pyarrow.compute", feature="reading Arrow data")
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type) or pa.types.is_decimal(column.type)):
         raise InvalidParameterError(f"{where}: the column holds {column.type}, not numbers.")
     if column.null_count:
@@ -44,7 +44,7 @@ def arrow_values(column: Any, missing: Missing, where: str, offset: int = 0) -> 
 
 def parquet_rows(path: str | Path) -> int:
     """The number of rows of a Parquet file, from its metadata (no data read)."""
-    pq = require("pyarrow.parquet", "reading Parquet")
+    pq = require("pyarrow.parquet", feature="reading Parquet")
     return int(pq.ParquetFile(path).metadata.num_rows)
 
 
@@ -52,8 +52,10 @@ def parquet_chunks(
     path: str | Path, column: str, *, rows: int = 1 << 20, missing: Missing = "error"
 ) -> Iterator[NDArray[np.float64]]:
     """Chunks of at most ``rows`` values of ``column`` of a Parquet file, read batch by batch (bounded memory)."""
-    pq = require("pyarrow.parquet", "reading Parquet")
-    file = pq.ParquetFile(path)
+    pq = require("pyarrow.parquet", feature="reading Parquet")
+    # No pre-buffering: pyarrow would otherwise keep every column chunk it has read (memory grows with the file);
+    # a buffered stream reads each row group's column in 1 MiB pieces.
+    file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     names = file.schema_arrow.names
     if column not in names:
         raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
@@ -76,7 +78,7 @@ def series_values(series: Any, missing: Missing, where: str) -> NDArray[np.float
             replacement = check_missing(missing, f"{where}: row {first} is missing")
             series = series.drop_nulls() if replacement is None else series.fill_null(replacement)
         return _finite(series.to_numpy().astype(np.float64, copy=False), where)
-    pd = require("pandas", "reading pandas data")
+    pd = require("pandas", feature="reading pandas data")
     if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype):
         raise InvalidParameterError(f"{where}: the column holds {series.dtype}, not numbers.")
     absent = series.isna()

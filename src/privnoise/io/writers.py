@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._optional import require
 from ..exceptions import InvalidParameterError
-from .optional import require
 
 __all__ = ["OUTPUT_SUFFIXES", "Writer", "check_output", "open_writer"]
 
@@ -34,12 +34,12 @@ def check_output(path: Any, owner: str) -> Path:
     if not out.parent.is_dir():
         raise InvalidParameterError(f"`out` of `{owner}`: the directory {out.parent} does not exist.")
     if out.suffix.lower() == ".parquet":
-        require("pyarrow.parquet", "writing Parquet")
+        require("pyarrow.parquet", feature="writing Parquet")
     return out
 
 
 class Writer:
-    """Appends blocks of values to ``path`` through a temporary file; :meth:`commit` publishes, :meth:`abort` drops."""
+    """Appends blocks of values to ``path`` through a temporary file; ``commit()`` publishes, ``abort()`` drops."""
 
     def __init__(self, path: Path, length: int, column: str) -> None:
         self.path = path
@@ -54,8 +54,8 @@ class Writer:
         if self.suffix == ".npy":
             self._handle = np.lib.format.open_memmap(self.partial, mode="w+", dtype=np.float64, shape=(length,))
         elif self.suffix == ".parquet":
-            pa = require("pyarrow", "writing Parquet")
-            pq = require("pyarrow.parquet", "writing Parquet")
+            pa = require("pyarrow", feature="writing Parquet")
+            pq = require("pyarrow.parquet", feature="writing Parquet")
             self._handle = pq.ParquetWriter(self.partial, pa.schema([(column, pa.float64())]))
         else:
             self._handle = self.partial.open("w", encoding="utf-8", newline="")
@@ -77,7 +77,7 @@ class Writer:
         values = np.concatenate(self._buffer)
         self._buffer, self._buffered = [], 0
         if self.suffix == ".parquet":
-            pa = require("pyarrow", "writing Parquet")
+            pa = require("pyarrow", feature="writing Parquet")
             self._handle.write_table(pa.table({self.column: values}))
         else:
             np.savetxt(self._handle, values, fmt="%.17g")  # 17 significant digits: every double round-trips

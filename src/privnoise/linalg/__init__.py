@@ -5,28 +5,11 @@ every quantity the papers need — (CCᵀ)^{1/2}, traces, sensitivities, per-rec
 bound — per structure, in closed form. See :mod:`privnoise.linalg.operators` and :mod:`privnoise.linalg.forms`.
 """
 
-from .forms import (
-    DENSE_LIMIT,
-    BlockDiagonalForm,
-    DenseForm,
-    DiagonalForm,
-    IsotropicForm,
-    KroneckerForm,
-    SymmetricForm,
-    as_form,
-)
-from .operators import (
-    BlockDiagonal,
-    DenseMatrix,
-    Diagonal,
-    Identity,
-    Kronecker,
-    LinearOperator,
-    MatrixOperator,
-    Row,
-    SparseMatrix,
-    as_operator,
-)
+from .composite import BlockDiagonal, Kronecker
+from .composite_forms import BlockDiagonalForm, KroneckerForm
+from .forms import DENSE_LIMIT, DenseForm, DiagonalForm, IsotropicForm, SymmetricForm, as_form
+from .matrices import DenseMatrix, MatrixOperator, SparseMatrix, as_operator
+from .operators import Diagonal, Identity, LinearOperator, Row
 
 __all__ = [
     "DENSE_LIMIT",

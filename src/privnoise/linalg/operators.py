@@ -42,42 +42,34 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import as_finite_array, as_matrix, check_finite, check_positive_int, readonly
+from .._validation import as_finite_array, check_finite, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
-from .forms import (
-    DENSE_LIMIT,
-    BlockDiagonalForm,
-    DenseForm,
-    DiagonalForm,
-    IsotropicForm,
-    KroneckerForm,
-    SymmetricForm,
-)
+from .forms import DENSE_LIMIT, DenseForm, DiagonalForm, IsotropicForm, SymmetricForm
 
 __all__ = [
-    "BlockDiagonal",
-    "DenseMatrix",
+    "NORMS",
     "Diagonal",
     "Identity",
-    "Kronecker",
     "LinearOperator",
-    "MatrixOperator",
     "Row",
-    "SparseMatrix",
-    "as_operator",
+    "check_info",
+    "check_norm",
+    "dense_column_norms",
+    "dense_inverse_trace",
+    "dense_record_information",
 ]
 
 NORMS = ("l1", "l2", "l1-l2")
 
 
-def _check_norm(norm: str, block: int | None) -> None:
+def check_norm(norm: str, block: int | None) -> None:
     if norm not in NORMS:
         raise InvalidParameterError(f"`norm` must be one of {', '.join(NORMS)}; got {norm!r}.")
     if norm == "l1-l2" and (block is None or block < 1):
         raise InvalidParameterError("`block` must be an integer >= 1 with norm 'l1-l2'.")
 
 
-def _dense_column_norms(c: NDArray[np.float64], norm: str, block: int | None) -> NDArray[np.float64]:
+def dense_column_norms(c: NDArray[np.float64], norm: str, block: int | None) -> NDArray[np.float64]:
     if norm == "l1":
         return np.abs(c).sum(axis=0)
     if norm == "l2":
@@ -89,7 +81,7 @@ def _dense_column_norms(c: NDArray[np.float64], norm: str, block: int | None) ->
     return np.sqrt((c * c).reshape(m // block, block, -1).sum(axis=1)).sum(axis=0)
 
 
-def _dense_record_information(c: NDArray[np.float64], info: SymmetricForm) -> NDArray[np.float64]:
+def dense_record_information(c: NDArray[np.float64], info: SymmetricForm) -> NDArray[np.float64]:
     if isinstance(info, IsotropicForm):
         return info.value * np.einsum("ki,ki->i", c, c)
     if info.is_diagonal:
@@ -97,13 +89,13 @@ def _dense_record_information(c: NDArray[np.float64], info: SymmetricForm) -> ND
     return np.einsum("ki,kl,li->i", c, info.dense(), c)
 
 
-def _dense_inverse_trace(information: NDArray[np.float64]) -> float:
+def dense_inverse_trace(information: NDArray[np.float64]) -> float:
     from ..fisher.cramer_rao import cramer_rao_bound
 
     return cramer_rao_bound(information)
 
 
-def _check_info(info: SymmetricForm, m: int) -> None:
+def check_info(info: SymmetricForm, m: int) -> None:
     if info.size != m:
         raise DimensionError(f"the noise information is {info.size}×{info.size}; the query has {m} output(s).")
 
@@ -146,7 +138,7 @@ class LinearOperator(ABC):
 
     @abstractmethod
     def absolute(self) -> LinearOperator:
-        """|C| entrywise (the sup of |∂f/∂x| of a linear query)."""
+        """C with each entry replaced by its absolute value: the sup of the absolute Jacobian of a linear query."""
 
     @abstractmethod
     def dense(self) -> NDArray[np.float64]:
@@ -170,7 +162,7 @@ class LinearOperator(ABC):
 
     def max_column_norm(self, norm: str = "l1", block: int | None = None) -> float:
         """max_i ‖C e_i‖: the sensitivity of Cx to one record moving by 1."""
-        _check_norm(norm, block)
+        check_norm(norm, block)
         return float(np.max(self.column_norms(norm, block)))
 
     def max_record_information(self, info: SymmetricForm) -> float:
@@ -179,19 +171,19 @@ class LinearOperator(ABC):
 
     def information_trace(self, info: SymmetricForm) -> float:
         """Tr(CᵀJC) = Tr(J CCᵀ)."""
-        _check_info(info, self.m)
+        check_info(info, self.m)
         return info.trace_product(self.gram())
 
     def information_inverse_trace(self, info: SymmetricForm) -> float | None:
         """Tr (CᵀJC)⁻¹: ∞ when CᵀJC is singular (always when n > m); None when too large to compute densely."""
-        _check_info(info, self.m)
+        check_info(info, self.m)
         if self.n > self.m:
             return math.inf
         if self.n > DENSE_LIMIT:
             return None
         c = self.dense().reshape(self.m, self.n)
         j = info.dense()
-        return _dense_inverse_trace(c.T @ j @ c)
+        return dense_inverse_trace(c.T @ j @ c)
 
     def max_column_support(self) -> int:
         """max_i #{k : C_ki ≠ 0}: how many outputs one record can move (what rounding each output costs)."""
@@ -239,19 +231,19 @@ class Identity(LinearOperator):
         return np.broadcast_to(np.float64(abs(self.scale)), (self._n,))
 
     def max_column_norm(self, norm: str = "l1", block: int | None = None) -> float:
-        _check_norm(norm, block)
+        check_norm(norm, block)
         return abs(self.scale)
 
     def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self._n)
+        check_info(info, self._n)
         return self.scale**2 * info.diagonal()
 
     def max_record_information(self, info: SymmetricForm) -> float:
-        _check_info(info, self._n)
+        check_info(info, self._n)
         return self.scale**2 * info.max_diagonal()
 
     def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, self._n)
+        check_info(info, self._n)
         if self.scale == 0.0 or not info.is_invertible():
             return math.inf
         return info.inverse().trace() / self.scale**2
@@ -310,11 +302,11 @@ class Diagonal(LinearOperator):
         return np.abs(self.weights)
 
     def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self.weights.size)
+        check_info(info, self.weights.size)
         return self.weights**2 * info.diagonal()
 
     def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, self.weights.size)
+        check_info(info, self.weights.size)
         if np.any(self.weights == 0.0) or not info.is_invertible():
             return math.inf
         return float(np.sum(info.inverse().diagonal() / self.weights**2))
@@ -383,21 +375,21 @@ class Row(LinearOperator):
         return np.abs(self.weights)
 
     def max_column_norm(self, norm: str = "l1", block: int | None = None) -> float:
-        _check_norm(norm, block)
+        check_norm(norm, block)
         if self.constant_value is not None:
             return abs(self.constant_value)
         return float(np.max(np.abs(self.weights)))
 
     def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, 1)
+        check_info(info, 1)
         return info.max_diagonal() * self.weights**2
 
     def max_record_information(self, info: SymmetricForm) -> float:
-        _check_info(info, 1)
+        check_info(info, 1)
         return info.max_diagonal() * self.max_column_norm("l2") ** 2
 
     def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, 1)
+        check_info(info, 1)
         if self._n > 1:
             return math.inf
         value = info.max_diagonal() * float(self.weights[0]) ** 2
@@ -424,289 +416,3 @@ class Row(LinearOperator):
     def __repr__(self) -> str:
         kind = f"constant={self.constant_value!r}" if self.constant_value is not None else "weights"
         return f"Row(n={self._n}, {kind})"
-
-
-class MatrixOperator(LinearOperator):
-    """An operator held as a matrix (dense or sparse) that supports ``@`` and column slices."""
-
-    __slots__ = ("matrix",)
-    matrix: Any
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        m, n = self.matrix.shape
-        return int(m), int(n)
-
-    def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.asarray(self.matrix @ x)
-
-    def apply_columns(self, block: NDArray[np.float64], start: int) -> NDArray[np.float64]:
-        return np.asarray(self.matrix[:, start : start + block.size] @ block)
-
-
-class DenseMatrix(MatrixOperator):
-    """Any (m, n) matrix, given dense."""
-
-    __slots__ = ()
-
-    def __init__(self, matrix: ArrayLike) -> None:
-        self.matrix = readonly(as_matrix(matrix, "matrix", "DenseMatrix"))
-
-    def gram(self) -> DenseForm:
-        return DenseForm(self.matrix @ self.matrix.T, check=False)
-
-    def column_norms(self, norm: str = "l1", block: int | None = None) -> NDArray[np.float64]:
-        return _dense_column_norms(self.matrix, norm, block)
-
-    def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self.m)
-        return _dense_record_information(self.matrix, info)
-
-    def max_abs_row_sum(self) -> float:
-        return float(np.max(np.abs(self.matrix).sum(axis=1)))
-
-    def absolute(self) -> DenseMatrix:
-        return DenseMatrix(np.abs(self.matrix))
-
-    def dense(self) -> NDArray[np.float64]:
-        return self.matrix
-
-    def __repr__(self) -> str:
-        return f"DenseMatrix(shape={self.shape})"
-
-
-class SparseMatrix(MatrixOperator):
-    """A ``scipy.sparse`` matrix (kept in CSC form, so blocks of records are column slices)."""
-
-    __slots__ = ()
-
-    def __init__(self, matrix: Any) -> None:
-        from scipy import sparse
-
-        if not sparse.issparse(matrix):
-            raise InvalidParameterError("`matrix` of `SparseMatrix` must be a scipy.sparse matrix or array.")
-        c = sparse.csc_array(matrix, dtype=float)
-        if c.ndim != 2 or 0 in c.shape:
-            raise DimensionError(f"`matrix` of `SparseMatrix` must be a non-empty 2-d matrix; got {c.shape}.")
-        if not np.all(np.isfinite(c.data)):
-            raise InvalidParameterError("`matrix` of `SparseMatrix` must contain only finite numbers.")
-        c.eliminate_zeros()
-        self.matrix = c
-
-    def gram(self) -> SymmetricForm:
-        g = (self.matrix @ self.matrix.T).tocoo()
-        if np.all(g.row == g.col):
-            diag = np.zeros(self.m)
-            diag[g.row] = g.data
-            return DiagonalForm(diag)
-        return DenseForm(g.toarray(), check=False)
-
-    def column_norms(self, norm: str = "l1", block: int | None = None) -> NDArray[np.float64]:
-        c = self.matrix
-        if norm == "l1":
-            return np.asarray(abs(c).sum(axis=0)).ravel()
-        if norm == "l2":
-            return np.sqrt(np.asarray(c.multiply(c).sum(axis=0)).ravel())
-        return _dense_column_norms(c.toarray(), norm, block)
-
-    def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self.m)
-        c = self.matrix
-        if info.is_diagonal:
-            weights = info.diagonal()
-            return np.asarray(c.multiply(c).T @ weights).ravel()
-        jc = info.matvec(c.toarray().T)  # (n, m): columns weighted by J
-        return np.asarray(c.multiply(jc.T).sum(axis=0)).ravel()
-
-    def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, self.m)
-        if self.n > self.m:
-            return math.inf
-        if self.n > DENSE_LIMIT:
-            return None
-        c = self.matrix.toarray()
-        return _dense_inverse_trace(c.T @ info.dense() @ c)
-
-    def max_abs_row_sum(self) -> float:
-        return float(np.max(np.asarray(abs(self.matrix).sum(axis=1)).ravel()))
-
-    def max_column_support(self) -> int:
-        return int(np.max(np.diff(self.matrix.indptr)))
-
-    def absolute(self) -> SparseMatrix:
-        return SparseMatrix(abs(self.matrix))
-
-    def dense(self) -> NDArray[np.float64]:
-        if self.m * self.n > 64 * DENSE_LIMIT**2:
-            raise DimensionError(f"the dense form of this sparse {self.shape} query is too large.")
-        return readonly(self.matrix.toarray())
-
-    def __repr__(self) -> str:
-        return f"SparseMatrix(shape={self.shape}, nnz={self.matrix.nnz})"
-
-
-class Kronecker(LinearOperator):
-    """A ⊗ B: with x reshaped to X (n_A × n_B, row-major), (A ⊗ B)x = vec(A X Bᵀ).
-
-    For an LTI system read over T steps, I_T ⊗ C applies the output map C to every step's state.
-    """
-
-    __slots__ = ("left", "right")
-
-    def __init__(self, left: Any, right: Any) -> None:
-        self.left = as_operator(left)
-        self.right = as_operator(right)
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        (ma, na), (mb, nb) = self.left.shape, self.right.shape
-        return ma * mb, na * nb
-
-    def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        x_matrix = x.reshape(self.left.n, self.right.n)
-        a, b = self.left.dense().reshape(self.left.shape), self.right.dense().reshape(self.right.shape)
-        return np.asarray(a @ x_matrix @ b.T).ravel()
-
-    def gram(self) -> KroneckerForm:
-        return KroneckerForm(self.left.gram(), self.right.gram())
-
-    def column_norms(self, norm: str = "l1", block: int | None = None) -> NDArray[np.float64]:
-        if norm == "l1-l2":
-            return _dense_column_norms(self.dense(), norm, block)
-        return np.outer(self.left.column_norms(norm), self.right.column_norms(norm)).ravel()
-
-    def max_column_norm(self, norm: str = "l1", block: int | None = None) -> float:
-        _check_norm(norm, block)
-        if norm == "l1-l2":
-            return float(np.max(self.column_norms(norm, block)))
-        return self.left.max_column_norm(norm) * self.right.max_column_norm(norm)
-
-    def _factors(self, info: SymmetricForm) -> tuple[SymmetricForm, SymmetricForm] | None:
-        if isinstance(info, KroneckerForm) and (info.left.size, info.right.size) == (self.left.m, self.right.m):
-            return info.left, info.right
-        if isinstance(info, IsotropicForm):
-            return IsotropicForm(self.left.m, info.value), IsotropicForm(self.right.m, 1.0)
-        return None
-
-    def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self.m)
-        parts = self._factors(info)
-        if parts is None:
-            return _dense_record_information(self.dense(), info)
-        return np.outer(self.left.record_information(parts[0]), self.right.record_information(parts[1])).ravel()
-
-    def max_record_information(self, info: SymmetricForm) -> float:
-        parts = self._factors(info)
-        if parts is None:
-            return super().max_record_information(info)
-        return self.left.max_record_information(parts[0]) * self.right.max_record_information(parts[1])
-
-    def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, self.m)
-        parts = self._factors(info)
-        if parts is None:
-            return super().information_inverse_trace(info)
-        a = self.left.information_inverse_trace(parts[0])
-        b = self.right.information_inverse_trace(parts[1])
-        return None if a is None or b is None else a * b
-
-    def max_abs_row_sum(self) -> float:
-        return self.left.max_abs_row_sum() * self.right.max_abs_row_sum()
-
-    def max_column_support(self) -> int:
-        return self.left.max_column_support() * self.right.max_column_support()
-
-    def absolute(self) -> Kronecker:
-        return Kronecker(self.left.absolute(), self.right.absolute())
-
-    def dense(self) -> NDArray[np.float64]:
-        return readonly(np.kron(self.left.dense(), self.right.dense()))
-
-    def __repr__(self) -> str:
-        return f"Kronecker({self.left!r}, {self.right!r})"
-
-
-class BlockDiagonal(LinearOperator):
-    """diag(C₁, …, C_k): block j of the output depends on block j of the records only."""
-
-    __slots__ = ("blocks", "columns", "rows")
-
-    def __init__(self, blocks: list[Any]) -> None:
-        if not blocks:
-            raise DimensionError("`blocks` of `BlockDiagonal` must not be empty.")
-        self.blocks = tuple(as_operator(b) for b in blocks)
-        self.rows = np.concatenate([[0], np.cumsum([b.m for b in self.blocks])]).astype(int)
-        self.columns = np.concatenate([[0], np.cumsum([b.n for b in self.blocks])]).astype(int)
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return int(self.rows[-1]), int(self.columns[-1])
-
-    def _pieces(self) -> Any:
-        return zip(self.blocks, self.rows[:-1], self.rows[1:], self.columns[:-1], self.columns[1:], strict=True)
-
-    def apply(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        return np.concatenate([b.apply(x[c0:c1]) for b, _, _, c0, c1 in self._pieces()])
-
-    def gram(self) -> BlockDiagonalForm:
-        return BlockDiagonalForm([b.gram() for b in self.blocks])
-
-    def column_norms(self, norm: str = "l1", block: int | None = None) -> NDArray[np.float64]:
-        if norm == "l1-l2":
-            return _dense_column_norms(self.dense(), norm, block)
-        return np.concatenate([b.column_norms(norm) for b in self.blocks])
-
-    def _info_blocks(self, info: SymmetricForm) -> list[SymmetricForm] | None:
-        parts = [info.principal(int(r0), int(r1)) for _, r0, r1, _, _ in self._pieces()]
-        return None if any(p is None for p in parts) else [p for p in parts if p is not None]
-
-    def record_information(self, info: SymmetricForm) -> NDArray[np.float64]:
-        _check_info(info, self.m)
-        parts = self._info_blocks(info)
-        if parts is None:
-            return _dense_record_information(self.dense(), info)
-        return np.concatenate([b.record_information(j) for b, j in zip(self.blocks, parts, strict=True)])
-
-    def information_inverse_trace(self, info: SymmetricForm) -> float | None:
-        _check_info(info, self.m)
-        parts = self._info_blocks(info)
-        if parts is None:
-            return super().information_inverse_trace(info)
-        total = 0.0
-        for b, j in zip(self.blocks, parts, strict=True):
-            value = b.information_inverse_trace(j)
-            if value is None:
-                return None
-            total += value
-        return total
-
-    def max_abs_row_sum(self) -> float:
-        return max(b.max_abs_row_sum() for b in self.blocks)
-
-    def max_column_support(self) -> int:
-        return max(b.max_column_support() for b in self.blocks)
-
-    def absolute(self) -> BlockDiagonal:
-        return BlockDiagonal([b.absolute() for b in self.blocks])
-
-    def dense(self) -> NDArray[np.float64]:
-        out = np.zeros(self.shape)
-        for b, r0, r1, c0, c1 in self._pieces():
-            out[r0:r1, c0:c1] = b.dense().reshape(b.shape)
-        return readonly(out)
-
-    def __repr__(self) -> str:
-        return f"BlockDiagonal({len(self.blocks)} blocks, shape={self.shape})"
-
-
-def as_operator(value: Any) -> LinearOperator:
-    """A :class:`LinearOperator` from an operator (as is), a scipy.sparse matrix, a 1-d row or a 2-d array."""
-    if isinstance(value, LinearOperator):
-        return value
-    from scipy import sparse
-
-    if sparse.issparse(value):
-        return SparseMatrix(value)
-    if np.ndim(value) == 1:
-        return Row(value)
-    return DenseMatrix(value)

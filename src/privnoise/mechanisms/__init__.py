@@ -16,13 +16,46 @@ Every noise object implements one protocol (:class:`Noise`: ``shape``, ``sample(
 ============================  ==========================================================================
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from ._base import LatticeMechanism, Mechanism, Noise, NoiseDesign, Perturbation, deliver, sample_shape
-from .gaussian import Gaussian
-from .laplace import Laplace
-from .norm_laplace import L2Laplace, MultiUserLaplace
-from .raised_cosine import RaisedCosine
-from .tabulated import TabulatedDensity
-from .tilted_raised_cosine import TiltedRaisedCosine
+
+#: The families, each loaded on first use so that importing the protocol imports no family's dependencies
+#: (the stream command samples Gaussian noise without scipy).
+_FAMILIES = {
+    "Gaussian": "gaussian",
+    "Laplace": "laplace",
+    "L2Laplace": "norm_laplace",
+    "MultiUserLaplace": "norm_laplace",
+    "RaisedCosine": "raised_cosine",
+    "TabulatedDensity": "tabulated",
+    "TiltedRaisedCosine": "tilted_raised_cosine",
+}
+
+if TYPE_CHECKING:
+    from .gaussian import Gaussian
+    from .laplace import Laplace
+    from .norm_laplace import L2Laplace, MultiUserLaplace
+    from .raised_cosine import RaisedCosine
+    from .tabulated import TabulatedDensity
+    from .tilted_raised_cosine import TiltedRaisedCosine
+
+
+def __getattr__(name: str) -> object:
+    """Import a family on first access (PEP 562)."""
+    if name not in _FAMILIES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_FAMILIES[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Gaussian",

@@ -12,18 +12,16 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special
 
 from .._validation import as_finite_array, as_matrix, check_positive, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import DenseForm, IsotropicForm, SymmetricForm
 from ._base import Mechanism
+from .parameters import LISTED
 
 __all__ = ["Gaussian"]
 
 _SMALL = 8
-#: Up to this dimension a structured covariance is described entry by entry; beyond, by its structure.
-_LISTED = 64
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -161,6 +159,8 @@ class Gaussian(Mechanism):
         """Distribution function of a scalar Gaussian."""
         if self._shape:
             raise DimensionError("`cdf` of `Gaussian` is defined for scalar mechanisms only.")
+        from scipy import special
+
         arr = self._points(x, "cdf")
         out = special.ndtr((arr - self.loc) / math.sqrt(float(self.cov)))
         return float(out) if np.ndim(out) == 0 else out
@@ -204,7 +204,7 @@ class Gaussian(Mechanism):
         return Gaussian(cov=block, loc=loc)
 
     def describe(self) -> dict[str, Any]:
-        if isinstance(self.cov, SymmetricForm) and self.dim > _LISTED:
+        if isinstance(self.cov, SymmetricForm) and self.dim > LISTED:
             loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()
             return {"family": "gaussian", "loc": loc, "cov": self.cov.as_dict()}
         return {"family": "gaussian", "loc": np.asarray(self.loc).tolist(), "cov": np.asarray(self.covariance()).tolist()}

@@ -13,7 +13,7 @@ from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
-from ._params import compact, coordinate_form
+from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["Laplace", "random_signs"]
 
@@ -59,8 +59,8 @@ class Laplace(Mechanism):
     def __post_init__(self) -> None:
         owner = "Laplace"
         b = vector_or_scalar(self.scale, "scale", owner)
-        if np.any(b <= 0):
-            raise InvalidParameterError(f"`scale` of `{owner}` must be > 0; got {b.min():g}.")
+        if smallest(b) <= 0:
+            raise InvalidParameterError(f"`scale` of `{owner}` must be > 0; got {smallest(b):g}.")
         loc = vector_or_scalar(self.loc, "loc", owner)
         try:
             b, loc = np.broadcast_arrays(b, loc)
@@ -112,16 +112,16 @@ class Laplace(Mechanism):
         return float(info) if not self.shape else readonly(np.diag(info))
 
     def covariance_form(self) -> SymmetricForm:
-        return coordinate_form(2.0 * self.scale**2)
+        return coordinate_form(elementwise(lambda b: 2.0 * b**2, self.scale))
 
     def information_form(self) -> SymmetricForm:
-        return coordinate_form(1.0 / self.scale**2)
+        return coordinate_form(elementwise(lambda b: 1.0 / b**2, self.scale))
 
     def noise_scale(self) -> float:
-        return float(np.min(self.scale))
+        return smallest(self.scale)
 
     def second_moment(self) -> float:
-        return float(np.sum(2.0 * self.scale**2 + self.loc**2))
+        return total(elementwise(lambda b: 2.0 * b**2, self.scale)) + total(elementwise(lambda c: c**2, self.loc))
 
     def marginal(self, start: int, stop: int) -> Laplace | None:
         if not self.shape:
@@ -132,4 +132,4 @@ class Laplace(Mechanism):
         return float(np.sum(np.log(2.0 * math.e * self.scale)))
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "laplace", "scale": self.scale.tolist(), "loc": self.loc.tolist()}
+        return {"family": "laplace", "scale": listed(self.scale), "loc": listed(self.loc)}

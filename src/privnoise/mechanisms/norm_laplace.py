@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from .._validation import check_positive, check_positive_int, readonly
 from ..linalg import IsotropicForm, SymmetricForm
@@ -41,9 +40,9 @@ def l2_laplace_log_normaliser(epsilon: float, dim: int) -> float:
     n = dim
     return (
         n * math.log(epsilon)
-        + special.gammaln(n / 2.0 + 1.0)
+        + math.lgamma(n / 2.0 + 1.0)
         - (n / 2.0) * math.log(math.pi)
-        - special.gammaln(n + 1.0)
+        - math.lgamma(n + 1.0)
     )
 
 

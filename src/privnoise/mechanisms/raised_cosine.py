@@ -21,8 +21,8 @@ from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
 from ._base import Mechanism, vector_or_scalar
-from ._params import compact, coordinate_form
 from .laplace import random_signs
+from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
 
@@ -57,6 +57,11 @@ def t_minus_sin_t(t: NDArray[np.float64]) -> NDArray[np.float64]:
         poly = poly * t2 + coefficient
     series = ts * t2 * poly
     return np.where(small, series, t - np.sin(np.where(small, 1.0, t)))
+
+
+def _variance(width: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(π² − 6) L² / (12 π²), the variance of cos² noise on an interval of width L (Appendix E)."""
+    return (math.pi**2 - 6.0) * width**2 / (12.0 * math.pi**2)
 
 
 _CHUNK = 1 << 14
@@ -214,7 +219,7 @@ class RaisedCosine(Mechanism):
 
     def variances(self) -> NDArray[np.float64]:
         """Per-coordinate variances (π² − 6) L² / (12 π²)."""
-        return (math.pi**2 - 6.0) * self.width**2 / (12.0 * math.pi**2)
+        return _variance(self.width)
 
     def covariance(self) -> Any:
         v = self.variances()
@@ -225,17 +230,17 @@ class RaisedCosine(Mechanism):
         return float(info) if not self.shape else readonly(np.diag(info))
 
     def covariance_form(self) -> SymmetricForm:
-        return coordinate_form(self.variances())
+        return coordinate_form(elementwise(_variance, self.width))
 
     def information_form(self) -> SymmetricForm:
-        return coordinate_form(4.0 * math.pi**2 / self.width**2)
+        return coordinate_form(elementwise(lambda w: 4.0 * math.pi**2 / w**2, self.width))
 
     def noise_scale(self) -> float:
-        return float(np.sqrt(np.min(self.variances())))
+        return math.sqrt((math.pi**2 - 6.0) / (12.0 * math.pi**2)) * smallest(self.width)
 
     def second_moment(self) -> float:
-        centre = (self.lower + self.upper) / 2.0
-        return float(np.sum(self.variances() + centre**2))
+        spread = total(elementwise(_variance, self.width))
+        return spread + total(elementwise(lambda lo, hi: ((lo + hi) / 2.0) ** 2, self.lower, self.upper))
 
     def marginal(self, start: int, stop: int) -> RaisedCosine | None:
         if not self.shape:
@@ -249,4 +254,4 @@ class RaisedCosine(Mechanism):
         return self.lower, self.upper
 
     def describe(self) -> dict[str, Any]:
-        return {"family": "raised-cosine", "lower": self.lower.tolist(), "upper": self.upper.tolist()}
+        return {"family": "raised-cosine", "lower": listed(self.lower), "upper": listed(self.upper)}

@@ -1,0 +1,63 @@
+"""The one safe-side calibrator: brackets, refines, never rounds to the unsafe side; every calibration round-trips."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privnoise import dp
+from privnoise.dp.calibration import safe_side, smallest_parameter
+from privnoise.exceptions import CalibrationError
+
+
+def test_smallest_parameter_finds_the_root_on_the_safe_side():
+    for target in (0.5, 1e-3, 1e-12):
+        p = smallest_parameter(lambda s: math.exp(-s), target, start=1.0, what="a test")
+        assert math.exp(-p) <= target
+        assert p == pytest.approx(-math.log(target), rel=1e-12)
+        assert math.exp(-math.nextafter(p, 0.0) * (1 - 1e-12)) > target  # a little less would not do
+
+
+def test_smallest_parameter_refuses_what_it_cannot_bracket():
+    with pytest.raises(CalibrationError, match="could not bracket a flat measure"):
+        smallest_parameter(lambda s: 1.0, 0.5, start=1.0, what="a flat measure")
+
+
+def test_safe_side_steps_up_only_as_far_as_needed():
+    assert safe_side(2.0, lambda b: 1.0 / b <= 0.5, what="x") == 2.0
+    value = safe_side(0.1, lambda b: 0.3 / b <= 3.0, what="x")  # 0.3 / 0.1 = 3.0000000000000004 in doubles
+    assert 0.3 / value <= 3.0 and value == pytest.approx(0.1, rel=1e-15)
+    with pytest.raises(CalibrationError):
+        safe_side(1.0, lambda b: False, what="nothing")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    epsilon=st.floats(0.01, 10.0),
+    delta=st.floats(1e-12, 1e-2),
+    sensitivity=st.floats(1e-3, 1e3),
+)
+def test_every_calibration_meets_its_target_exactly(epsilon, delta, sensitivity):
+    lap = dp.laplace_for_epsilon(epsilon, sensitivity=sensitivity)
+    assert sensitivity / float(lap.scale) <= epsilon
+    gauss = dp.gaussian_for_epsilon_delta(epsilon, delta, sensitivity=sensitivity)
+    assert dp.gaussian_delta(gauss.std, epsilon, sensitivity=sensitivity) <= delta
+    eps = dp.gaussian_epsilon(gauss.std, delta, sensitivity=sensitivity)
+    assert dp.gaussian_delta(gauss.std, eps, sensitivity=sensitivity) <= delta and eps <= epsilon * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("epsilon", [Fraction(1, 10), Fraction(1, 2), Fraction(3)])
+@pytest.mark.parametrize("sensitivity, dim", [(1.0, 1), (0.3, 1), (2.0, 4)])
+def test_hardened_calibrations_include_the_rounding(epsilon, sensitivity, dim):
+    lap = dp.hardened_laplace_for_epsilon(epsilon, sensitivity=sensitivity, dim=dim)
+    assert lap.epsilon_fraction() <= epsilon  # exact, rounding included
+    assert lap.epsilon_fraction() > epsilon * Fraction(999, 1000)  # and tight
+    gauss = dp.hardened_gaussian_for_epsilon_delta(float(epsilon), 1e-6, sensitivity=sensitivity, dim=dim)
+    assert gauss.epsilon(1e-6) <= float(epsilon)
+    assert gauss.epsilon(1e-6) > 0.999 * float(epsilon)
+    assert np.all(gauss.release(np.zeros(dim) if dim > 1 else 0.0, rng=1) % gauss.grid == 0)
