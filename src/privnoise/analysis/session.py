@@ -25,7 +25,8 @@ None), of which at most ``max_contributions`` are kept, chosen at random.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -328,72 +329,81 @@ class Session:
         """Per-group releases. ``keys`` declared public: every key is released (absent ones with a count near 0).
         Unknown keys: differentially private partition selection (:mod:`privnoise.dp.partition`) at ``delta``
         (default a tenth of the session's δ)."""
-        return GroupBy(self, key, keys, delta)
-
-
-class GroupBy:
-    """Releases per value of a key column (see :meth:`Session.group_by`)."""
-
-    def __init__(self, session: Session, key: str, keys: Sequence[Any] | None, delta: float | None) -> None:
-        self.session = session
-        self.key = session._backend.check_column(key, "key")
-        self.keys = None if keys is None else _categories(keys, "group_by")
-        if self.keys is None:
-            budget = session._ledger.delta
-            chosen = budget / 10 if delta is None else exact_rational(delta, "delta", "group_by")
+        column = self._backend.check_column(key, "key")
+        declared = None if keys is None else _categories(keys, "group_by")
+        chosen = Fraction(0)
+        if declared is None:
+            chosen = self._ledger.delta / 10 if delta is None else exact_rational(delta, "delta", "group_by")
             if chosen <= 0:
                 raise InvalidParameterError(
                     "`delta` of `group_by` must be > 0 when the keys are not declared: a key held by one unit is "
                     "released with probability ≤ δ. Declare `keys` or give the session a δ > 0."
                 )
-            self.delta = chosen
-        else:
-            self.delta = Fraction(0)
+        return GroupBy(functools.partial(self._grouped, column, declared, chosen), column, declared, chosen)
 
-    def _query(self, label: str, column: str | None, bounds: Any, epsilon: Any, rho: Any, parts: int) -> Estimate:
-        s = self.session
-        name = None if column is None else s._value_column(column, label)
-        b = None if bounds is None else s._bounds(bounds, label)
-        plan = s._plan(label, epsilon, rho)
-        k = s.max_contributions
-        unknown = self.keys is None
+    def _grouped(self, key: str, keys: tuple[Any, ...] | None, delta: Fraction, label: str, column: str | None,
+                 bounds: Any, epsilon: Any, rho: Any, parts: int) -> Estimate:
+        """One group-by query (see :class:`GroupBy`)."""
+        name = None if column is None else self._value_column(column, label)
+        b = None if bounds is None else self._bounds(bounds, label)
+        plan = self._plan(label, epsilon, rho)
+        k = self.max_contributions
+        unknown = keys is None
         share = split(plan.price, parts)
         count, threshold = None, None
         if label != "group sum" or unknown:
-            count, threshold = group_plan(plan, unknown_keys=unknown, delta=self.delta, count_share=share, k=k,
+            count, threshold = group_plan(plan, unknown_keys=unknown, delta=delta, count_share=share, k=k,
                                           integer=label == "group count" or unknown)
         total = None
         if b is not None:
             sensitivity = k * (b.half if label == "group mean" else b.magnitude)
             total = plan.add("sum", sensitivity, share, vector=True, unit_cells=k > 1)
-        request = s._request("moments", name, b, group=self.key, keys=self.keys,
-                             centre=b.centre if (b is not None and label == "group mean") else 0.0)
-        aggregates = s._run(plan, request)
+        request = self._request("moments", name, b, group=key, keys=keys,
+                                centre=b.centre if (b is not None and label == "group mean") else 0.0)
+        aggregates = self._run(plan, request)
         labels = list(aggregates.keys or [])
         present = np.ones(len(labels), dtype=bool) if not unknown else aggregates.count > 0
-        n_hat = None if count is None else count.add(aggregates.count[present], s._generator)
-        s_hat = None if total is None else total.add(aggregates.sum[present], s._generator)
+        n_hat = None if count is None else count.add(aggregates.count[present], self._generator)
+        s_hat = None if total is None else total.add(aggregates.sum[present], self._generator)
         chosen = np.ones(int(present.sum()), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
         candidates = [lb for lb, p in zip(labels, present, strict=True) if p]
         kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
-        query: dict[str, Any] = {"key": self.key, "column": name, "keys": "declared" if not unknown else "selected",
-                 "threshold": threshold, "partition_delta": float(self.delta) if unknown else 0.0}
+        query: dict[str, Any] = {"key": key, "column": name, "keys": "declared" if not unknown else "selected",
+                                 "threshold": threshold, "partition_delta": float(delta) if unknown else 0.0}
         if b is not None:
             query["bounds"] = [b.low, b.high]
         if label == "group count":
             assert n_hat is not None and count is not None
             n_hat = n_hat[chosen]
-            return s._estimate(plan, np.maximum(n_hat, 0.0), query, keys=kept, clamped=n_hat < 0,
-                               interval=vector_interval(n_hat, count.law, low=0.0))
+            return self._estimate(plan, np.maximum(n_hat, 0.0), query, keys=kept, clamped=n_hat < 0,
+                                  interval=vector_interval(n_hat, count.law, low=0.0))
         assert s_hat is not None and total is not None and b is not None
         s_hat = s_hat[chosen]
         if label == "group sum":
-            return s._estimate(plan, s_hat, query, keys=kept,
-                               interval=vector_interval(s_hat, total.law, low=0.0 if b.low >= 0 else None,
-                                                        high=0.0 if b.high <= 0 else None))
+            return self._estimate(plan, s_hat, query, keys=kept,
+                                  interval=vector_interval(s_hat, total.law, low=0.0 if b.low >= 0 else None,
+                                                           high=0.0 if b.high <= 0 else None))
         assert n_hat is not None and count is not None
         values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
-        return s._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval)
+        return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval)
+
+
+class GroupBy:
+    """Releases per value of a key column (see :meth:`Session.group_by`).
+
+    Attributes
+    ----------
+    key : str
+        The key column.
+    keys : tuple or None
+        The declared keys (None: partition selection).
+    delta : Fraction
+        The δ of partition selection (0 with declared keys).
+    """
+
+    def __init__(self, query: Callable[..., Estimate], key: str, keys: tuple[Any, ...] | None, delta: Fraction) -> None:
+        self._query = query
+        self.key, self.keys, self.delta = key, keys, delta
 
     def count(self, *, epsilon: float | None = None, rho: float | None = None) -> Estimate:
         """Rows per group (integers)."""
@@ -402,8 +412,7 @@ class GroupBy:
     def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
             rho: float | None = None) -> Estimate:
         """Sums per group (with unknown keys, half the budget selects the keys)."""
-        parts = 1 if self.keys is not None else 2
-        return self._query("group sum", column, bounds, epsilon, rho, parts)
+        return self._query("group sum", column, bounds, epsilon, rho, 1 if self.keys is not None else 2)
 
     def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
              rho: float | None = None) -> Estimate:
