@@ -59,7 +59,6 @@ from ..exceptions import DimensionError, InvalidParameterError
 from ..random import RNGLike, default_rng
 
 __all__ = [
-    "exponential_log_weights",
     "exponential_mechanism",
     "exponential_mechanism_epsilon",
     "proposition4_epsilon",
@@ -120,32 +119,6 @@ def _scores(scores: ArrayLike, owner: str) -> NDArray[np.float64]:
     return u
 
 
-def exponential_log_weights(
-    scores: ArrayLike,
-    epsilon: float,
-    *,
-    sensitivity: float,
-    monotone: bool = False,
-    multiplicity: ArrayLike | None = None,
-) -> NDArray[np.float64]:
-    """log of the unnormalised selection weights: ε uᵢ/(cΔ) (+ log multiplicityᵢ), c = 1 monotone, else 2."""
-    owner = "exponential_mechanism"
-    u = _scores(scores, owner)
-    t = _temperature(epsilon, sensitivity, monotone, owner)
-    log_w = t * u
-    if multiplicity is not None:
-        m = as_finite_array(multiplicity, "multiplicity", owner, ndim=1)
-        if m.shape != u.shape:
-            raise DimensionError(f"`multiplicity` of `{owner}` must have shape {u.shape}; got {m.shape}.")
-        if np.any(m < 0):
-            raise InvalidParameterError(f"`multiplicity` of `{owner}` must be ≥ 0.")
-        with np.errstate(divide="ignore"):
-            log_w = log_w + np.log(m)
-    if not np.any(np.isfinite(log_w)):
-        raise InvalidParameterError(f"`multiplicity` of `{owner}` must have a positive entry.")
-    return log_w
-
-
 def selection_probabilities(
     scores: ArrayLike,
     epsilon: float,
@@ -163,7 +136,19 @@ def selection_probabilities(
     """
     from scipy.special import logsumexp
 
-    log_w = exponential_log_weights(scores, epsilon, sensitivity=sensitivity, monotone=monotone, multiplicity=multiplicity)
+    owner = "exponential_mechanism"
+    u = _scores(scores, owner)
+    log_w = _temperature(epsilon, sensitivity, monotone, owner) * u  # ε uᵢ/(cΔ), c = 1 monotone, else 2
+    if multiplicity is not None:
+        m = as_finite_array(multiplicity, "multiplicity", owner, ndim=1)
+        if m.shape != u.shape:
+            raise DimensionError(f"`multiplicity` of `{owner}` must have shape {u.shape}; got {m.shape}.")
+        if np.any(m < 0):
+            raise InvalidParameterError(f"`multiplicity` of `{owner}` must be ≥ 0.")
+        with np.errstate(divide="ignore"):
+            log_w = log_w + np.log(m)
+    if not np.any(np.isfinite(log_w)):
+        raise InvalidParameterError(f"`multiplicity` of `{owner}` must have a positive entry.")
     return np.exp(log_w - logsumexp(log_w))
 
 
