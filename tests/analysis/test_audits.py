@@ -58,7 +58,7 @@ def test_quantile_audit_stays_below_epsilon_and_catches_a_wrong_one():
 def test_histogram_audit(family):
     k, epsilon = 3, 1.0
     plan = Plan("histogram", family, price=Fraction(1) if family == "laplace" else Fraction(1, 2))
-    cells = plan.add("cells", float(k), plan.price, integer=True, vector=True)
+    cells = plan.add("cells", float(k), plan.price, integer=True, vector=True, discrete=True)  # as Session.histogram
     base = np.array([5.0, 9.0, 2.0, 0.0])
     neighbour = base + np.array([0.0, 0.0, k, 0.0])  # the unit's k rows all fall in bin 2
 
@@ -67,6 +67,7 @@ def test_histogram_audit(family):
 
     delta = 0.0 if family == "laplace" else 1e-2  # a δ whose ε the audit's samples can reach
     claimed = epsilon if family == "laplace" else pn.dp.gaussian_epsilon(cells.scale, delta, sensitivity=k)
+    assert cells.law.family == ("discrete-laplace" if family == "laplace" else "gaussian")
     report = _audit(mechanism, claimed, delta=delta)
     assert report.epsilon_lower_bound <= claimed and report.epsilon_lower_bound > 0.4 * claimed, report.summary()
 

@@ -86,12 +86,12 @@ def test_sum_intervals_cover(family):
     assert _two_sided(_covers(low, high, aggregates.sum[0]), LEVEL) < ALPHA
 
 
-@pytest.mark.parametrize("family", ["laplace", "gaussian"])
-def test_count_intervals_cover_with_their_exact_coverage(family):
+@pytest.mark.parametrize(("family", "discrete"), [("laplace", True), ("laplace", False), ("gaussian", False)])
+def test_count_intervals_cover_with_their_exact_coverage(family, discrete):
     k = 3
     aggregates = _aggregates(_data(), k)
     plan = Plan("count", family, price=Fraction(1, 5))
-    component = plan.add("count", float(k), plan.price, integer=True)
+    component = plan.add("count", float(k), plan.price, integer=True, discrete=discrete)
     noisy = component.add(np.full(RUNS, aggregates.count[0]), np.random.default_rng(5))
     assert np.all(noisy == np.rint(noisy))  # integer-valued counts
     low, high, coverage = vector_interval(noisy, component.law)(LEVEL)

@@ -99,9 +99,9 @@ def test_sensitivities_scale_with_the_cap():
         data = _meters(rows=4)
         s = pn.Session(data, privacy_unit="household", max_contributions=k, epsilon=5.0, rng=2)
         scales[k] = {
-            "count": s.count(epsilon=1.0).noise[0]["b"],
+            "count": s.count(epsilon=1.0).noise[0]["t"],
             "sum": s.sum("kwh", bounds=(0, 4), epsilon=1.0).noise[0]["b"],
-            "cells": s.histogram("kwh", bins=[0, 1, 2, 4], epsilon=1.0).noise[0]["b"],
+            "cells": s.histogram("kwh", bins=[0, 1, 2, 4], epsilon=1.0).noise[0]["t"],
         }
     for name in scales[1]:
         assert scales[4][name] == pytest.approx(4 * scales[1][name], rel=1e-12), name

@@ -42,7 +42,7 @@ __all__ = [
     "variance_interval",
 ]
 
-Family = Literal["laplace", "gaussian"]
+Family = Literal["laplace", "gaussian", "discrete-laplace"]
 
 
 def check_level(level: Any, owner: str) -> float:
@@ -60,13 +60,17 @@ class NoiseLaw:
     integer: bool = False  # released as an integer: E = round(W)
 
     def _quantile(self, level: float) -> float:
-        """q with P(|W| ≤ q) = level."""
-        if self.family == "laplace":
+        """q with P(|W| ≤ q) = level (a starting point for the discrete law)."""
+        if self.family != "gaussian":
             return self.scale * -math.log1p(-level)
         return self.scale * float(special.ndtri(0.5 + level / 2.0))
 
     def _mass_within(self, x: float) -> float:
         """P(|W| < x)."""
+        if self.family == "discrete-laplace":  # P(|K| ≤ m) = 1 − 2q^{m+1}/(1 + q), m the largest integer < x
+            m = math.ceil(x) - 1
+            q = math.exp(-1.0 / self.scale)
+            return 0.0 if m < 0 else 1.0 - 2.0 * q ** (m + 1) / (1.0 + q)
         if self.family == "laplace":
             return -math.expm1(-x / self.scale)
         return float(2.0 * special.ndtr(x / self.scale) - 1.0)
@@ -84,10 +88,13 @@ class NoiseLaw:
 
     def variance(self) -> float:
         """Var W (the rounding aside)."""
+        if self.family == "discrete-laplace":
+            q = math.exp(-1.0 / self.scale)
+            return 2.0 * q / (1.0 - q) ** 2
         return 2.0 * self.scale**2 if self.family == "laplace" else self.scale**2
 
     def describe(self) -> dict[str, Any]:
-        name = "b" if self.family == "laplace" else "sigma"
+        name = {"laplace": "b", "gaussian": "sigma", "discrete-laplace": "t"}[self.family]
         return {"family": self.family, name: self.scale, "grid": self.grid, "integer": self.integer}
 
 

@@ -206,7 +206,7 @@ class InMemoryBackend(Backend):
         if request.kind == "categories":
             cells_codes, known = self._categories(request)
             keep = known if keep is None else keep & known
-        if declared is not None:
+        if declared is not None and not declared.all():
             keep = declared if keep is None else keep & declared
         index = None if keep is None else np.flatnonzero(keep)
 

@@ -46,7 +46,7 @@ class Cost:
 
     ``epsilon`` and ``delta`` are the (ε, δ) of the query in the Laplace family; ``rho`` and ``delta`` its
     (approximate) zCDP in the Gaussian family; ``pld`` and ``rdp`` the pieces the library accountants compose:
-    ("laplace", b/Δ), ("gaussian", σ/Δ), ("dp", ε, δ), ("zcdp", ρ).
+    ("laplace", b/Δ), ("discrete-laplace", 1/t, Δ), ("gaussian", σ/Δ), ("dp", ε, δ), ("zcdp", ρ).
     """
 
     label: str
@@ -204,6 +204,9 @@ def _pld_compose(composed: Any, cost: Cost) -> Any:
     for piece in cost.pld:
         if piece[0] == "laplace":
             part = pld.from_laplace_mechanism(piece[1], value_discretization_interval=interval)
+        elif piece[0] == "discrete-laplace":
+            part = pld.from_discrete_laplace_mechanism(piece[1], sensitivity=piece[2],
+                                                       value_discretization_interval=interval)
         elif piece[0] == "gaussian":
             part = pld.from_gaussian_mechanism(piece[1], value_discretization_interval=interval)
         else:

@@ -10,8 +10,11 @@ declared sensitivity Δ, calibrated from the share of the query's budget it is g
   same way; ℓ2 sensitivity.
 
 The noise is added by the noise protocol's hardened addition (:meth:`privnoise.mechanisms.Noise.add_to`): the exact
-sum is rounded to a power-of-two grid, post-processing that changes no guarantee. Counts are rounded to integers
-(the grid 2⁰): their error is round(W), whose exact law the accuracy uses.
+sum is rounded to a power-of-two grid, post-processing that changes no guarantee. Counts are released as integers:
+``discrete`` counts of the Laplace family get discrete Laplace (geometric) noise on ℤ,
+P(K = j) ∝ e^{−|j|/t}, whose ε for an integer sensitivity Δ is exactly Δ/t (a shift of Δ integers changes every
+log-probability by at most Δ/t; the count is an integer, so no rounding enters); other counts are rounded to the
+grid 2⁰, their error round(W). The accuracy uses the exact law of either.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from numpy.typing import NDArray
 
 from ..dp.calibration import safe_side
 from ..dp.profile import profile_of
+from ..dp.lattice import DiscreteLaplace
 from ..mechanisms import Gaussian, Laplace, Noise
 from .accuracy import NoiseLaw
 
@@ -44,7 +48,8 @@ class Component:
     share: Fraction  # the ε (Laplace family) or ρ (Gaussian family) it spends
     family: Family
     integer: bool
-    scale: float  # b (Laplace) or σ (Gaussian)
+    scale: float  # b (Laplace), t (discrete Laplace, in integers) or σ (Gaussian)
+    discrete: bool = False
 
     @property
     def grid_exponent(self) -> int:
@@ -53,7 +58,8 @@ class Component:
     @property
     def law(self) -> NoiseLaw:
         """The law of the released error (for accuracy)."""
-        return NoiseLaw(self.family, self.scale, math.ldexp(1.0, self.grid_exponent), self.integer)
+        family = "discrete-laplace" if self.discrete else self.family
+        return NoiseLaw(family, self.scale, math.ldexp(1.0, self.grid_exponent), self.integer)  # type: ignore[arg-type]
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
         """values + noise, hardened (rounded to the grid; to integers for counts)."""
@@ -64,7 +70,8 @@ class Component:
         return {"name": self.name, "sensitivity": self.sensitivity, **self.law.describe()}
 
 
-def calibrate(name: str, family: Family, sensitivity: float, share: Fraction, *, integer: bool = False) -> Component:
+def calibrate(name: str, family: Family, sensitivity: float, share: Fraction, *, integer: bool = False,
+              discrete: bool = False) -> Component:
     """The smallest noise whose exact ε (Laplace, ℓ1 Δ) or ρ (Gaussian, ℓ2 Δ) is within ``share``.
 
     Examples
@@ -74,6 +81,16 @@ def calibrate(name: str, family: Family, sensitivity: float, share: Fraction, *,
     >>> c.scale >= 4.0, c.law.integer
     (True, True)
     """
+    if family == "laplace" and discrete:
+        units = Fraction(int(sensitivity))
+        if units != Fraction(sensitivity):
+            raise ValueError("discrete Laplace noise needs an integer sensitivity")  # pragma: no cover
+
+        def geometric_holds(t: float) -> bool:
+            return units / Fraction(t) <= share  # ε = Δ/t exactly for integer data
+
+        t = safe_side(float(units / share), geometric_holds, what=f"discrete Laplace noise for {name}")
+        return Component(name, DiscreteLaplace(scale=t, grid_exponent=0), sensitivity, share, family, True, t, True)
     if family == "laplace":
         start = float(Fraction(sensitivity) / share)
 

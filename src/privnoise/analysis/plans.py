@@ -79,18 +79,22 @@ class Plan:
     gaussian: bool = True
 
     def add(self, name: str, sensitivity: float, share: Fraction, *, integer: bool = False, vector: bool = False,
-            unit_cells: bool = True) -> Component:
+            unit_cells: bool = True, discrete: bool = False) -> Component:
         """Calibrate a component on ``share`` and record its accounting pieces.
 
         ``vector`` components (groups, cells) are accounted in PLD as pure ε-DP (a worst-case pair), unless one unit
         moves a single coordinate (``unit_cells`` False: k = 1), when the scalar Laplace pair is exact.
         """
-        component = calibrate(name, self.family, sensitivity, share, integer=integer)  # type: ignore[arg-type]
+        geometric = discrete and self.family == "laplace"
+        component = calibrate(name, self.family, sensitivity, share, integer=integer,  # type: ignore[arg-type]
+                              discrete=geometric)
         self.components[name] = component
         ratio = component.scale / sensitivity
         if self.family == "laplace":
             if vector and unit_cells:
                 self.pld.append(("dp", float(share), 0.0))
+            elif geometric:
+                self.pld.append(("discrete-laplace", 1.0 / component.scale, int(sensitivity)))
             else:
                 self.pld.append(("laplace", ratio))
         else:
@@ -130,7 +134,8 @@ def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: 
     so that the query is (ε, δ)-DP; Gaussian family: the release is δ-approximate ρ-zCDP.
     """
     if not unknown_keys:
-        return plan.add("count", float(k), count_share, integer=integer, vector=True, unit_cells=k > 1), None
+        return plan.add("count", float(k), count_share, integer=integer, vector=True, unit_cells=k > 1,
+                        discrete=integer), None
     plan.delta = delta
     if plan.family == "laplace":
         share = Fraction(pure_budget_share(float(count_share), float(delta)))

@@ -181,7 +181,7 @@ class Session:
         """The number of rows (with a value in ``column`` when the policy drops missing ones), as an integer."""
         name = None if column is None else self._value_column(column, "count")
         plan = self._plan("count", epsilon, rho)
-        component = plan.add("count", float(self.max_contributions), plan.price, integer=True)
+        component = plan.add("count", float(self.max_contributions), plan.price, integer=True, discrete=True)
         aggregates = self._run(plan, self._request("moments", name))
         noisy = component.add(aggregates.count, self._generator)
         return self._estimate(plan, int(max(noisy[0], 0.0)), {"column": name},
@@ -263,7 +263,8 @@ class Session:
             cats = _categories(categories, "histogram")
             request = self._request("categories", name, categories=cats)
             keys = list(cats)
-        component = plan.add("cells", float(k), plan.price, integer=True, vector=True, unit_cells=k > 1)
+        component = plan.add("cells", float(k), plan.price, integer=True, vector=True, unit_cells=k > 1,
+                             discrete=True)
         aggregates = self._run(plan, request)
         noisy = component.add(aggregates.cells[0], self._generator)
         return self._estimate(plan, np.maximum(noisy, 0.0), {"column": name, "bins": keys},
