@@ -28,8 +28,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..dp.calibration import safe_side
-from ..dp.profile import profile_of
 from ..dp.lattice import DiscreteLaplace
+from ..dp.profile import profile_of
 from ..mechanisms import Gaussian, Laplace, Noise
 from .accuracy import NoiseLaw
 
