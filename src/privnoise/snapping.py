@@ -9,12 +9,13 @@
   deterministic function of the real number v + w: for ideal noise the release is post-processing of f(x) + w, so
   its differential privacy is that of the noise, and its Fisher information about x is at most that of f(x) + w
   (data processing) — every stated bound holds without a rounding term. The floating-point noise itself matches
-  the ideal law only up to relative errors of order 2⁻⁵⁰ per grid cell (see :mod:`privnoise.dp.lattice`).
+  the ideal law only up to the resolution of its floating-point variates relative to the grid: a relative error of
+  order 2⁻⁴⁰ per grid cell at the default grid (the same caveat as :mod:`privnoise.dp.lattice`).
 * :func:`lattice_sum` — lattice noise K (integers in units of Λ): Λ·(rint(v/Λ) + K); rounding v moves it by at most
   Λ/2, which the guarantee adds to the sensitivity.
 
 The default grid is the smallest Λ ≥ scale/2^12 (:func:`grid_exponent_for`), so rounding adds a variance below
-Λ²/4 ≈ 1.5·10⁻⁸ scale². Arithmetic stays exact while |v|/Λ < 2^50 (:func:`exact_exponent`).
+Λ²/4 < 2⁻²⁴ scale² ≈ 6·10⁻⁸ scale². Arithmetic stays exact while |v|/Λ < 2^50 (:func:`exact_exponent`).
 
 Examples
 --------

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import numbers
 import threading
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -110,7 +111,7 @@ class Charge:
     label: str
 
 
-class PrivacyAccountant:
+class PrivacyAccountant(ABC):
     """The privacy spent by a sequence of releases (the base of the rational and the library accountants).
 
     Parameters
@@ -285,13 +286,15 @@ class PrivacyAccountant:
             )
         self._record_profile(profile, sens, delta, k, "hardened" if declared is not None else mechanism.name)
 
+    @abstractmethod
     def _record_profile(
         self, profile: Any, sensitivity: float, delta: Any, count: int, label: str, *, exact: Any = None
     ) -> None:
-        raise NotImplementedError  # pragma: no cover - every concrete accountant implements it
+        """Commit ``count`` releases of noise with this privacy profile at this sensitivity."""
 
+    @abstractmethod
     def _check_budget(self, charges: list[Charge]) -> None:
-        raise NotImplementedError  # pragma: no cover
+        """Raise BudgetExceededError when ``charges`` would exceed the budget."""
 
     def _commit(self, charge: Charge) -> None:
         with self._lock:
@@ -302,16 +305,17 @@ class PrivacyAccountant:
             self._charges.append(charge)
 
     def _on_commit(self, charge: Charge) -> None:
-        """Hook run under the lock when a charge is committed."""
+        """Hook run under the lock when a charge is committed (the library accountant composes its event)."""
+        return None
 
     # -- queries -----------------------------------------------------------------------------------------------
+    @abstractmethod
     def epsilon(self, delta: float = 0.0) -> float:
         """The ε for which the composition so far is (ε, δ)-DP."""
-        raise NotImplementedError  # pragma: no cover
 
+    @abstractmethod
     def delta(self, epsilon: float) -> float:
         """The smallest δ (as computed by the mode) for which the composition so far is (ε, δ)-DP."""
-        raise NotImplementedError  # pragma: no cover
 
     def spent(self, delta: float | None = None) -> DifferentialPrivacyGuarantee:
         """The guarantee of the composition: (Σε, Σδ) in the pure/approximate modes, (ε(δ), δ) given ``delta``."""

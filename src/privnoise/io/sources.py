@@ -8,6 +8,7 @@ checks them in the same pass that reads them). A chunked source can be iterated 
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
-class Source:
+class Source(ABC):
     """Data as chunks of float64 values (see the module docstring)."""
 
     __slots__ = ()
@@ -35,8 +36,9 @@ class Source:
     checked: bool
     label: str
 
+    @abstractmethod
     def chunks(self) -> Iterator[NDArray[np.float64]]:
-        raise NotImplementedError  # pragma: no cover
+        """The chunks, in record order (a new pass each call)."""
 
     def materialize(self) -> NDArray[np.float64]:
         """All values in one array."""

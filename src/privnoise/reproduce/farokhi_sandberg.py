@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -166,8 +166,7 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
     lo, hi = s.asym_box
     width = hi - lo
     q_id = queries.identity(s.asym_m)
-    mech = _noise(q_id, support=s.asym_box)
-    assert isinstance(mech, RaisedCosine)
+    mech = cast(RaisedCosine, _noise(q_id, support=s.asym_box))
 
     total, _ = integrate.dblquad(
         lambda w2, w1: mech.pdf(np.array([w1, w2])), lo, hi, lo, hi, epsabs=0.0, epsrel=1e-10
@@ -366,8 +365,7 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
 
 def _corollary4(b: RowBuilder, s: Setup) -> None:
     q = queries.identity(1)
-    policy = optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x)
-    assert isinstance(policy, WeightedCosinePolicy)
+    policy = cast(WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x))
     printed_info = policy.fisher_information_at(s.cor4_x)
     b.add(
         "cor4-exp-weight-information",
@@ -399,8 +397,7 @@ def _corollary4(b: RowBuilder, s: Setup) -> None:
         return math.exp(2.0 * x0 * (w + x0)) * math.cos(math.pi / width * (w - (lo + hi) / 2.0)) ** 2
 
     c_x = 1.0 / _quad(printed_unnormalised, lo, hi)
-    gauss_policy = optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x * x)
-    assert isinstance(gauss_policy, WeightedCosinePolicy)
+    gauss_policy = cast(WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x * x))
     b.add(
         "cor4-printed-density",
         "Cor. 4 printed γ(w∣x) with c(x), p ∝ e^{−x²}, x = 0.7, w = 0.3",
@@ -479,9 +476,8 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
     root = gram_sqrt(q)
-    printed = _noise(q, quality_weight=rho, variant="printed")
-    corrected = _noise(q, quality_weight=rho)
-    assert isinstance(printed, Gaussian) and isinstance(corrected, Gaussian)
+    printed = cast(Gaussian, _noise(q, quality_weight=rho, variant="printed"))
+    corrected = cast(Gaussian, _noise(q, quality_weight=rho))
     sigma_opt = _minimise_problem3(q.gram(), rho)
     opt_value = problem3_objective(q, sigma_opt, rho)
     b.add(
@@ -511,8 +507,7 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         rtol=1e-8,
     )
 
-    p4 = _noise(q, quality_budget=theta)
-    assert isinstance(p4, Gaussian)
+    p4 = cast(Gaussian, _noise(q, quality_budget=theta))
     sigma_printed4 = theta * root / np.trace(root)
     sigma_opt4 = _minimise_problem4(q.gram(), theta)
     opt4 = float(np.trace(np.linalg.solve(sigma_opt4, q.gram())))
@@ -621,8 +616,7 @@ def _section5(b: RowBuilder, s: Setup) -> None:
     eps, theta = s.sec5_epsilon, s.sec5_theta
 
     b_printed = cmp.printed_laplace_scale(eps, delta_s)
-    lap = laplace_for_epsilon(eps, sensitivity=delta_s)
-    assert isinstance(lap, Laplace)  # the ℓ1 calibration of a scalar query
+    lap = cast(Laplace, laplace_for_epsilon(eps, sensitivity=delta_s))  # the ℓ1 calibration of a scalar query
     b.add(
         "prop3-laplace-scale",
         f"Prop. 3: Laplace scale b = ε/[(x̄−x̲)·max abs(c_i)] (ε = {eps}, Δ = {delta_s:g})",
@@ -663,8 +657,7 @@ def _section5(b: RowBuilder, s: Setup) -> None:
 
     cc = float(c @ c)
     lap_q = Laplace(scale=b_q)
-    gauss_q = _noise(q, quality_budget=theta)
-    assert isinstance(gauss_q, Gaussian)
+    gauss_q = cast(Gaussian, _noise(q, quality_budget=theta))
     lap_quad = fisher_information_quadrature(lap_q.pdf, breakpoints=(0.0,))
     b.add(
         "sec5-laplace-information",
@@ -988,8 +981,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     for row, (label, log_weight) in enumerate(
         (("p(x) ∝ exp(−x²)", lambda x: -x * x), ("p(x) ∝ exp(−x)", lambda x: -x))
     ):
-        policy = optimal_noise(q, support=s.cor4_support, log_weight=log_weight)
-        assert isinstance(policy, WeightedCosinePolicy)
+        policy = cast(WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=log_weight))
         table = np.array([policy.density_at(x).pdf(w) for x in xs])
         ax = axes[row, 0]
         image = ax.imshow(
