@@ -3,7 +3,7 @@
 Usage::
 
     pip install 'privnoise[peers]'            # OpenDP and diffprivlib (not installed by `make test`)
-    python benchmarks/bench_analyst.py [--trials 400] [--rows 10000] [--groupby-rows 10000000] [--json PATH]
+    python benchmarks/bench_analyst.py [--trials 2000] [--rows 10000] [--groupby-rows 10000000] [--json PATH]
 
 Printed, never asserted (targets from the analyst issue):
 
@@ -204,7 +204,7 @@ def _groupby_opendp(dp: Any, x: np.ndarray, region: np.ndarray) -> list[float]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=400)
+    parser.add_argument("--trials", type=int, default=2000)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--groupby-rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)

@@ -62,7 +62,7 @@ class ReleaseQuery(StrEnum):
     mean = "mean"
     sum = "sum"
     variance = "variance"
-    count = "count"
+    row_count = "count"  # (not `count`: that name is str.count)
     histogram = "histogram"
     quantile = "quantile"
     top_k = "top-k"

@@ -58,8 +58,8 @@ class Component:
     @property
     def law(self) -> NoiseLaw:
         """The law of the released error (for accuracy)."""
-        family = "discrete-laplace" if self.discrete else self.family
-        return NoiseLaw(family, self.scale, math.ldexp(1.0, self.grid_exponent), self.integer)  # type: ignore[arg-type]
+        family: Any = "discrete-laplace" if self.discrete else self.family
+        return NoiseLaw(family, self.scale, math.ldexp(1.0, self.grid_exponent), self.integer)
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
         """values + noise, hardened (rounded to the grid; to integers for counts)."""
