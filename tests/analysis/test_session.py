@@ -287,3 +287,17 @@ def test_estimates_serialise():
     frame = s.histogram("kwh", bins=[0, 2, 4], epsilon=1.0).to_frame()
     assert list(frame.columns) == ["key", "value", "low", "high"]
     assert Fraction(str(s.remaining().exact_epsilon)) == s.remaining().exact_epsilon
+
+
+def test_sums_and_means_report_the_fisher_information_of_a_row():
+    s = pn.Session(_meters(), epsilon=10.0, rng=12)
+    total = s.sum("kwh", bounds=(0, 4), epsilon=1.0)
+    b = total.noise[0]["b"]
+    assert total.fisher_information == pytest.approx(1.0 / b**2)  # Laplace location information
+    mean = s.mean("kwh", bounds=(0, 4), epsilon=1.0)
+    assert mean.fisher_information == pytest.approx(1.0 / (2.0 / 0.5) ** 2)
+    assert mean.as_dict()["row_error_floor"] == pytest.approx(16.0)
+    assert s.count(epsilon=1.0).fisher_information is None  # a count does not depend on any value
+    z = pn.Session(_meters(), epsilon=3.0, delta=1e-6, accountant="zcdp", rng=13)
+    sigma = z.sum("kwh", bounds=(0, 4), rho=0.02).noise[0]["sigma"]
+    assert z.sum("kwh", bounds=(0, 4), rho=0.02).fisher_information == pytest.approx(1.0 / sigma**2)

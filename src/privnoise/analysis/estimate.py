@@ -11,7 +11,11 @@
   (:mod:`privnoise.analysis.accuracy`); ``meaning`` says what they cover: the noise only, not sampling error;
 * ``clamped`` — True where a ratio or count was clipped to its possible range after the noise (post-processing,
   published);
-* ``keys`` — group keys, histogram bins or categories, aligned with ``value``.
+* ``keys`` — group keys, histogram bins or categories, aligned with ``value``;
+* ``fisher_information`` — for sums and means, the Fisher information the release carries about one row's value:
+  any unbiased estimate of that value, even by someone who knows every other row, has variance ≥ 1/𝓘
+  (Farokhi & Sandberg, eq. (7)); the value enters the noisy sum with coefficient 1, so 𝓘 is the noise's location
+  information (1/b² for Laplace, 1/σ² for Gaussian noise), and the count, the rounding and the ratio only lower it.
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ class Estimate:
     keys: list[Any] | None = None
     meaning: str = NOISE_ONLY
     noise: list[dict[str, Any]] = field(default_factory=list)
+    fisher_information: float | None = None
 
     def confidence_interval(self, level: float = 0.95) -> tuple[Any, Any]:
         """(low, high) covering the statistic with probability ≥ ``level`` over the noise (see ``meaning``)."""
@@ -109,6 +114,9 @@ class Estimate:
             "clamped": _json(self.clamped),
             "noise": self.noise,
         }
+        if self.fisher_information is not None:
+            out["fisher_information_per_row"] = self.fisher_information
+            out["row_error_floor"] = 1.0 / self.fisher_information
         if self.keys is not None:
             out["keys"] = [k if isinstance(k, str | int | float | type(None)) else str(k) for k in self.keys]
         if self.interval is not None:
@@ -135,6 +143,8 @@ class Estimate:
         what = self.query.get("query", "release")
         clipped = " (clamped to its range)" if np.any(self.clamped) else ""
         guarantee = self.guarantee.summary()
+        if self.fisher_information is not None:
+            guarantee += f"; one row's value: error variance ≥ {1.0 / self.fisher_information:.4g} (Fisher)"
         if self.interval is None:
             return (f"{what}: {_text(self.value)}{clipped}; {level:.0%} rank accuracy "
                     f"±{_text(self.accuracy(1.0 - level))} rows; {guarantee}")

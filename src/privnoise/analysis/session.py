@@ -174,6 +174,9 @@ class Session:
     def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate:
         noise = [c.describe() for c in plan.components.values()]
         query = {"query": plan.label, **query, "accountant": self.accountant, "max_contributions": self.max_contributions}
+        total = plan.components.get("sum")
+        if total is not None and plan.label in ("sum", "mean", "group sum", "group mean"):
+            fields["fisher_information"] = float(total.noise.fisher_information())  # type: ignore[attr-defined]
         return Estimate(value, self._guarantee(plan), query, noise=noise, **fields)
 
     # -- scalar queries --------------------------------------------------------------------------------------------
