@@ -1,27 +1,27 @@
 """Load test of the query server on loopback: throughput and latency of ``POST /v1/queries``.
 
-Run: ``python benchmarks/bench_server.py [--clients 16] [--requests 2000] [--rounds 4] [--max-seconds 120]
-[--database sqlite|postgresql] [--json PATH]``.
+Run: ``python benchmarks/bench_server.py [--clients 1,8,50] [--database sqlite,postgresql] [--workers 2]
+[--requests 2000] [--rounds 4] [--max-seconds 120] [--json PATH]``.
 
-Starts the real server (``tests/server/_harness.py``: an ``owner.toml`` on SQLite, or on a throwaway
-PostgreSQL cluster with ``--database postgresql``, then ``python -m privnoise.server`` in a subprocess on
-127.0.0.1), makes a querier through the admin API whose budget covers the run, and drives the server with
-``--clients`` concurrent keep-alive clients (one thread and one ``http.client`` connection each; httpx's async
-pool spends more CPU per request than the bare server does) sending ``--requests`` queries in total
-(``mean(kwh) where region = 'north'`` on the ``meters`` dataset: one SQL aggregate, one budget transaction, one
-hardened Laplace release each). It prints queries/s and the p50/p99 latency of a query.
+For each database, starts the real server (``tests/server/_harness.py``: an ``owner.toml`` on SQLite, or on a
+throwaway PostgreSQL cluster with fsync on, then ``python -m privnoise.server`` in a subprocess on 127.0.0.1
+with ``--workers`` processes), makes a querier through the admin API whose budget covers the run, and drives the
+server with each number of concurrent keep-alive clients (one thread and one ``http.client`` connection each;
+httpx's async pool spends more CPU per request than the bare server does) sending ``--requests`` queries
+(``mean(kwh) where region = 'north'`` on the ``meters`` dataset: one SQL aggregate, one durable budget charge,
+two hardened Laplace releases each). Every answer waits for its charge to be on disk (SQLite in WAL mode with
+``synchronous=FULL``; PostgreSQL with ``fsync=on`` and ``synchronous_commit=on``).
 
 The reference, in the same run: the same load on a bare endpoint of the same framework, a FastAPI app whose
-``POST /v1/queries`` parses the JSON body and returns a constant, served in a subprocess exactly as the server
-is (``uvicorn.run(app, host, port, log_level="warning", access_log=False)``: one worker, uvicorn's default
-loop and HTTP implementation). The two servers run side by side and the load alternates between them in
-``--rounds`` rounds, so that a change of background load on the machine affects both; the printed ratios
-privnoise/bare (throughput, p99 latency) are the numbers to compare across machines. The load generator is
-a Python process on the same machine, so the bare figures are bounded by the generator as much as by the
-framework.
+``POST /v1/queries`` parses the JSON body and returns a constant, served exactly as the server is (uvicorn on
+the same address, with the same number of worker processes, log level and HTTP implementation). The two servers
+run side by side and the load alternates between them in ``--rounds`` rounds, so that a change of background
+load on the machine affects both; the printed ratios privnoise/bare (throughput, p99 latency) are the numbers
+to compare across machines. The load generator is a Python process on the same machine, so the bare figures are
+bounded by the generator as much as by the framework. The load average is printed with each row.
 
-``--max-seconds`` bounds the whole measurement (both servers); rounds stop early when it is spent. Only
-loopback addresses are used.
+``--max-seconds`` bounds each measurement (both servers); rounds stop early when it is spent. Only loopback
+addresses are used.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import contextlib
 import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -172,7 +173,6 @@ BARE_APP = textwrap.dedent(
     """
     import sys
 
-    import uvicorn
     from fastapi import FastAPI, Request
 
     app = FastAPI()
@@ -186,8 +186,12 @@ BARE_APP = textwrap.dedent(
 
 
     if __name__ == "__main__":
-        # The settings of `python -m privnoise.server`.
-        uvicorn.run(app, host=sys.argv[1], port=int(sys.argv[2]), log_level="warning", access_log=False)
+        # served exactly as `python -m privnoise.server` serves
+        from privnoise.server.run import serve_asgi
+
+        workers = int(sys.argv[3])
+        target = app if workers == 1 else "bare_app:app"
+        serve_asgi(target, host=sys.argv[1], port=int(sys.argv[2]), workers=workers)
     """
 )
 
@@ -199,12 +203,17 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def bare_server() -> Iterator[str]:
+def bare_server(workers: int = 1) -> Iterator[str]:
     with tempfile.TemporaryDirectory(prefix="privnoise-bench-") as tmp:
         script = Path(tmp, "bare_app.py")
         script.write_text(BARE_APP)
         port = _free_port()
-        process = subprocess.Popen([sys.executable, str(script), LOOPBACK, str(port)], cwd=tmp)
+        process = subprocess.Popen(
+            [sys.executable, str(script), LOOPBACK, str(port), str(workers)],
+            cwd=tmp,
+            env=dict(os.environ, PYTHONPATH=tmp),
+            start_new_session=True,
+        )
         try:
             deadline = time.monotonic() + 30.0
             while True:
@@ -221,19 +230,21 @@ def bare_server() -> Iterator[str]:
             try:
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+                pass
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # and its worker processes
+            process.wait()
 
 
 # --- the privnoise server ------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def privnoise_server(requests: int, database: str) -> Iterator[tuple[str, str]]:
+def privnoise_server(requests: int, database: str, workers: int = 1) -> Iterator[tuple[str, str]]:
     """(base URL, querier key) of a running privnoise server whose budgets cover ``requests`` queries.
 
     ``database`` is "sqlite" (the embedded default) or "postgresql" (a throwaway cluster on loopback from
-    ``tests/server/_postgres.py``).
+    ``tests/server/_postgres.py``, fsync on).
     """
     from tests.server._harness import running_server, write_config
 
@@ -249,7 +260,9 @@ def privnoise_server(requests: int, database: str) -> Iterator[tuple[str, str]]:
                 database_url = stack.enter_context(throwaway_postgres())
             except pytest.skip.Exception as exc:
                 raise SystemExit(str(exc)) from None
-        config_path, keys = write_config(Path(tmp), database_url=database_url, global_epsilon=float(budget))
+        config_path, keys = write_config(
+            Path(tmp), database_url=database_url, global_epsilon=float(budget), server=f"workers = {workers}"
+        )
         with running_server(config_path) as server:
             assert server.url.startswith(f"http://{LOOPBACK}:"), server.url
             # alice and bob hold ε = 1 each; a querier made through the admin API holds enough for the run.
@@ -264,70 +277,98 @@ def privnoise_server(requests: int, database: str) -> Iterator[tuple[str, str]]:
 
 
 def run(
-    *, clients: int, requests: int, rounds: int, max_seconds: float, database: str = "sqlite"
-) -> dict[str, Any]:
-    with privnoise_server(requests, database) as (url, key), bare_server() as bare_url:
-        ours = Target("privnoise", url, {"Authorization": f"Bearer {key}"})
-        bare = Target("bare", bare_url, {"Authorization": "Bearer pn_0000000000000000_unused"})
-        _measure([ours, bare], clients=clients, requests=requests, rounds=rounds, max_seconds=max_seconds)
-    a, b = ours.summary(clients), bare.summary(clients)
-    return {
-        "privnoise": a,
-        "bare": b,
-        "throughput_ratio": a["queries_per_second"] / b["queries_per_second"],
-        "p99_ratio": a["p99_ms"] / b["p99_ms"],
-        "rounds": rounds,
-        "database": database,
-        "cpu_count": os.cpu_count(),
-        "load_average": os.getloadavg(),
-        "python": sys.version.split()[0],
-    }
+    *,
+    clients: list[int],
+    requests: int,
+    rounds: int,
+    max_seconds: float,
+    database: str = "sqlite",
+    workers: int = 1,
+) -> list[dict[str, Any]]:
+    """One result per number of clients; the two servers measured side by side."""
+    results = []
+    with (
+        privnoise_server(requests * len(clients), database, workers) as (url, key),
+        bare_server(workers) as bare_url,
+    ):
+        for n in clients:
+            ours = Target("privnoise", url, {"Authorization": f"Bearer {key}"})
+            bare = Target("bare", bare_url, {"Authorization": "Bearer pn_0000000000000000_unused"})
+            _measure([ours, bare], clients=n, requests=requests, rounds=rounds, max_seconds=max_seconds)
+            a, b = ours.summary(n), bare.summary(n)
+            results.append(
+                {
+                    "privnoise": a,
+                    "bare": b,
+                    "throughput_ratio": a["queries_per_second"] / b["queries_per_second"],
+                    "p99_ratio": a["p99_ms"] / b["p99_ms"],
+                    "rounds": rounds,
+                    "database": database,
+                    "workers": workers,
+                    "cpu_count": os.cpu_count(),
+                    "load_average": os.getloadavg(),
+                    "python": sys.version.split()[0],
+                }
+            )
+    return results
 
 
-def _print(result: dict[str, Any]) -> None:
-    header = f"{'server':<10} {'clients':>7} {'requests':>8} {'errors':>6} {'queries/s':>10} {'p50 ms':>8} {'p99 ms':>8}"
-    print(header)
-    for name in ("privnoise", "bare"):
-        r = result[name]
-        print(
-            f"{name:<10} {r['clients']:>7} {r['requests']:>8} {r['errors']:>6} {r['queries_per_second']:>10.0f} "
-            f"{r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}"
-        )
+def _print(results: list[dict[str, Any]]) -> None:
     print(
-        f"privnoise/bare: throughput {result['throughput_ratio']:.3f}, p99 latency {result['p99_ratio']:.2f}"
+        f"{'database':<10} {'clients':>7} | {'privnoise q/s':>13} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6} | "
+        f"{'bare q/s':>8} {'p50 ms':>7} {'p99 ms':>7} | {'q/s ratio':>9} {'p99 ratio':>9} | load average"
     )
+    for r in results:
+        a, b = r["privnoise"], r["bare"]
+        load = " ".join(f"{x:.2f}" for x in r["load_average"])
+        print(
+            f"{r['database']:<10} {a['clients']:>7} | {a['queries_per_second']:>13.0f} {a['p50_ms']:>7.2f} "
+            f"{a['p99_ms']:>7.2f} {a['errors']:>6} | {b['queries_per_second']:>8.0f} {b['p50_ms']:>7.2f} "
+            f"{b['p99_ms']:>7.2f} | {r['throughput_ratio']:>9.3f} {r['p99_ratio']:>9.2f} | {load}"
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=16, help="concurrent clients (default 16)")
-    parser.add_argument("--requests", type=int, default=2000, help="queries per server (default 2000)")
+    parser.add_argument("--clients", default="1,8,50", help="numbers of concurrent clients (default 1,8,50)")
+    parser.add_argument(
+        "--requests", type=int, default=2000, help="queries per server and number of clients (default 2000)"
+    )
     parser.add_argument("--rounds", type=int, default=4, help="alternations between the servers (default 4)")
     parser.add_argument(
-        "--max-seconds", type=float, default=120.0, help="time limit of the measurement (default 120)"
+        "--max-seconds", type=float, default=120.0, help="time limit of each measurement (default 120)"
+    )
+    parser.add_argument("--workers", type=int, default=1, help="processes of each server (default 1)")
+    parser.add_argument(
+        "--database", default="sqlite,postgresql", help="sqlite, postgresql or both (default)"
     )
     parser.add_argument(
         "--json", type=Path, default=None, metavar="PATH", help="also write the results as JSON"
     )
-    parser.add_argument(
-        "--database",
-        choices=("sqlite", "postgresql"),
-        default="sqlite",
-        help="the server's database (default sqlite)",
-    )
     args = parser.parse_args(argv)
-    if args.clients < 1 or args.requests < 1 or args.rounds < 1 or args.max_seconds <= 0:
-        parser.error("--clients, --requests and --rounds must be >= 1, --max-seconds > 0")
-    result = run(
-        clients=args.clients,
-        requests=args.requests,
-        rounds=args.rounds,
-        max_seconds=args.max_seconds,
-        database=args.database,
-    )
-    _print(result)
+    try:
+        clients = [int(c) for c in args.clients.split(",")]
+    except ValueError:
+        parser.error("--clients must be a comma-separated list of integers")
+    databases = args.database.split(",")
+    if min(clients) < 1 or min(args.requests, args.rounds, args.workers) < 1 or args.max_seconds <= 0:
+        parser.error("clients, --requests, --rounds and --workers must be >= 1, --max-seconds > 0")
+    if not set(databases) <= {"sqlite", "postgresql"}:
+        parser.error("--database must name sqlite and/or postgresql")
+    print(f"{os.cpu_count()} CPUs; {args.workers} process(es) per server; load average {os.getloadavg()}")
+    results = []
+    for database in databases:
+        results += run(
+            clients=clients,
+            requests=args.requests,
+            rounds=args.rounds,
+            max_seconds=args.max_seconds,
+            database=database,
+            workers=args.workers,
+        )
+    _print(results)
     if args.json is not None:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 ...     answer["value"], answer["guarantee"]["epsilon"], c.budget()
 
 :meth:`Client.query` returns the server's JSON answer (``value``, ``guarantee``, ``charged``, ``remaining``);
-a refusal for budget raises :class:`BudgetRefused`, any other non-2xx answer :class:`ServerError`.
+a refusal for budget raises :class:`BudgetRefused`, any other non-2xx answer :class:`ServerError` (among them
+429 ``too many failed authentications``, 413 for a body over the server's limit, 503 when a charge could not be
+recorded: nothing was charged, try again).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ class Client:
             body = response.json()
         except ValueError:
             body = response.text
-        if response.status_code == 429:
+        if response.status_code == 429 and isinstance(body, dict) and body.get("error") == "budget exceeded":
             raise BudgetRefused(body)
         if response.status_code >= 400:
             raise ServerError(response.status_code, body)

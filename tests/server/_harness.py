@@ -106,9 +106,12 @@ def _fresh_postgres_database(url: str) -> str:
 
 
 def write_config(
-    tmp_path: Path, *, database_url: str | None = None, global_epsilon: float = 10.0
+    tmp_path: Path, *, database_url: str | None = None, global_epsilon: float = 10.0, server: str = ""
 ) -> tuple[Path, dict[str, str]]:
-    """Write owner.toml + sample CSVs into ``tmp_path``, create the database, return (path, keys)."""
+    """Write owner.toml + sample CSVs into ``tmp_path``, create the database, return (path, keys).
+
+    ``server`` holds more ``[server]`` settings (TOML lines), e.g. ``"workers = 2"``.
+    """
     from privnoise.server import store
     from privnoise.server.config import load_config
 
@@ -119,7 +122,7 @@ def write_config(
         database = "sqlite"
     else:
         database = _fresh_postgres_database(database_url)
-    text = f'[server]\ndatabase = "{database}"\nhost = "127.0.0.1"\n'
+    text = f'[server]\ndatabase = "{database}"\nhost = "127.0.0.1"\n{server}\n'
     text += _dataset("meters", "meters.csv", global_epsilon, _POLICIES)
     text += _dataset("meters_b", "meters_b.csv", global_epsilon, _POLICIES)
     text += _dataset("broken", "meters.csv", global_epsilon, _FAILING)
@@ -148,9 +151,9 @@ class ServerProcess:
     log: Path
 
     def kill9(self) -> None:
-        """SIGKILL the server (no shutdown handler runs) and reap it."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
+        """SIGKILL the server and its worker processes (no shutdown handler runs) and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # the server leads its own process group
         self.process.wait(timeout=30)
 
     def stop(self) -> None:
@@ -159,7 +162,8 @@ class ServerProcess:
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.kill9()
+                pass
+        self.kill9()  # whatever is left of the group
 
     def client(self, key: str | None = None, **kwargs: object) -> httpx.Client:
         headers = {} if key is None else {"Authorization": f"Bearer {key}"}
@@ -199,6 +203,7 @@ def running_server(config_path: Path, *, timeout: float = 60.0) -> Iterator[Serv
                 stderr=subprocess.STDOUT,
                 cwd=str(REPO),
                 env=env,
+                start_new_session=True,
             )
         server = ServerProcess(f"http://127.0.0.1:{port}", process, log)
         deadline = time.monotonic() + timeout

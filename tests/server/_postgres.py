@@ -19,8 +19,11 @@ Whatever is missing (binaries, an unprivileged user, psycopg) or fails to start 
 the precise reason, so that a machine without PostgreSQL still runs every other test. Set
 ``PRIVNOISE_REQUIRE_POSTGRES=1`` (as a CI job dedicated to PostgreSQL would) to turn those skips into failures.
 
-Durability is traded for speed (``initdb --no-sync``, ``fsync=off``): the tests kill the query server, never
-PostgreSQL, so committed transactions survive in PostgreSQL's memory and WAL buffers.
+The cluster runs with PostgreSQL's durable defaults (``fsync=on``, ``synchronous_commit=on``,
+``full_page_writes=on``), so a commit returns only once it is on disk, as in production: the durability tests
+crash PostgreSQL itself (``throwaway_cluster()`` yields a :class:`PostgresCluster` with ``crash()``, an
+immediate stop that skips the shutdown checkpoint, and ``start()``). Only ``initdb`` itself skips its final
+sync (``--no-sync``): nothing of the tests is written yet.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["throwaway_postgres", "find_postgres_bindir"]
+__all__ = ["PostgresCluster", "find_postgres_bindir", "throwaway_cluster", "throwaway_postgres"]
 
 _BINARIES = ("initdb", "pg_ctl", "postgres")
 _SUPERUSER = "postgres"
@@ -180,8 +183,58 @@ def _wait_until_ready(url_kwargs: dict[str, object], deadline: float) -> None:
     raise _Unavailable(f"the server did not accept connections in time ({last})")
 
 
+class PostgresCluster:
+    """A running throwaway cluster: ``url`` of its test database; ``crash()`` and ``start()`` for durability."""
+
+    def __init__(
+        self,
+        url: str,
+        runner: _Runner,
+        bindir: Path,
+        data: Path,
+        workdir: Path,
+        log: Path,
+        options: str,
+        admin: dict[str, object],
+    ) -> None:
+        self.url, self._runner, self._bindir, self._data = url, runner, bindir, data
+        self._workdir, self._log, self._options, self._admin = workdir, log, options, admin
+
+    def crash(self) -> None:
+        """Stop at once, as a power cut would from PostgreSQL's point of view: no shutdown checkpoint; only what
+        reached the WAL on disk survives."""
+        self._runner.run(
+            [str(self._bindir / "pg_ctl"), "-D", str(self._data), "-m", "immediate", "-w", "stop"],
+            cwd=self._workdir,
+            timeout=120,
+        )
+
+    def start(self) -> None:
+        """Start again on the same port (crash recovery replays the WAL) and wait until it accepts connections."""
+        result = self._runner.run(
+            [
+                str(self._bindir / "pg_ctl"),
+                "-D",
+                str(self._data),
+                "-l",
+                str(self._log),
+                "-w",
+                "-t",
+                str(_START_TIMEOUT),
+                "-o",
+                self._options,
+                "start",
+            ],
+            cwd=self._workdir,
+            timeout=_START_TIMEOUT + 30,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed: {_tail(result.stdout + result.stderr)}")
+        _wait_until_ready(self._admin, time.monotonic() + _START_TIMEOUT)
+
+
 @contextlib.contextmanager
-def _cluster() -> Iterator[str]:
+def _cluster() -> Iterator[PostgresCluster]:
     try:
         import psycopg  # noqa: F401
     except ImportError as exc:
@@ -232,6 +285,7 @@ def _cluster() -> Iterator[str]:
         (data / "pg_hba.conf").write_text(hba)  # an existing file: owner and mode are kept
 
         port = 0
+        options = ""
         for _attempt in range(_START_ATTEMPTS):
             port = _free_port()
             log.unlink(missing_ok=True)  # judge each attempt by its own log
@@ -240,9 +294,9 @@ def _cluster() -> Iterator[str]:
                     "-c listen_addresses=127.0.0.1",
                     f"-p {port}",
                     f"-k {shlex.quote(str(workdir))}",
-                    "-c fsync=off",
-                    "-c synchronous_commit=off",
-                    "-c full_page_writes=off",
+                    "-c fsync=on",
+                    "-c synchronous_commit=on",
+                    "-c full_page_writes=on",
                     "-c max_connections=200",
                 ]
             )
@@ -280,7 +334,16 @@ def _cluster() -> Iterator[str]:
         _wait_until_ready(admin, time.monotonic() + _START_TIMEOUT)
         with psycopg.connect(**admin, autocommit=True) as conn:  # type: ignore[arg-type]
             conn.execute(f"CREATE DATABASE {_DATABASE}")
-        yield f"postgresql+psycopg://{_SUPERUSER}@127.0.0.1:{port}/{_DATABASE}"
+        yield PostgresCluster(
+            f"postgresql+psycopg://{_SUPERUSER}@127.0.0.1:{port}/{_DATABASE}",
+            runner,
+            bindir,
+            data,
+            workdir,
+            log,
+            options,
+            admin,
+        )
     finally:
         if started:
             _stop(runner, bindir, data, workdir)
@@ -304,12 +367,19 @@ def _stop(runner: _Runner, bindir: Path, data: Path, workdir: Path) -> None:
 
 
 @contextlib.contextmanager
-def throwaway_postgres() -> Iterator[str]:
-    """Yield the SQLAlchemy URL of a fresh, empty PostgreSQL database; skip the test if that is impossible."""
+def throwaway_cluster() -> Iterator[PostgresCluster]:
+    """Yield a fresh cluster (its ``url``, ``crash()``, ``start()``); skip the test if that is impossible."""
     with contextlib.ExitStack() as stack:
         try:
-            url = stack.enter_context(_cluster())
+            cluster = stack.enter_context(_cluster())
         except _Unavailable as exc:
             _unavailable(str(exc))
             raise  # not reached: pytest.skip and pytest.fail raise
-        yield url
+        yield cluster
+
+
+@contextlib.contextmanager
+def throwaway_postgres() -> Iterator[str]:
+    """Yield the SQLAlchemy URL of a fresh, empty PostgreSQL database; skip the test if that is impossible."""
+    with throwaway_cluster() as cluster:
+        yield cluster.url

@@ -79,3 +79,49 @@ def test_the_query_language() -> None:
     ):
         with pytest.raises(QueryError):
             parse_query(bad)
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "rule"),
+    [
+        (("bounds = [0, 10]", "bounds = [0, 1e308]"), "datasets.m.columns.kwh.bounds", "within ±1e+100"),
+        (("epsilon = 0.1", "epsilon = 1e-320"), "datasets.m.policies.sum.epsilon", "at most 100 characters"),
+        (("epsilon = 1\n", 'epsilon = "1e400"\n'), "datasets.m.epsilon", "≤ 10⁶"),
+        (
+            ("bounds = [0, 10]", "bounds = [0, 10]\nfisher_floor = 1e-320"),
+            "datasets.m.columns.kwh.fisher_floor",
+            "[1e-300, 1e+300]",
+        ),
+        (
+            ("[datasets.m]", "[server]\nworkers = 0\n[datasets.m]"),
+            "server.workers",
+            "greater than or equal to 1",
+        ),
+        (("[datasets.m]", "[server]\nthreads = 2\n[datasets.m]"), "server.threads", "unknown key"),
+        (
+            ("[datasets.m]", '[server]\nadmin_key_hash = "nope"\n[datasets.m]'),
+            "server.admin_key_hash",
+            "hash-key",
+        ),
+        (
+            ("[datasets.m]", "[server]\nmax_body_bytes = 1e9\n[datasets.m]"),
+            "server.max_body_bytes",
+            "integer",
+        ),
+        (("[datasets.m]", '[server]\napi_docs = "yes"\n[datasets.m]'), "server.api_docs", "boolean"),
+    ],
+)
+def test_pydantic_config_errors_name_the_key_and_the_rule(
+    tmp_path: Path, change: tuple[str, str], key: str, rule: str
+) -> None:
+    path = _write(tmp_path, BASE.replace(*change, 1))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert str(path) in message and f"`{key}`" in message and rule in message, message
+
+
+def test_the_server_settings_have_safe_defaults(tmp_path: Path) -> None:
+    cfg = load_config(_write(tmp_path, BASE))
+    assert (cfg.workers, cfg.max_body_bytes, cfg.api_docs, cfg.admin_key_hash) == (1, 16384, False, None)
+    assert cfg.auth_failures == 10 and cfg.key_cache_seconds == 300

@@ -26,7 +26,13 @@ def shared(
 ) -> Iterator[dict[str, Any]]:
     """One server per backend for the tests that use fresh queriers (global budgets large)."""
     url = "sqlite" if request.param == "sqlite" else str(request.getfixturevalue("_postgres_url"))
-    path, keys = write_config(tmp_path_factory.mktemp("shared"), database_url=url, global_epsilon=1000.0)
+    # Many tests share this server; the throttling of failed keys has its own tests (test_gate.py).
+    path, keys = write_config(
+        tmp_path_factory.mktemp("shared"),
+        database_url=url,
+        global_epsilon=1000.0,
+        server="auth_failures = 1000",
+    )
     with running_server(path) as server:
         yield {"server": server, "keys": keys, "path": path}
 
@@ -116,6 +122,7 @@ def test_a_failing_query_is_charged_and_its_error_does_not_depend_on_the_data(sh
     with server.client(shared["keys"]["admin"]) as admin:
         rows = admin.get("/v1/admin/ledger", params={"querier": "failing"}).json()["ledger"]
         assert {r["dataset"] for r in rows} == {"broken", "broken_b"}
+        assert {r["status"] for r in rows} == {"failed"}  # charged, and marked as failed for the owner
 
 
 def test_a_malformed_query_is_refused_before_any_charge(shared: dict[str, Any]) -> None:
@@ -274,6 +281,7 @@ def test_admin_endpoints_need_the_admin_key(shared: dict[str, Any]) -> None:
             "delta",
             "fisher_information",
             "created_at",
+            "status",
         }
 
 

@@ -111,16 +111,14 @@ def serve(
     from rich.markup import escape
 
     cfg, engine = _setup(config, "serve")
-    import uvicorn
-
     from ..server import store
-    from ..server.app import create_app
+    from ..server.run import serve as run_server
 
     admin_key = store.ensure_admin(engine, cfg)
+    engine.dispose()
     out = Console(highlight=False, soft_wrap=True)
     if admin_key is not None:
         out.print(f"admin key (shown once, store it): [bold]{admin_key}[/bold]")
-    app = create_app(cfg, engine=engine)
     h, p = host or cfg.host, cfg.port if port is None else port
     out.print(
         f"privnoise server on http://{h}:{p} (database {escape(_safe_url(cfg.database_url))}); Ctrl-C stops"
@@ -131,7 +129,7 @@ def serve(
         level = log_level.value
     logging.getLogger("privnoise.server").setLevel(level.upper())
     # log_config=None: uvicorn keeps the command's stderr handler (its own default config logs access to stdout)
-    uvicorn.run(app, host=h, port=p, log_level=level, access_log=access_log, log_config=None)
+    run_server(cfg, host=h, port=p, log_level=level, access_log=access_log, log_config=None)
 
 
 def _safe_url(url: str) -> str:

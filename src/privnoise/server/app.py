@@ -1,6 +1,6 @@
-"""The HTTP API (FastAPI): ``create_app(config)``.
+"""The HTTP API (FastAPI behind the ASGI gate of :mod:`.gate`): ``create_app(config)``.
 
-Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``):
+Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``, checked before the body is read):
 
 * ``GET /health`` — liveness, no key.
 * ``POST /v1/queries`` — a query as text (``{"query": "mean(kwh) where region = 'north'"}``) or structured
@@ -10,15 +10,23 @@ Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``):
 * ``GET /v1/budget`` — the calling querier's own budgets.
 * Admin (admin key): ``POST /v1/admin/queriers``, ``GET /v1/admin/queriers``,
   ``GET /v1/admin/queriers/{name}/budget``, ``GET /v1/admin/ledger``, ``GET /v1/admin/datasets``.
+* ``/openapi.json``, ``/docs``, ``/redoc``: only with ``api_docs = true`` in ``[server]``.
 
-Unauthenticated requests get 401 ``{"error": "unauthorized"}`` whether or not the key's querier exists; a
-querier on an admin endpoint gets 403 ``{"error": "forbidden"}``.
+Unauthenticated requests get 401 ``{"error": "unauthorized"}`` whether or not the key's querier exists (429 once
+an address or key id has failed too often); a querier on an admin endpoint gets 403 ``{"error": "forbidden"}``;
+bodies beyond ``max_body_bytes`` get 413; bodies that are not strict JSON get 400; a request the schema refuses
+gets 422 without echoing its input. A charge that could not be recorded gets 503 (nothing was charged).
 """
 
-from typing import Annotated, Any, Literal
+import contextlib
+import functools
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request
-from fastapi.responses import JSONResponse
+import orjson
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
@@ -26,12 +34,22 @@ from sqlalchemy.engine import Engine
 from .. import __version__
 from ..exceptions import InvalidParameterError
 from . import db, keys, store
-from .budgets import Refusal, dataset_view, querier_view
+from .answers import QueryBody, answer_query, validation_detail
 from .config import ServerConfig
-from .querylang import QueryError, parse_query, spec_from_json
-from .service import FAILURE_BODY, QueryFailed, Service
+from .gate import Authenticator, Gate
+from .service import Service
+from .throttle import FailureThrottle
 
 __all__ = ["create_app"]
+
+DOCS_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+
+
+class FastJSON(JSONResponse):
+    """JSON rendered by orjson (strict: the server never sends NaN or infinity)."""
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content)
 
 
 class ApiError(Exception):
@@ -39,38 +57,7 @@ class ApiError(Exception):
         self.status, self.body, self.headers = status, body, headers
 
 
-_UNAUTHORIZED = ApiError(401, {"error": "unauthorized"}, {"WWW-Authenticate": "Bearer"})
 _FORBIDDEN = ApiError(403, {"error": "forbidden"})
-_Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-
-
-class ConditionBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    column: _Name
-    op: Literal["=", "!=", "<", "<=", ">", ">="]
-    value: float | Annotated[str, Field(max_length=200)]
-
-
-class QueryBody(BaseModel):
-    """A query: ``query`` (the text form) or ``kind`` with its fields; never a seed."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        allow_inf_nan=False,
-        json_schema_extra={
-            "examples": [
-                {"query": "mean(kwh) where region = 'north'", "dataset": "meters"},
-                {"kind": "sum", "column": "kwh", "dataset": "meters"},
-            ]
-        },
-    )
-    query: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
-    dataset: _Name | None = None
-    kind: Literal["count", "sum", "mean", "weighted_mean", "variance", "linear", "identity"] | None = None
-    column: _Name | None = None
-    weights: _Name | None = None
-    coefficients: Annotated[dict[_Name, float], Field(max_length=32)] | None = None
-    where: Annotated[list[ConditionBody], Field(max_length=8)] | None = None
 
 
 class QuerierBody(BaseModel):
@@ -78,112 +65,130 @@ class QuerierBody(BaseModel):
     name: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
     epsilon: Annotated[float, Field(gt=0, le=1e6)] | Annotated[str, Field(max_length=100)]
     delta: Annotated[float, Field(ge=0, lt=1)] | Annotated[str, Field(max_length=100)] = 0.0
-    fisher_floor: Annotated[float, Field(gt=0, le=1e300)] | None = None
+    fisher_floor: Annotated[float, Field(ge=1e-300, le=1e300)] | None = None
 
 
-def create_app(config: ServerConfig, *, engine: Engine | None = None) -> FastAPI:
-    """The query server of ``config``: creates the tables and imports the datasets if needed."""
-    engine = store.init_database(config, engine=engine)
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with its local ``$ref``s replaced by the definitions (for an ``openapi_extra`` body)."""
+    if isinstance(schema, dict):
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            return _inline(defs[ref.removeprefix("#/$defs/")], defs)
+        return {k: _inline(v, defs) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_inline(v, defs) for v in schema]
+    return schema
+
+
+def _query_schema() -> dict[str, Any]:
+    schema = QueryBody.model_json_schema()
+    defs = schema.pop("$defs", {})
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": _inline(schema, defs)}},
+        }
+    }
+
+
+def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool = True) -> FastAPI:
+    """The query server of ``config``; with ``init`` it creates the tables and imports the datasets if needed
+    (the worker processes of a multi-process server skip it: their parent did it)."""
+    if init:
+        engine = store.init_database(config, engine=engine)
+    engine = engine or db.make_engine(config.database_url)
     service = Service(config, engine)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        service.close()
+
+    docs: dict[str, Any] = (
+        {} if config.api_docs else {"openapi_url": None, "docs_url": None, "redoc_url": None}
+    )
     app = FastAPI(
         title="privnoise query server",
         version=__version__,
         description="Noisy answers to aggregate queries under per-querier and per-dataset privacy budgets.",
+        default_response_class=FastJSON,
+        lifespan=lifespan,
+        **docs,
     )
     app.state.service = service
     app.state.engine = engine
+    authenticator = Authenticator(
+        service.lookup_key,
+        cache=keys.KeyCache(config.key_cache_seconds),
+        throttle=FailureThrottle(config.auth_failures, config.auth_window_seconds),
+        tarpit=config.auth_tarpit_seconds,
+    )
+    app.state.authenticator = authenticator
+    open_paths = frozenset({"/health"}) | (DOCS_PATHS if config.api_docs else frozenset())
+    app.add_middleware(
+        Gate,
+        authenticator=authenticator,
+        max_body=config.max_body_bytes,
+        open_paths=open_paths,
+        routes={("POST", "/v1/queries"): functools.partial(answer_query, service)},
+    )
 
     @app.exception_handler(ApiError)
-    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse(exc.body, status_code=exc.status, headers=exc.headers)
+    async def _api_error(_request: Request, exc: ApiError) -> Response:
+        return FastJSON(exc.body, status_code=exc.status, headers=exc.headers)
 
-    def querier(authorization: Annotated[str | None, Header()] = None) -> dict[str, Any]:
-        if not authorization or not authorization.startswith("Bearer ") or len(authorization) > 300:
-            raise _UNAUTHORIZED
-        parts = keys.split_key(authorization[7:].strip())
-        row = None
-        if parts is not None:
-            with engine.connect() as conn:
-                row = (
-                    conn.execute(select(db.queriers).where(db.queriers.c.key_id == parts[0]))
-                    .mappings()
-                    .first()
-                )
-        ok = keys.verify_secret(parts[1] if parts else "", row["key_hash"] if row else None)
-        if not ok or row is None:
-            raise _UNAUTHORIZED
-        return dict(row)
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
+        return FastJSON({"error": "invalid request", "detail": validation_detail(exc)}, status_code=422)
 
-    def admin(who: Annotated[dict[str, Any], Depends(querier)]) -> dict[str, Any]:
-        if who["role"] != "admin":
+    def who(request: Request) -> dict[str, Any]:
+        return dict(request.scope["privnoise.who"])
+
+    def admin(request: Request) -> dict[str, Any]:
+        identity = who(request)
+        if identity["role"] != "admin":
             raise _FORBIDDEN
-        return who
+        return identity
 
-    Querier = Annotated[dict[str, Any], Depends(querier)]
+    Querier = Annotated[dict[str, Any], Depends(who)]
     Admin = Annotated[dict[str, Any], Depends(admin)]
     responses: dict[int | str, dict[str, Any]] = {
         401: {"description": "missing or wrong API key"},
         403: {"description": "not allowed for this key"},
+        413: {"description": "request body too large"},
+        429: {"description": "too many failed authentications"},
     }
 
     @app.get("/health")
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         return {"status": "ok"}
 
     @app.post(
         "/v1/queries",
+        openapi_extra=_query_schema(),
         responses=responses
         | {
             422: {"description": "malformed, not allowed, or failed after its charge"},
-            429: {"description": "budget exceeded"},
+            429: {"description": "budget exceeded, or too many failed authentications"},
+            503: {"description": "the charge could not be recorded; nothing was charged"},
         },
     )
-    def post_query(body: QueryBody, who: Querier) -> dict[str, Any]:
-        if who["role"] != "querier":
-            raise _FORBIDDEN
-        try:
-            if (body.query is None) == (body.kind is None):
-                raise QueryError("give either `query` (text) or `kind` (structured).")
-            if body.query is not None:
-                if any(v is not None for v in (body.column, body.weights, body.coefficients, body.where)):
-                    raise QueryError("a text `query` takes no other fields than `dataset`.")
-                spec = parse_query(body.query, dataset=body.dataset)
-            else:
-                spec = spec_from_json(body.model_dump(exclude_none=True, exclude={"query"}))
-            plan = service.plan(spec)
-        except InvalidParameterError as exc:
-            raise ApiError(422, {"error": str(exc)}) from None
-        try:
-            ledger_id, after = service.charge(plan, who["id"])
-        except Refusal:
-            remaining = service.budget(who["id"]).get(plan.spec.name, {})
-            raise ApiError(429, {"error": "budget exceeded", "budget": remaining}) from None
-        try:
-            value = service.release(plan)
-        except QueryFailed:
-            raise ApiError(422, dict(FAILURE_BODY)) from None
-        return {
-            "dataset": plan.spec.name,
-            "query": plan.query.as_dict(),
-            "value": value,
-            "guarantee": plan.guarantee(after),
-            "charged": {
-                "epsilon": str(plan.charge.epsilon),
-                "delta": str(plan.charge.delta),
-                "fisher_information": plan.charge.fisher,
-            },
-            "remaining": after,
-            "ledger_id": ledger_id,
-        }
+    async def post_query(request: Request) -> Response:
+        # The gate answers this path itself (answers.answer_query); this route describes it and serves an app
+        # mounted without the gate.
+        status, body, headers = await answer_query(
+            service, request.scope["privnoise.who"], await request.body(), request.scope.get("privnoise.json")
+        )
+        return Response(body, status_code=status, headers={k.decode(): v.decode() for k, v in headers})
 
     @app.get("/v1/budget", responses=responses)
-    def get_budget(who: Querier) -> dict[str, Any]:
-        if who["role"] != "querier":
+    def get_budget(identity: Querier) -> dict[str, Any]:
+        if identity["role"] != "querier":
             raise _FORBIDDEN
-        return {"querier": who["name"], "datasets": service.budget(who["id"])}
+        return {"querier": identity["name"], "datasets": service.budget(identity["id"])}
 
     @app.post("/v1/admin/queriers", status_code=201, responses=responses | {409: {"description": "exists"}})
-    def add_querier(body: QuerierBody, _who: Admin) -> dict[str, Any]:
+    def add_querier(body: QuerierBody, _admin: Admin) -> dict[str, Any]:
         try:
             key = store.create_querier(
                 engine,
@@ -199,14 +204,16 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None) -> FastAPI
         return {"name": body.name, "key": key}
 
     @app.get("/v1/admin/queriers", responses=responses)
-    def get_queriers(_who: Admin) -> dict[str, Any]:
+    def get_queriers(_admin: Admin) -> dict[str, Any]:
         return {"queriers": store.list_queriers(engine)}
 
     @app.get(
         "/v1/admin/queriers/{name}/budget", responses=responses | {404: {"description": "no such querier"}}
     )
-    def get_querier_budget(name: Annotated[str, Field(max_length=64)], _who: Admin) -> dict[str, Any]:
-        with engine.connect() as conn:
+    def get_querier_budget(
+        name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
+    ) -> dict[str, Any]:
+        with service.reader.connect() as conn:
             row = conn.execute(
                 select(db.queriers.c.id).where(db.queriers.c.name == name, db.queriers.c.role == "querier")
             ).first()
@@ -216,23 +223,14 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None) -> FastAPI
 
     @app.get("/v1/admin/ledger", responses=responses)
     def get_ledger(
-        _who: Admin,
+        _admin: Admin,
         limit: Annotated[int, Query(ge=1, le=10000)] = 100,
-        querier: Annotated[str | None, Query(max_length=64)] = None,
+        querier: Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")] = None,
     ) -> dict[str, Any]:
         return {"ledger": store.read_ledger(engine, limit=limit, querier=querier)}
 
     @app.get("/v1/admin/datasets", responses=responses)
-    def get_datasets(_who: Admin) -> dict[str, Any]:
-        with engine.connect() as conn:
-            rows = conn.execute(select(db.datasets)).mappings().all()
-        return {
-            "datasets": {
-                r["name"]: dataset_view(r, config.datasets[r["name"]]) | {"records": service.rows[r["name"]]}
-                for r in rows
-                if r["name"] in config.datasets
-            }
-        }
+    def get_datasets(_admin: Admin) -> dict[str, Any]:
+        return {"datasets": service.datasets()}
 
-    _ = querier_view
     return app

@@ -1,33 +1,50 @@
-"""Budgets: exact (ε, δ) in rationals and Fisher information as an accumulated per-record bound.
+"""Budgets: exact (ε, δ) and exact Fisher information, per querier and per dataset.
 
 * DP: each release charges its declared (ε, δ) as :class:`fractions.Fraction` values (stored as text "p/q")
   and charges compose by basic composition, Σε_i and Σδ_i (the pure/approximate modes of
   :class:`privnoise.dp.accounting.PrivacyAccountant`): ten charges of 0.1 spend exactly 1.
 * Fisher information adds over independent releases (Farokhi & Sandberg, Proposition 1), so after any sequence
   of releases record i of a column carries Σ_k 𝓘^{(k)}_ii and, with every other record known, no unbiased
-  estimate of it has variance below 1/Σ_k 𝓘^{(k)}_ii (eq. (7)). The server's releases are unfiltered linear
-  ones, whose per-record information is the same for every record (c_i² 𝓘_w with c_i = a or a/n); it stores,
-  per column, the accumulated max_i 𝓘_ii — an upper bound on every record's information — and refuses a release
-  that would push 1/max below the floor.
+  estimate of it has variance below 1/Σ_k 𝓘^{(k)}_ii (eq. (7)). The server's releases are linear ones whose
+  per-record information is at most slope² 𝓘_w; it stores, per column, the accumulated bound as an exact
+  rational (the sum of the exact values of the per-release floats, stored as "p/q") and refuses a release
+  that would push 1/total below the floor, compared exactly: total · floor ≤ 1, the floor read as the decimal
+  it was written as (a floor of 0.01 allows exactly 100 units of information).
 * A querier's budget sits under the dataset's global budget, which every querier's charges also spend, so
   colluding queriers together never exceed it (their information adds too).
+
+Nothing stored is ever NaN or infinite: every charge is checked finite and in range before it is applied
+(:mod:`.checks`), sums of rationals are exact, and a stored value that does not parse as a finite rational stops
+the server (:func:`load_information`). In the views, ``record_bound`` is ``null`` exactly when no information
+about the column has been released (``information`` is ``"0"``); it has no other meaning.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .checks import decimal_fraction
 from .config import DatasetSpec
 
-__all__ = ["Charge", "Refusal", "apply_charge", "fraction", "querier_view", "text"]
-
-
-def fraction(value: str) -> Fraction:
-    return Fraction(value)
+__all__ = [
+    "Charge",
+    "DatasetState",
+    "QuerierState",
+    "Refusal",
+    "StoredValueError",
+    "apply_charge",
+    "dataset_view",
+    "dump_information",
+    "is_finite",
+    "load_information",
+    "querier_view",
+    "text",
+]
 
 
 def text(q: Fraction) -> str:
@@ -35,59 +52,157 @@ def text(q: Fraction) -> str:
     return str(q)
 
 
+class StoredValueError(ValueError):
+    """A stored budget value is not a finite rational (a database written by something else)."""
+
+
+def _rational(value: Any, where: str) -> Fraction:
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise ValueError
+            return Fraction(value)
+        return Fraction(value)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise StoredValueError(f"{where}: {value!r} is not a finite rational.") from None
+
+
+def load_information(raw: str, where: str = "fisher_information") -> dict[str, Fraction]:
+    """The stored per-column information {column: "p/q"} (older databases: floats, read exactly)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise StoredValueError(f"{where}: {raw[:80]!r} is not JSON.") from None
+    if not isinstance(data, dict):
+        raise StoredValueError(f"{where}: {raw[:80]!r} is not a JSON object.")
+    out = {str(k): _rational(v, f"{where}[{k!r}]") for k, v in data.items()}
+    if any(v < 0 for v in out.values()):
+        raise StoredValueError(f"{where}: a negative information in {raw[:80]!r}.")
+    return out
+
+
+def dump_information(info: dict[str, Fraction]) -> str:
+    return json.dumps({k: text(v) for k, v in sorted(info.items())})
+
+
 @dataclass(frozen=True, slots=True)
 class Charge:
+    """What one answer spends: (ε, δ) (0 for Fisher policies) and the information per column."""
+
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
-    fisher: dict[str, float] = field(default_factory=dict)  # column → per-record information added
+    fisher: dict[str, Fraction] = field(default_factory=dict)
+
+    def fisher_floats(self) -> dict[str, float]:
+        return {c: float(v) for c, v in self.fisher.items()}
+
+
+@dataclass(slots=True)
+class DatasetState:
+    """What a dataset's global budget has spent (its limits are in the configuration)."""
+
+    spent_epsilon: Fraction
+    spent_delta: Fraction
+    information: dict[str, Fraction]
+    records: int | None = None
+
+    @classmethod
+    def from_row(cls, row: Any) -> DatasetState:
+        where = f"pn_datasets[{row['name']!r}]"
+        return cls(
+            _rational(row["spent_epsilon"], where),
+            _rational(row["spent_delta"], where),
+            load_information(row["fisher_information"], where),
+            None if row.get("records") is None else int(row["records"]),
+        )
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "spent_epsilon": text(self.spent_epsilon),
+            "spent_delta": text(self.spent_delta),
+            "fisher_information": dump_information(self.information),
+        }
+
+
+@dataclass(slots=True)
+class QuerierState:
+    """A querier's budget on one dataset: its limits and what it has spent."""
+
+    epsilon: Fraction
+    delta: Fraction
+    fisher_floor: float | None
+    spent_epsilon: Fraction
+    spent_delta: Fraction
+    information: dict[str, Fraction]
+
+    @classmethod
+    def from_row(cls, row: Any) -> QuerierState:
+        where = f"pn_budgets[{row['querier_id']!r}, {row['dataset']!r}]"
+        floor = row["fisher_floor"]
+        return cls(
+            _rational(row["epsilon"], where),
+            _rational(row["delta"], where),
+            None if floor is None else float(floor),
+            _rational(row["spent_epsilon"], where),
+            _rational(row["spent_delta"], where),
+            load_information(row["fisher_information"], where),
+        )
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "spent_epsilon": text(self.spent_epsilon),
+            "spent_delta": text(self.spent_delta),
+            "fisher_information": dump_information(self.information),
+        }
+
+    def copy(self) -> QuerierState:
+        return QuerierState(
+            self.epsilon,
+            self.delta,
+            self.fisher_floor,
+            self.spent_epsilon,
+            self.spent_delta,
+            dict(self.information),
+        )
 
 
 class Refusal(Exception):
     """The release would exceed a budget (querier's or dataset's); nothing was charged."""
 
 
-def _info(row: Any) -> dict[str, float]:
-    return {k: float(v) for k, v in json.loads(row["fisher_information"]).items()}
+def _allows(total: Fraction, floor: float) -> bool:
+    """Whether 1/total ≥ floor, exactly: total · floor ≤ 1."""
+    return total * decimal_fraction(floor) <= 1
 
 
-def apply_charge(
-    dataset_row: Any, budget_row: Any, spec: DatasetSpec, charge: Charge
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The new values of the dataset and budget rows after ``charge``, or :class:`Refusal`."""
-    q_eps = fraction(budget_row["spent_epsilon"]) + charge.epsilon
-    q_delta = fraction(budget_row["spent_delta"]) + charge.delta
-    d_eps = fraction(dataset_row["spent_epsilon"]) + charge.epsilon
-    d_delta = fraction(dataset_row["spent_delta"]) + charge.delta
-    if q_eps > fraction(budget_row["epsilon"]) or q_delta > fraction(budget_row["delta"]):
+def apply_charge(dataset: DatasetState, querier: QuerierState, spec: DatasetSpec, charge: Charge) -> None:
+    """Spend ``charge`` on both states in place, or raise :class:`Refusal` and change neither."""
+    q_eps = querier.spent_epsilon + charge.epsilon
+    q_delta = querier.spent_delta + charge.delta
+    d_eps = dataset.spent_epsilon + charge.epsilon
+    d_delta = dataset.spent_delta + charge.delta
+    if q_eps > querier.epsilon or q_delta > querier.delta:
         raise Refusal("querier")
     if d_eps > spec.epsilon or d_delta > spec.delta:
         raise Refusal("dataset")
-    q_info, d_info = _info(budget_row), _info(dataset_row)
+    q_info, d_info = dict(querier.information), dict(dataset.information)
     for column, added in charge.fisher.items():
         # Information adds over independent releases whatever their policy, so every release is recorded;
         # a column without a declared floor is tracked (its record bound is reported) but never refused.
-        q_info[column] = q_info.get(column, 0.0) + added
-        d_info[column] = d_info.get(column, 0.0) + added
+        q_info[column] = q_info.get(column, Fraction(0)) + added
+        d_info[column] = d_info.get(column, Fraction(0)) + added
         floor = spec.columns[column].fisher_floor
         if floor is None:
             continue
-        q_floor = budget_row["fisher_floor"] if budget_row["fisher_floor"] is not None else floor
-        if q_info[column] > 1.0 / q_floor:
+        q_floor = querier.fisher_floor if querier.fisher_floor is not None else floor
+        if not _allows(q_info[column], q_floor):
             raise Refusal("querier")
-        if d_info[column] > 1.0 / floor:
+        if not _allows(d_info[column], floor):
             raise Refusal("dataset")
-    return (
-        {
-            "spent_epsilon": text(d_eps),
-            "spent_delta": text(d_delta),
-            "fisher_information": json.dumps(d_info),
-        },
-        {
-            "spent_epsilon": text(q_eps),
-            "spent_delta": text(q_delta),
-            "fisher_information": json.dumps(q_info),
-        },
-    )
+    querier.spent_epsilon, querier.spent_delta, querier.information = q_eps, q_delta, q_info
+    dataset.spent_epsilon, dataset.spent_delta, dataset.information = d_eps, d_delta, d_info
 
 
 def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
@@ -100,40 +215,55 @@ def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
     }
 
 
-def querier_view(budget_row: Any, spec: DatasetSpec) -> dict[str, Any]:
+def _float(q: Fraction) -> float:
+    """The float nearest ``q``, the largest finite float for a larger rational (views only)."""
+    try:
+        return float(q)
+    except OverflowError:
+        return sys.float_info.max
+
+
+def _fisher_entry(floor: float | None, total: Fraction) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "floor": floor,
+        "information": text(total),
+        "information_float": _float(total),
+        # null exactly when nothing has been released about the column (the bound is +∞)
+        "record_bound": None if total == 0 else _float(1 / total),
+    }
+    if floor is not None:
+        out["remaining_information"] = float(max(1 / decimal_fraction(floor) - total, Fraction(0)))
+    return out
+
+
+def querier_view(state: QuerierState, spec: DatasetSpec) -> dict[str, Any]:
     """What a querier may know of its own budget on one dataset (never anything of other queriers)."""
-    info = _info(budget_row)
     fisher = {}
     for name, col in spec.columns.items():
         if col.type != "number" or col.fisher_floor is None:
             continue
-        floor = budget_row["fisher_floor"] if budget_row["fisher_floor"] is not None else col.fisher_floor
-        total = info.get(name, 0.0)
-        fisher[name] = {
-            "floor": floor,
-            "record_bound": None if total <= 0 else 1.0 / total,  # None: no information released yet (∞)
-            "information": total,
-            "remaining_information": max(1.0 / floor - total, 0.0),
-        }
+        floor = state.fisher_floor if state.fisher_floor is not None else col.fisher_floor
+        fisher[name] = _fisher_entry(floor, state.information.get(name, Fraction(0)))
     out: dict[str, Any] = {
-        "epsilon": _amount(fraction(budget_row["epsilon"]), fraction(budget_row["spent_epsilon"])),
-        "delta": _amount(fraction(budget_row["delta"]), fraction(budget_row["spent_delta"])),
+        "epsilon": _amount(state.epsilon, state.spent_epsilon),
+        "delta": _amount(state.delta, state.spent_delta),
     }
     if fisher:
         out["fisher"] = fisher
     return out
 
 
-def dataset_view(dataset_row: Any, spec: DatasetSpec) -> dict[str, Any]:
+def dataset_view(state: DatasetState, spec: DatasetSpec) -> dict[str, Any]:
     """The global budget of a dataset (for the owner)."""
-    info = _info(dataset_row)
     return {
-        "epsilon": _amount(spec.epsilon, fraction(dataset_row["spent_epsilon"])),
-        "delta": _amount(spec.delta, fraction(dataset_row["spent_delta"])),
+        "epsilon": _amount(spec.epsilon, state.spent_epsilon),
+        "delta": _amount(spec.delta, state.spent_delta),
         "fisher": {
-            c: {"floor": spec.columns[c].fisher_floor, "record_bound": (1.0 / v if v > 0 else None)}
-            for c, v in info.items()
+            c: _fisher_entry(col.fisher_floor, state.information.get(c, Fraction(0)))
+            for c, col in spec.columns.items()
+            if col.type == "number"
         },
+        "records": state.records,
     }
 
 

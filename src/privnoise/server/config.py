@@ -1,11 +1,15 @@
-"""The owner's configuration: ``owner.toml`` read with :mod:`tomllib` into frozen dataclasses.
+"""The owner's configuration: ``owner.toml`` validated with pydantic into frozen dataclasses.
 
-Every error names the file and the key at fault. The format (see ``docs/server.md``)::
+Every error names the file, the key at fault and the rule. The format (see ``docs/server.md``)::
 
     [server]
     database = "sqlite"            # default: privnoise.db next to this file; or "postgresql://user@host/db"
     host = "127.0.0.1"
     port = 8000
+    workers = 1                    # server processes over the same database
+    max_body_bytes = 16384         # larger request bodies get 413 before they are read
+    api_docs = false               # /openapi.json, /docs and /redoc are off unless switched on
+    # admin_key_hash = "..."       # the admin key's stored form (python -m privnoise.server hash-key)
 
     [datasets.meters]
     source = "meters.csv"          # a CSV or Parquet file imported into the database, or: table = "readings"
@@ -33,10 +37,12 @@ import tomllib
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from ..dp.accounting import exact_rational
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
 from ..exceptions import InvalidParameterError
+from .checks import BOUND_MAX, FLOOR_RANGE, SCALE_RANGE, checked_rational
 
 __all__ = [
     "QUERY_KINDS",
@@ -105,6 +111,14 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     datasets: dict[str, DatasetSpec] = field(default_factory=dict)
+    workers: int = 1
+    max_body_bytes: int = 16384
+    api_docs: bool = False
+    admin_key_hash: str | None = None
+    key_cache_seconds: float = 300.0
+    auth_failures: int = 10
+    auth_window_seconds: float = 60.0
+    auth_tarpit_seconds: float = 1.0
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -115,189 +129,310 @@ def sqlalchemy_url(url: str) -> str:
     return url
 
 
-class _Reader:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+# --- the schema ------------------------------------------------------------------------------------------------
 
-    def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.path}: `{key}`: {message}")
+_Number = int | float
+_Strict = ConfigDict(extra="forbid", frozen=True)
 
-    def table(self, data: Any, key: str) -> dict[str, Any]:
-        if not isinstance(data, dict):
-            raise self.fail(key, f"must be a table; got {type(data).__name__}.")
-        return data
 
-    def unknown(self, data: dict[str, Any], key: str, allowed: tuple[str, ...]) -> None:
-        extra = sorted(set(data) - set(allowed))
-        if extra:
-            raise self.fail(f"{key}.{extra[0]}", f"unknown key; allowed keys: {', '.join(allowed)}.")
-
-    def name(self, value: str, key: str) -> str:
-        if not _NAME.match(value):
-            raise self.fail(key, f"must be an identifier (letters, digits, _); got {value!r}.")
-        return value
-
-    def number(self, data: dict[str, Any], name: str, key: str, *, positive: bool = True) -> float | None:
-        if name not in data:
-            return None
-        v = data[name]
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise self.fail(f"{key}.{name}", f"must be a finite number; got {v!r}.")
-        if positive and v <= 0:
-            raise self.fail(f"{key}.{name}", f"must be > 0; got {v!r}.")
-        return float(v)
-
-    def rational(self, data: dict[str, Any], name: str, key: str, *, zero: bool = False) -> Fraction | None:
-        if name not in data:
-            return None
+def _rational(kind: str) -> Any:
+    def check(value: Any) -> Fraction:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ValueError(f"must be a number or a rational string like '1/10'; got {value!r}")
         try:
-            q = exact_rational(data[name], name, key, allow_zero=zero)
-        except InvalidParameterError:
-            raise self.fail(f"{key}.{name}", f"must be a finite number > 0; got {data[name]!r}.") from None
-        if name == "delta" and q >= 1:
-            raise self.fail(f"{key}.{name}", f"must be < 1; got {data[name]!r}.")
-        return q
+            return checked_rational(value, "value", "owner.toml", kind=kind)
+        except InvalidParameterError as exc:
+            rule = {"epsilon": "a finite number > 0 and ≤ 10⁶", "delta": "a finite number ≥ 0 and < 1"}[kind]
+            raise ValueError(
+                f"must be {rule} (an exact rational of at most 100 characters); got {value!r}"
+            ) from exc
+
+    return check
 
 
-def _column(r: _Reader, name: str, data: Any, key: str) -> ColumnSpec:
-    data = r.table(data, key)
-    r.unknown(data, key, ("type", "bounds", "out_of_bounds", "fisher_floor"))
-    kind = data.get("type", "number")
-    if kind not in ("number", "text"):
-        raise r.fail(f"{key}.type", f"must be 'number' or 'text'; got {kind!r}.")
-    if kind == "text":
-        if len(data) > 1:
-            raise r.fail(key, "a text column takes no bounds or policies (it is used in `where` only).")
-        return ColumnSpec(name, "text")
-    bounds = data.get("bounds")
-    if (
-        not isinstance(bounds, list)
-        or len(bounds) != 2
-        or any(isinstance(b, bool) or not isinstance(b, int | float) or not math.isfinite(b) for b in bounds)
-        or not bounds[0] < bounds[1]
-    ):
-        raise r.fail(f"{key}.bounds", f"must be [LO, HI], two finite numbers with LO < HI; got {bounds!r}.")
-    policy = data.get("out_of_bounds", "clamp")
-    if policy not in ("clamp", "reject"):
-        raise r.fail(f"{key}.out_of_bounds", f"must be 'clamp' or 'reject'; got {policy!r}.")
-    floor = r.number(data, "fisher_floor", key)
-    return ColumnSpec(name, "number", (float(bounds[0]), float(bounds[1])), policy, floor)
+def _positive_in(low: float, high: float) -> Any:
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"must be a finite number; got {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"must be a finite number; got {value!r}")
+        if value <= 0:
+            raise ValueError(f"must be > 0; got {value!r}")
+        if not low <= value <= high:
+            raise ValueError(f"must lie in [{low:g}, {high:g}]; got {value!r}")
+        return float(value)
+
+    return check
 
 
-def _policy(r: _Reader, kind: str, data: Any, key: str, columns: dict[str, ColumnSpec]) -> PolicySpec:
-    data = r.table(data, key)
-    r.unknown(data, key, ("mechanism", "epsilon", "delta", "half_width", "quality", "factory"))
-    mech = data.get("mechanism")
-    if mech not in MECHANISMS:
-        raise r.fail(f"{key}.mechanism", f"must be one of {', '.join(MECHANISMS)}; got {mech!r}.")
-    eps = r.rational(data, "epsilon", key)
-    delta = r.rational(data, "delta", key)
-    half_width = r.number(data, "half_width", key)
-    quality = r.number(data, "quality", key)
-    factory = data.get("factory")
-    need: dict[str, tuple[str, ...]] = {
-        "laplace": ("epsilon",),
-        "gaussian": ("epsilon", "delta"),
-        "fisher-cosine": ("half_width",),
-        "fisher-gaussian": ("quality",),
-        "custom": ("factory", "epsilon"),
-    }
-    for name in need[mech]:
-        if name not in data:
-            raise r.fail(f"{key}.{name}", f"is required for mechanism {mech!r}.")
-    if mech == "custom" and (not isinstance(factory, str) or ":" not in factory):
-        raise r.fail(f"{key}.factory", f"must be 'module:function'; got {factory!r}.")
-    if mech.startswith("fisher-"):
-        if kind not in FISHER_KINDS:
-            raise r.fail(
-                f"{key}.mechanism",
-                f"Fisher policies answer {', '.join(FISHER_KINDS)} (linear, unfiltered); not {kind!r}.",
+class _Column(BaseModel):
+    model_config = _Strict
+    type: Literal["number", "text"] = "number"
+    bounds: Any = None
+    out_of_bounds: Literal["clamp", "reject"] = "clamp"
+    fisher_floor: Any = None
+
+    @field_validator("bounds")
+    @classmethod
+    def _bounds(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if (
+            not isinstance(v, list)
+            or len(v) != 2
+            or any(isinstance(b, bool) or not isinstance(b, _Number) or not math.isfinite(b) for b in v)
+            or not v[0] < v[1]
+        ):
+            raise ValueError(f"must be [LO, HI], two finite numbers with LO < HI; got {v!r}")
+        if max(abs(v[0]), abs(v[1])) > BOUND_MAX:
+            raise ValueError(f"must lie within ±{BOUND_MAX:g}; got {v!r}")
+        return (float(v[0]), float(v[1]))
+
+    @field_validator("fisher_floor")
+    @classmethod
+    def _floor(cls, v: Any) -> Any:
+        return None if v is None else _positive_in(*FLOOR_RANGE)(v)
+
+    @model_validator(mode="after")
+    def _shape(self) -> _Column:
+        if self.type == "text":
+            if (
+                self.bounds is not None
+                or self.fisher_floor is not None
+                or "out_of_bounds" in self.model_fields_set
+            ):
+                raise ValueError("a text column takes no bounds or policies (it is used in `where` only)")
+        elif self.bounds is None:
+            raise _KeyError("bounds", "must be [LO, HI], two finite numbers with LO < HI (required)")
+        return self
+
+
+class _KeyError(ValueError):
+    """A model-level rule about one key: the error message names the key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"[{key}] {message}")
+
+
+class _Budgeted(BaseModel):
+    """An (ε, δ) pair read as exact rationals (a policy's charge, a dataset's global budget)."""
+
+    model_config = _Strict
+    epsilon: Any = None
+    delta: Any = None
+
+    @field_validator("epsilon")
+    @classmethod
+    def _epsilon(cls, v: Any) -> Any:
+        return None if v is None else _rational("epsilon")(v)
+
+    @field_validator("delta")
+    @classmethod
+    def _delta(cls, v: Any) -> Any:
+        return None if v is None else _rational("delta")(v)
+
+
+class _Policy(_Budgeted):
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom"]
+    half_width: Any = None
+    quality: Any = None
+    factory: Any = None
+
+    @field_validator("half_width", "quality")
+    @classmethod
+    def _scale(cls, v: Any) -> Any:
+        return None if v is None else _positive_in(*SCALE_RANGE)(v)
+
+    @field_validator("factory")
+    @classmethod
+    def _factory(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or ":" not in v):
+            raise ValueError(f"must be 'module:function'; got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _needs(self) -> _Policy:
+        need = {
+            "laplace": ("epsilon",),
+            "gaussian": ("epsilon", "delta"),
+            "fisher-cosine": ("half_width",),
+            "fisher-gaussian": ("quality",),
+            "custom": ("factory", "epsilon"),
+        }[self.mechanism]
+        for name in need:
+            if getattr(self, name) is None:
+                raise _KeyError(name, f"is required for mechanism {self.mechanism!r}")
+        if self.mechanism == "laplace" and self.delta is not None:
+            raise _KeyError("delta", "Laplace noise is pure ε-DP; remove `delta`")
+        return self
+
+
+class _Dataset(_Budgeted):
+    source: str | None = None
+    table: str | None = None
+    columns: dict[str, _Column] = Field(default_factory=dict)
+    policies: dict[str, _Policy] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _rules(self) -> _Dataset:
+        if (self.source is None) == (self.table is None):
+            raise ValueError(
+                "give exactly one of `source` (a CSV/Parquet file) or `table` (a database table)"
             )
-        unfloored = [c.name for c in columns.values() if c.type == "number" and c.fisher_floor is None]
-        if unfloored:
-            raise r.fail(
-                key,
-                f"a Fisher policy needs `fisher_floor` on every numeric column; missing on {unfloored[0]!r}.",
+        if self.source is not None and Path(self.source).suffix.lower() not in (".csv", ".parquet"):
+            raise _KeyError("source", f"must be a .csv or .parquet file; got {self.source!r}")
+        if self.table is not None:
+            if not _NAME.match(self.table):
+                raise _KeyError("table", f"must be an identifier (letters, digits, _); got {self.table!r}")
+            if "identity" in self.policies:
+                raise _KeyError("policies.identity", "identity releases need an imported dataset (`source`)")
+        if self.epsilon is None:
+            raise _KeyError("epsilon", "the dataset's global ε budget is required")
+        if not self.columns:
+            raise _KeyError("columns", "declare at least one column with its bounds")
+        for name in self.columns:
+            if not _NAME.match(name):
+                raise _KeyError(
+                    f"columns.{name}", f"must be an identifier (letters, digits, _); got {name!r}"
+                )
+        if not any(c.type == "number" for c in self.columns.values()):
+            raise _KeyError("columns", "declare at least one numeric column with bounds")
+        for kind, policy in self.policies.items():
+            key = f"policies.{kind}"
+            if kind not in QUERY_KINDS:
+                raise _KeyError(key, f"unknown query kind; choose among {', '.join(QUERY_KINDS)}")
+            if policy.mechanism.startswith("fisher-"):
+                if kind not in FISHER_KINDS:
+                    raise _KeyError(
+                        f"{key}.mechanism",
+                        f"Fisher policies answer {', '.join(FISHER_KINDS)} (linear, unfiltered); not {kind!r}",
+                    )
+                unfloored = [
+                    n for n, c in self.columns.items() if c.type == "number" and c.fisher_floor is None
+                ]
+                if unfloored:
+                    raise _KeyError(
+                        key,
+                        f"a Fisher policy needs `fisher_floor` on every numeric column; missing on {unfloored[0]!r}",
+                    )
+        return self
+
+
+class _Server(BaseModel):
+    model_config = _Strict
+    database: str = "sqlite"
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535, strict=True)] = 8000
+    workers: Annotated[int, Field(ge=1, le=64, strict=True)] = 1
+    max_body_bytes: Annotated[int, Field(ge=256, le=16 * 2**20, strict=True)] = 16384
+    api_docs: Annotated[bool, Field(strict=True)] = False
+    admin_key_hash: str | None = None
+    key_cache_seconds: Annotated[float, Field(ge=0, le=86400, allow_inf_nan=False)] = 300.0
+    auth_failures: Annotated[int, Field(ge=1, le=10**6, strict=True)] = 10
+    auth_window_seconds: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = 60.0
+    auth_tarpit_seconds: Annotated[float, Field(ge=0, le=60, allow_inf_nan=False)] = 1.0
+
+    @field_validator("database")
+    @classmethod
+    def _database(cls, v: str) -> str:
+        if not v or not (
+            v == "sqlite" or v.startswith(("sqlite:", "postgresql:", "postgres:", "postgresql+psycopg:"))
+        ):
+            raise ValueError(f"must be 'sqlite', a sqlite:/// URL or a postgresql:// URL; got {v!r}")
+        return v
+
+    @field_validator("admin_key_hash")
+    @classmethod
+    def _admin_hash(cls, v: str | None) -> str | None:
+        from .keys import parse_admin_key_hash
+
+        if v is not None and parse_admin_key_hash(v) is None:
+            raise ValueError(
+                "must be the output of `python -m privnoise.server hash-key` (<key id>:scrypt$...)"
             )
-    if mech == "laplace" and delta is not None:
-        raise r.fail(f"{key}.delta", "Laplace noise is pure ε-DP; remove `delta`.")
-    return PolicySpec(kind, mech, eps, delta, half_width, quality, factory)
+        return v
 
 
-def _dataset(r: _Reader, name: str, data: Any, base: Path) -> DatasetSpec:
-    key = f"datasets.{name}"
-    r.name(name, key)
-    data = r.table(data, key)
-    r.unknown(data, key, ("source", "table", "epsilon", "delta", "columns", "policies"))
-    if ("source" in data) == ("table" in data):
-        raise r.fail(key, "give exactly one of `source` (a CSV/Parquet file) or `table` (a database table).")
-    source = None
-    if "source" in data:
-        if not isinstance(data["source"], str):
-            raise r.fail(f"{key}.source", "must be a file path.")
-        source = (base / data["source"]).resolve()
-        if source.suffix.lower() not in (".csv", ".parquet"):
-            raise r.fail(f"{key}.source", f"must be a .csv or .parquet file; got {data['source']!r}.")
-        table = f"pn_data_{name}"
-    else:
-        table = r.name(str(data["table"]), f"{key}.table")
-        if "identity" in data.get("policies", {}):
-            raise r.fail(f"{key}.policies.identity", "identity releases need an imported dataset (`source`).")
-    eps = r.rational(data, "epsilon", key)
-    if eps is None:
-        raise r.fail(f"{key}.epsilon", "the dataset's global ε budget is required.")
-    delta = r.rational(data, "delta", key, zero=True) or Fraction(0)
-    cols_raw = r.table(data.get("columns", {}), f"{key}.columns")
-    if not cols_raw:
-        raise r.fail(f"{key}.columns", "declare at least one column with its bounds.")
+class _Owner(BaseModel):
+    model_config = _Strict
+    server: _Server = Field(default_factory=_Server)
+    datasets: dict[str, _Dataset]
+
+    @model_validator(mode="after")
+    def _some(self) -> _Owner:
+        if not self.datasets:
+            raise _KeyError("datasets", "declare at least one dataset")
+        for name in self.datasets:
+            if not _NAME.match(name):
+                raise _KeyError(
+                    f"datasets.{name}", f"must be an identifier (letters, digits, _); got {name!r}"
+                )
+        return self
+
+
+# --- errors and conversion --------------------------------------------------------------------------------------
+
+
+def _error(file: Path, exc: ValidationError) -> ConfigError:
+    """The first validation error as "<file>: `<dotted key>`: <rule>"."""
+    err = exc.errors(include_url=False)[0]
+    loc = [str(part) for part in err["loc"]]
+    message = str(err["msg"]).removeprefix("Value error, ")
+    if message.startswith("[") and "] " in message:  # a model-level rule about one key
+        key, message = message[1:].split("] ", 1)
+        loc.append(key)
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif err["type"] == "missing":
+        message = "is required"
+    elif err["type"] != "value_error":
+        message = f"{message}; got {err.get('input')!r}"
+    return ConfigError(f"{file}: `{'.'.join(loc) or '(top level)'}`: {message}.")
+
+
+def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
     columns = {
-        r.name(c, f"{key}.columns.{c}"): _column(r, c, v, f"{key}.columns.{c}") for c, v in cols_raw.items()
+        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor)
+        for c, col in d.columns.items()
     }
-    if not any(c.type == "number" for c in columns.values()):
-        raise r.fail(f"{key}.columns", "declare at least one numeric column with bounds.")
-    pol_raw = r.table(data.get("policies", {}), f"{key}.policies")
-    policies = {}
-    for kind, value in pol_raw.items():
-        if kind not in QUERY_KINDS:
-            raise r.fail(
-                f"{key}.policies.{kind}", f"unknown query kind; choose among {', '.join(QUERY_KINDS)}."
-            )
-        policies[kind] = _policy(r, kind, value, f"{key}.policies.{kind}", columns)
-    return DatasetSpec(name, table, source, eps, delta, columns, policies)
+    policies = {
+        kind: PolicySpec(kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory)
+        for kind, p in d.policies.items()
+    }
+    source = None if d.source is None else (base / d.source).resolve()
+    table = f"pn_data_{name}" if source is not None else str(d.table)
+    return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies)
 
 
 def load_config(path: str | Path) -> ServerConfig:
     """Read and validate ``owner.toml``; raise :class:`ConfigError` naming the file and key at fault."""
     file = Path(path).resolve()
-    r = _Reader(file)
     try:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    r.unknown(raw, "(top level)", ("server", "datasets"))
-    server = r.table(raw.get("server", {}), "server")
-    r.unknown(server, "server", ("database", "host", "port"))
-    db = server.get("database", "sqlite")
-    if not isinstance(db, str) or not db:
-        raise r.fail(
-            "server.database", f"must be 'sqlite', a sqlite:/// URL or a postgresql:// URL; got {db!r}."
-        )
-    if db == "sqlite":
-        db = f"sqlite:///{file.parent / 'privnoise.db'}"
-    elif not db.startswith(("sqlite:", "postgresql:", "postgres:", "postgresql+psycopg:")):
-        raise r.fail(
-            "server.database", f"must be 'sqlite', a sqlite:/// URL or a postgresql:// URL; got {db!r}."
-        )
-    host = server.get("host", "127.0.0.1")
-    port = server.get("port", 8000)
-    if not isinstance(host, str):
-        raise r.fail("server.host", f"must be a string; got {host!r}.")
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise r.fail("server.port", f"must be an integer in [0, 65535]; got {port!r}.")
-    datasets_raw = r.table(raw.get("datasets", {}), "datasets")
-    if not datasets_raw:
-        raise r.fail("datasets", "declare at least one dataset.")
-    datasets = {n: _dataset(r, n, v, file.parent) for n, v in datasets_raw.items()}
-    return ServerConfig(file, sqlalchemy_url(db), host, port, datasets)
+    if "datasets" not in raw:
+        raise ConfigError(f"{file}: `datasets`: declare at least one dataset.")
+    try:
+        owner = _Owner.model_validate(raw)
+    except ValidationError as exc:
+        raise _error(file, exc) from None
+    s = owner.server
+    database = f"sqlite:///{file.parent / 'privnoise.db'}" if s.database == "sqlite" else s.database
+    return ServerConfig(
+        path=file,
+        database_url=sqlalchemy_url(database),
+        host=s.host,
+        port=s.port,
+        datasets={n: _spec(n, d, file.parent) for n, d in owner.datasets.items()},
+        workers=s.workers,
+        max_body_bytes=s.max_body_bytes,
+        api_docs=s.api_docs,
+        admin_key_hash=s.admin_key_hash,
+        key_cache_seconds=s.key_cache_seconds,
+        auth_failures=s.auth_failures,
+        auth_window_seconds=s.auth_window_seconds,
+        auth_tarpit_seconds=s.auth_tarpit_seconds,
+    )

@@ -7,8 +7,13 @@
   that order, so two charges never deadlock).
 
 Tables: ``pn_queriers`` (API keys as salted scrypt hashes), ``pn_datasets`` (what the dataset's global budget
-has spent), ``pn_budgets`` (one row per querier and dataset), ``pn_ledger`` (append-only: what was asked, what
-was charged, when; never a true value) and one data table per imported dataset.
+has spent, and its number of records), ``pn_budgets`` (one row per querier and dataset), ``pn_ledger``
+(append-only: what was asked, what was charged, when, and ``status`` "charged", or "failed" when the answer
+could not be computed after its charge; never a true value) and one data table per imported dataset.
+Rationals are stored as text "p/q" and Fisher information as JSON ``{column: "p/q"}``.
+
+Reads of the data and of the budget views go through a second engine (:func:`make_read_engine`) that never takes
+the write lock: SQLite reads in WAL mode run beside the charges.
 """
 
 from __future__ import annotations
@@ -28,10 +33,22 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
+    inspect,
 )
 from sqlalchemy.engine import Connection, Engine
 
-__all__ = ["budgets", "data_table", "datasets", "ledger", "make_engine", "metadata", "queriers", "utcnow"]
+__all__ = [
+    "budgets",
+    "data_table",
+    "datasets",
+    "ledger",
+    "make_engine",
+    "make_read_engine",
+    "metadata",
+    "queriers",
+    "upgrade",
+    "utcnow",
+]
 
 metadata = MetaData()
 
@@ -43,8 +60,8 @@ queriers = Table(
     Column("role", String(16), nullable=False),  # "admin" or "querier"
     Column("key_id", String(32), unique=True, nullable=False),
     Column("key_hash", String(200), nullable=False),
-    Column("epsilon", String(200), nullable=False),  # per-dataset budget of this querier, "p/q"
-    Column("delta", String(200), nullable=False),
+    Column("epsilon", Text, nullable=False),  # per-dataset budget of this querier, "p/q"
+    Column("delta", Text, nullable=False),
     Column("fisher_floor", Float, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
@@ -53,9 +70,10 @@ datasets = Table(
     "pn_datasets",
     metadata,
     Column("name", String(64), primary_key=True),
-    Column("spent_epsilon", String(200), nullable=False),
-    Column("spent_delta", String(200), nullable=False),
-    Column("fisher_information", Text, nullable=False),  # JSON {column: accumulated max_i 𝓘_ii}
+    Column("spent_epsilon", Text, nullable=False),
+    Column("spent_delta", Text, nullable=False),
+    Column("fisher_information", Text, nullable=False),  # JSON {column: "p/q"}, accumulated max_i 𝓘_ii
+    Column("records", Integer, nullable=True),  # number of records at the last import (NULL: not yet counted)
 )
 
 budgets = Table(
@@ -63,11 +81,11 @@ budgets = Table(
     metadata,
     Column("querier_id", Integer, ForeignKey("pn_queriers.id"), primary_key=True),
     Column("dataset", String(64), ForeignKey("pn_datasets.name"), primary_key=True),
-    Column("epsilon", String(200), nullable=False),
-    Column("delta", String(200), nullable=False),
+    Column("epsilon", Text, nullable=False),
+    Column("delta", Text, nullable=False),
     Column("fisher_floor", Float, nullable=True),
-    Column("spent_epsilon", String(200), nullable=False),
-    Column("spent_delta", String(200), nullable=False),
+    Column("spent_epsilon", Text, nullable=False),
+    Column("spent_delta", Text, nullable=False),
     Column("fisher_information", Text, nullable=False),
 )
 
@@ -79,11 +97,39 @@ ledger = Table(
     Column("dataset", String(64), nullable=False),
     Column("query", Text, nullable=False),
     Column("mechanism", Text, nullable=False),
-    Column("epsilon", String(200), nullable=False),
-    Column("delta", String(200), nullable=False),
+    Column("epsilon", Text, nullable=False),
+    Column("delta", Text, nullable=False),
     Column("fisher_information", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("status", String(16), nullable=False, server_default="charged"),  # "charged" | "failed"
 )
+
+#: Columns added since the first schema, with their DDL type (added to older databases by :func:`upgrade`).
+_ADDED = {
+    ("pn_datasets", "records"): "INTEGER",
+    ("pn_ledger", "status"): "VARCHAR(16) NOT NULL DEFAULT 'charged'",
+}
+#: Columns that were varchar(200) in the first schema (PostgreSQL enforces the length): widened to text.
+_WIDENED = {
+    "pn_queriers": ("epsilon", "delta"),
+    "pn_datasets": ("spent_epsilon", "spent_delta"),
+    "pn_budgets": ("epsilon", "delta", "spent_epsilon", "spent_delta"),
+    "pn_ledger": ("epsilon", "delta"),
+}
+
+
+def upgrade(conn: Connection) -> None:
+    """Bring the tables of an older database to the current schema (idempotent)."""
+    inspector = inspect(conn)
+    for (table, column), ddl in _ADDED.items():
+        if column not in {c["name"] for c in inspector.get_columns(table)}:
+            conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+    if conn.dialect.name == "postgresql":
+        for table, columns in _WIDENED.items():
+            types = {c["name"]: c["type"] for c in inspector.get_columns(table)}
+            for column in columns:
+                if isinstance(types.get(column), String) and getattr(types[column], "length", None):
+                    conn.exec_driver_sql(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE text")
 
 
 def utcnow() -> _dt.datetime:
@@ -98,30 +144,48 @@ def data_table(name: str, columns: dict[str, str], meta: MetaData | None = None)
     return Table(name, meta if meta is not None else MetaData(), *cols)
 
 
+def _sqlite_engine(url: str, pragmas: tuple[str, ...], *, max_overflow: int) -> Engine:
+    """A SQLite engine in autocommit driver mode (no implicit BEGIN) whose connections run ``pragmas``."""
+    engine = create_engine(
+        url,
+        pool_size=8,
+        max_overflow=max_overflow,
+        pool_timeout=120,
+        connect_args={"check_same_thread": False, "timeout": 120},
+    )
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in pragmas:
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    return engine
+
+
 def make_engine(url: str) -> Engine:
     """An engine for ``url``; SQLite gets WAL, FULL sync, a busy timeout and ``BEGIN IMMEDIATE``."""
     if url.startswith("sqlite"):
-        engine = create_engine(
+        engine = _sqlite_engine(
             url,
-            pool_size=8,
+            ("journal_mode=WAL", "synchronous=FULL", "busy_timeout=120000", "foreign_keys=ON"),
             max_overflow=8,
-            pool_timeout=120,
-            connect_args={"check_same_thread": False, "timeout": 120},
         )
-
-        @event.listens_for(engine, "connect")
-        def _connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # the driver emits no BEGIN; ours below does
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=FULL")
-            cursor.execute("PRAGMA busy_timeout=120000")
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.close()
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Connection) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the driver emits no BEGIN; this one takes the write lock
 
         return engine
     return create_engine(url, pool_size=8, max_overflow=16, pool_timeout=120, pool_pre_ping=True)
+
+
+def make_read_engine(url: str) -> Engine:
+    """An engine for reads only: autocommit (each statement reads one snapshot), never the write lock."""
+    if url.startswith("sqlite"):
+        return _sqlite_engine(url, ("busy_timeout=120000", "query_only=ON"), max_overflow=32)
+    return create_engine(
+        url, pool_size=8, max_overflow=32, pool_timeout=120, pool_pre_ping=True, isolation_level="AUTOCOMMIT"
+    )

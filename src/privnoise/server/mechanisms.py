@@ -14,10 +14,16 @@ is ``c_i² 𝓘_w`` (Proposition 1), charged to the Fisher budgets.
 ``mechanism = "custom"`` calls an owner-supplied ``module:function`` returning a privnoise Mechanism; the server
 hardens it and charges the declared (ε, δ). It exists for owners with their own noise (and for the failure
 tests).
+
+Calibrations are cached (:func:`build_noise` is called once per policy, sensitivity and dimension), and every
+number they produce is checked: the sensitivity and the noise scale must be finite and in
+:data:`~.checks.SCALE_RANGE`-compatible ranges, the noise's Fisher information finite and positive, else the
+query is refused (:class:`~privnoise.exceptions.InvalidParameterError`) before anything is charged.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 from dataclasses import dataclass
@@ -29,15 +35,18 @@ import numpy as np
 from ..dp.gaussian import gaussian_sigma
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
 from ..dp.lattice import default_grid_exponent, lattice_sensitivity
-from ..exceptions import CalibrationError
+from ..exceptions import CalibrationError, InvalidParameterError
 from ..fisher import optimal_noise
-from ..mechanisms import Gaussian, Laplace, Mechanism
+from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..queries import LinearQuery
+from .checks import SCALE_RANGE
 from .config import PolicySpec
 
-__all__ = ["Noise", "build_noise"]
+__all__ = ["GAUSSIAN_IDENTITY_MAX", "Noise", "build_noise"]
 
 _BOUND_STEPS = 2.0**50
+GAUSSIAN_IDENTITY_MAX = 2048
+_OWNER = "query"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +60,11 @@ class Noise:
 
     def release(self, value: Any) -> Any:
         return self.hardened.release(value)
+
+    @property
+    def root_information(self) -> float | None:
+        """√𝓘_w, so that slope² 𝓘_w = (slope √𝓘_w)² is computed without overflow or underflow."""
+        return None if self.information is None else math.sqrt(self.information)
 
     def describe(self) -> dict[str, Any]:
         noise = self.hardened.mechanism
@@ -69,35 +83,48 @@ def _bound(grid: float) -> float:
     return _BOUND_STEPS * grid
 
 
-def _laplace(eps: Fraction, sensitivity: float, dim: int) -> HardenedMechanism:
+def _checked_scale(scale: float, what: str) -> float:
+    low, high = SCALE_RANGE
+    if not math.isfinite(scale) or not low <= scale <= high:
+        raise InvalidParameterError(
+            f"the {what} of `{_OWNER}` would be {scale:g}, outside [{low:g}, {high:g}]: the coefficients or "
+            "the declared bounds are too extreme for this policy."
+        )
+    return scale
+
+
+def _laplace(eps: Fraction, sensitivity: float, dim: int) -> tuple[HardenedMechanism, Mechanism]:
     e = float(eps)
+    _checked_scale(sensitivity / e, "Laplace scale")
     k = default_grid_exponent(sensitivity / e)
     grid = math.ldexp(1.0, k)
     units = lattice_sensitivity(sensitivity, grid, dim=dim)
-    b = units * grid / e
+    b = _checked_scale(units * grid / e, "Laplace scale")
     for _ in range(64):
         noise = Laplace(scale=b) if dim == 1 else Laplace(scale=np.full(dim, b))
         h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
         if h.epsilon_fraction() <= eps:
-            return h
+            return h, Laplace(scale=b)
         b = math.nextafter(b, math.inf) * (1.0 + 1e-15)
     raise CalibrationError(
         "could not calibrate hardened Laplace noise to the declared ε."
     )  # pragma: no cover
 
 
-def _gaussian(eps: Fraction, delta: Fraction, sensitivity: float, dim: int) -> HardenedMechanism:
+def _gaussian(
+    eps: Fraction, delta: Fraction, sensitivity: float, dim: int
+) -> tuple[HardenedMechanism, Mechanism]:
     e, d = float(eps), float(delta)
-    sigma0 = gaussian_sigma(e, d, sensitivity=sensitivity)
+    sigma0 = _checked_scale(gaussian_sigma(e, d, sensitivity=sensitivity), "Gaussian σ")
     k = default_grid_exponent(sigma0)
     grid = math.ldexp(1.0, k)
     effective = lattice_sensitivity(sensitivity, grid, dim=dim, norm="l2") * grid
-    sigma = gaussian_sigma(e, d, sensitivity=effective) * (1.0 + 1e-9)
+    sigma = _checked_scale(gaussian_sigma(e, d, sensitivity=effective) * (1.0 + 1e-9), "Gaussian σ")
     for _ in range(64):
         noise = Gaussian.from_std(sigma, dim if dim > 1 else None)
         h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
         if h.epsilon(d) <= e * (1.0 - 1e-12):
-            return h
+            return h, Gaussian.from_std(sigma)
         sigma *= 1.0 + 1e-6
     raise CalibrationError(
         "could not calibrate hardened Gaussian noise to the declared (ε, δ)."
@@ -114,23 +141,61 @@ def _import_factory(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def _check_dimension(policy: PolicySpec, dim: int) -> None:
+    """Gaussian noise on many coordinates is held as a dense covariance matrix: identity releases of Gaussian
+    type are limited to :data:`GAUSSIAN_IDENTITY_MAX` records."""
+    if policy.mechanism in ("gaussian", "fisher-gaussian") and dim > GAUSSIAN_IDENTITY_MAX:
+        raise InvalidParameterError(
+            f"identity releases with Gaussian noise are limited to {GAUSSIAN_IDENTITY_MAX} records; the dataset "
+            f"has {dim} (use a Laplace or fisher-cosine policy for identity)."
+        )
+
+
+def _information(mech: Mechanism) -> float:
+    info = float(np.max(np.diag(mech.fisher_information_matrix())))
+    if not math.isfinite(info) or info <= 0.0:
+        raise InvalidParameterError(
+            f"the noise of `{_OWNER}` would carry a Fisher information of {info:g} per record; it must be finite "
+            "and > 0 (the coefficients or the declared bounds are too extreme for this policy)."
+        )
+    return info
+
+
 def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1) -> Noise:
-    """The noise for one of ``share`` components of an answer (the policy's (ε, δ) is split evenly)."""
+    """The noise for one of ``share`` components of an answer (the policy's (ε, δ) is split evenly).
+
+    Cached: the same policy, sensitivity and dimension give the same (immutable) calibrated noise.
+    """
+    if not math.isfinite(sensitivity) or sensitivity <= 0.0:
+        raise InvalidParameterError(
+            f"the sensitivity of `{_OWNER}` must be finite and > 0; got {sensitivity!r} "
+            "(a linear query needs a non-zero coefficient)."
+        )
+    try:
+        return _build(policy, sensitivity, dim, share)
+    except CalibrationError as exc:
+        raise InvalidParameterError(f"cannot calibrate the noise of `{_OWNER}`: {exc}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> Noise:
     eps = None if policy.epsilon is None else policy.epsilon / share
     delta = None if policy.delta is None else policy.delta / share
     if policy.mechanism in ("laplace", "gaussian"):
         # DP noise carries Fisher information too (1/b² for Laplace, 1/σ² for the Gaussian, per coordinate);
         # the snapped output carries no more than the continuous noise (data processing), so this bounds it.
+        _check_dimension(policy, dim)
+        coordinate: Mechanism
         if policy.mechanism == "laplace":
             assert eps is not None
-            h = _laplace(eps, sensitivity, dim)
+            h, coordinate = _laplace(eps, sensitivity, dim)
             charge_delta = Fraction(0)
         else:
             assert eps is not None and delta is not None
-            h = _gaussian(eps, delta, sensitivity, dim)
+            h, coordinate = _gaussian(eps, delta, sensitivity, dim)
             charge_delta = delta
-        info = float(np.max(np.diag(h.mechanism.fisher_information_matrix())))
-        return Noise(h, eps, charge_delta, info)
+        # per coordinate, the information of the isotropic noise is that of one of its coordinates
+        return Noise(h, eps, charge_delta, _information(coordinate))
     if policy.mechanism == "custom":
         assert policy.factory is not None
         mech = _import_factory(policy.factory)(policy)
@@ -138,22 +203,21 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
             raise CalibrationError(f"custom factory {policy.factory!r} must return a privnoise Mechanism.")
         h = _harden(mech, sensitivity)
         return Noise(h, eps, delta or Fraction(0), None)
-    # Fisher policies: the optimal noise of one scalar (or per-coordinate) release.
-    query = LinearQuery(np.eye(1))
+    # Fisher policies: the optimal noise of one scalar release (Problems 2 and 4 for C = 1), or independent
+    # copies per record for identity (the optimal Σ ∝ (CCᵀ)^{1/2} = I).
     if policy.mechanism == "fisher-cosine":
         assert policy.half_width is not None
-        noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
+        w = policy.half_width
+        scalar: Mechanism = RaisedCosine(lower=-w, upper=w)
+        # for f(x) = x on a box, the optimum is the product of the scalar optima (Corollary 1)
+        noise = scalar if dim == 1 else RaisedCosine(lower=np.full(dim, -w), upper=np.full(dim, w))
     else:
+        _check_dimension(policy, dim)
         assert policy.quality is not None
-        noise = optimal_noise(query, quality_budget=policy.quality)
+        designed = optimal_noise(LinearQuery(np.eye(1)), quality_budget=policy.quality)
+        assert isinstance(designed, Gaussian)
+        sigma = float(np.sqrt(designed.covariance()[0, 0]))
+        scalar = Gaussian.from_std(sigma)
+        noise = scalar if dim == 1 else Gaussian.from_std(sigma, dim)
     assert isinstance(noise, Mechanism)
-    info = float(np.atleast_2d(noise.fisher_information())[0, 0])
-    if dim > 1:  # identity: independent copies per record (the optimal Σ ∝ (CCᵀ)^{1/2} = I)
-        if isinstance(noise, Gaussian):
-            noise = Gaussian.from_std(float(np.sqrt(noise.covariance()[0, 0])), dim)
-        else:
-            h_ = float(policy.half_width or 0.0)
-            noise = optimal_noise(LinearQuery(np.eye(dim)), support=(-h_, h_))
-    assert isinstance(noise, Mechanism)
-    h = _harden(noise, sensitivity)
-    return Noise(h, None, None, info)
+    return Noise(_harden(noise, sensitivity), None, None, _information(scalar))

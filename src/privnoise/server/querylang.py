@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import InvalidParameterError
+from .checks import checked_coefficient
 
 __all__ = ["Condition", "QueryError", "QuerySpec", "parse_query", "spec_from_json"]
 
@@ -196,8 +197,18 @@ def _checked(spec: QuerySpec) -> QuerySpec:
     if spec.kind == "identity" and spec.where:
         raise QueryError("identity releases every record; it takes no where clause.")
     for c in spec.where:
-        if isinstance(c.value, str) and len(c.value) > 200:
-            raise QueryError("string literals are limited to 200 characters.")
+        if isinstance(c.value, str):
+            if len(c.value) > 200:
+                raise QueryError("string literals are limited to 200 characters.")
+            if any(ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff" for ch in c.value):
+                raise QueryError("string literals must not contain control characters (NUL included).")
+        elif not math.isfinite(c.value):
+            raise QueryError("a condition's value must be finite.")
+    for name, coef in spec.coefficients:
+        try:
+            checked_coefficient(coef, f"coefficient of {name}", "query")
+        except InvalidParameterError as exc:
+            raise QueryError(str(exc)) from None
     return spec
 
 

@@ -10,15 +10,15 @@ import csv
 import json
 import math
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import MetaData, insert, inspect, select, update
+from sqlalchemy import MetaData, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
-from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
 from . import db, keys
+from .checks import FLOOR_RANGE, checked_float, checked_rational
 from .config import DatasetSpec, ServerConfig
 
 __all__ = [
@@ -94,18 +94,25 @@ def _rows_from_file(spec: DatasetSpec) -> list[dict[str, Any]]:
     return rows
 
 
-def _import(conn: Connection, spec: DatasetSpec, *, replace: bool) -> None:
+def _import(conn: Connection, spec: DatasetSpec, *, replace: bool) -> int | None:
+    """Import the dataset file (unless its table exists and ``replace`` is false); return its record count."""
     meta = MetaData()
     table = db.data_table(spec.table, {n: c.type for n, c in spec.columns.items()}, meta)
     exists = inspect(conn).has_table(spec.table)
     if exists and not replace:
-        return
+        return None
     rows = _rows_from_file(spec)  # validated before the table is touched
     if exists:
         table.drop(conn)
     meta.create_all(conn)
     if rows:
         conn.execute(insert(table), rows)
+    return len(rows)
+
+
+def _count(conn: Connection, table: str) -> int:
+    t = db.data_table(table, {}, MetaData())
+    return int(conn.execute(select(func.count()).select_from(t)).scalar_one())
 
 
 def init_database(config: ServerConfig, *, engine: Engine | None = None, reimport: bool = False) -> Engine:
@@ -113,22 +120,39 @@ def init_database(config: ServerConfig, *, engine: Engine | None = None, reimpor
     engine = engine or db.make_engine(config.database_url)
     db.metadata.create_all(engine)
     with engine.begin() as conn:
+        db.upgrade(conn)
         for spec in config.datasets.values():
+            imported = None
             if spec.source is not None:
-                _import(conn, spec, replace=reimport)
+                imported = _import(conn, spec, replace=reimport)
             elif not inspect(conn).has_table(spec.table):
                 raise DataImportError(
                     f"{config.path}: dataset {spec.name!r}: table {spec.table!r} does not exist."
                 )
-            present = conn.execute(select(db.datasets.c.name).where(db.datasets.c.name == spec.name)).first()
+            present = conn.execute(
+                select(db.datasets.c.name, db.datasets.c.records).where(db.datasets.c.name == spec.name)
+            ).first()
             if present is None:
                 conn.execute(
                     insert(db.datasets).values(
-                        name=spec.name, spent_epsilon="0", spent_delta="0", fisher_information="{}"
+                        name=spec.name,
+                        spent_epsilon="0",
+                        spent_delta="0",
+                        fisher_information="{}",
+                        records=imported if imported is not None else _count(conn, spec.table),
                     )
+                )
+            elif imported is not None or present[1] is None or spec.source is None:
+                # a re-import (or an owner's table) may change the number of records: running servers see
+                # the new count in their next charge transaction and make new plans
+                records = imported if imported is not None else _count(conn, spec.table)
+                conn.execute(
+                    update(db.datasets).where(db.datasets.c.name == spec.name).values(records=records)
                 )
         for q in conn.execute(select(db.queriers).where(db.queriers.c.role == "querier")).mappings().all():
             _ensure_budgets(conn, config, q)
+    if config.admin_key_hash is not None:
+        ensure_admin(engine, config)
     return engine
 
 
@@ -173,45 +197,74 @@ def create_querier(
         not isinstance(name, str)
         or not name
         or len(name) > 64
+        or not name.isascii()
         or not name.replace("-", "").replace("_", "").isalnum()
     ):
         raise InvalidParameterError(
             f"`name` of `{owner}` must be 1–64 letters, digits, - or _; got {name!r}."
         )
-    eps = exact_rational(epsilon, "epsilon", owner, allow_zero=role == "admin")
-    dl = exact_rational(delta, "delta", owner, allow_zero=True)
-    if dl >= 1:
-        raise InvalidParameterError(f"`delta` of `{owner}` must be < 1; got {dl}.")
-    if fisher_floor is not None and (not math.isfinite(fisher_floor) or fisher_floor <= 0):
-        raise InvalidParameterError(
-            f"`fisher_floor` of `{owner}` must be > 0 and finite; got {fisher_floor!r}."
-        )
+    eps = checked_rational(epsilon, "epsilon", owner, kind="admin" if role == "admin" else "epsilon")
+    dl = checked_rational(delta, "delta", owner, kind="delta")
+    if fisher_floor is not None:
+        fisher_floor = checked_float(fisher_floor, "fisher_floor", owner, *FLOOR_RANGE)
+        if fisher_floor <= 0:
+            raise InvalidParameterError(f"`fisher_floor` of `{owner}` must be > 0; got {fisher_floor!r}.")
     key, key_id, key_hash = keys.new_key()
-    with engine.begin() as conn:
-        if conn.execute(select(db.queriers.c.id).where(db.queriers.c.name == name)).first() is not None:
-            raise InvalidParameterError(f"querier {name!r} already exists.")
-        values = {
-            "name": name,
-            "role": role,
-            "key_id": key_id,
-            "key_hash": key_hash,
-            "epsilon": _text(eps),
-            "delta": _text(dl),
-            "fisher_floor": fisher_floor,
-            "created_at": db.utcnow(),
-        }
-        pk = conn.execute(insert(db.queriers).values(**values)).inserted_primary_key
-        assert pk is not None
-        qid = pk[0]
-        if role == "querier":
-            _ensure_budgets(conn, config, values | {"id": qid})
+    try:
+        with engine.begin() as conn:
+            if conn.execute(select(db.queriers.c.id).where(db.queriers.c.name == name)).first() is not None:
+                raise InvalidParameterError(f"querier {name!r} already exists.")
+            values = {
+                "name": name,
+                "role": role,
+                "key_id": key_id,
+                "key_hash": key_hash,
+                "epsilon": _text(eps),
+                "delta": _text(dl),
+                "fisher_floor": fisher_floor,
+                "created_at": db.utcnow(),
+            }
+            pk = conn.execute(insert(db.queriers).values(**values)).inserted_primary_key
+            assert pk is not None
+            qid = pk[0]
+            if role == "querier":
+                _ensure_budgets(conn, config, values | {"id": qid})
+    except IntegrityError:  # a concurrent creation of the same name won the race
+        raise InvalidParameterError(f"querier {name!r} already exists.") from None
     return key
 
 
 def ensure_admin(engine: Engine, config: ServerConfig, *, rotate: bool = False) -> str | None:
-    """Create the admin key if there is none (or replace it with ``rotate``); return it, else None."""
+    """Create the admin key if there is none (or replace it with ``rotate``); return it, else None.
+
+    With ``admin_key_hash`` in the configuration, the admin row takes that key (id and hash) and no key is
+    ever made or returned here: the owner holds it.
+    """
+    configured = keys.parse_admin_key_hash(config.admin_key_hash) if config.admin_key_hash else None
     with engine.begin() as conn:
         row = conn.execute(select(db.queriers.c.id).where(db.queriers.c.role == "admin")).first()
+        if configured is not None:
+            key_id, key_hash = configured
+            if row is not None:
+                conn.execute(
+                    update(db.queriers)
+                    .where(db.queriers.c.id == row[0])
+                    .values(key_id=key_id, key_hash=key_hash)
+                )
+            else:
+                conn.execute(
+                    insert(db.queriers).values(
+                        name="admin",
+                        role="admin",
+                        key_id=key_id,
+                        key_hash=key_hash,
+                        epsilon="0",
+                        delta="0",
+                        fisher_floor=None,
+                        created_at=db.utcnow(),
+                    )
+                )
+            return None
         if row is not None and rotate:
             key, key_id, key_hash = keys.new_key()
             conn.execute(
@@ -255,6 +308,7 @@ def read_ledger(engine: Engine, *, limit: int = 100, querier: str | None = None)
             db.ledger.c.delta,
             db.ledger.c.fisher_information,
             db.ledger.c.created_at,
+            db.ledger.c.status,
         )
         .join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
         .order_by(db.ledger.c.id.desc())
@@ -272,7 +326,3 @@ def read_ledger(engine: Engine, *, limit: int = 100, querier: str | None = None)
         d["created_at"] = d["created_at"].isoformat()
         out.append(d)
     return out
-
-
-def read_path(path: str | Path) -> Path:
-    return Path(path)

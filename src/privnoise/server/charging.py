@@ -1,0 +1,377 @@
+"""Group commit of charges: several charges per transaction and fsync, each answer waiting for its own.
+
+One :class:`Committer` thread per server process takes every charge waiting when it is free and records them
+all in one transaction:
+
+1. SQLite: ``BEGIN IMMEDIATE`` (the database's single write lock, across threads and processes); PostgreSQL:
+   ``SELECT … FOR UPDATE`` on the datasets' rows (by name) and then on the queriers' budget rows (by querier
+   and dataset), always in that order, so two processes never deadlock.
+2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charge`):
+   a charge that would exceed a budget is refused and changes nothing; later charges see earlier ones.
+3. The changed rows are written back, one ledger row per accepted charge is inserted, and the transaction
+   commits: SQLite in WAL mode with ``synchronous=FULL``, PostgreSQL with its default synchronous commit, so the
+   commit returns only once the charges are on disk.
+4. Only then is each waiting answer told its outcome (its ledger id and budget after, or its refusal).
+
+Under load, when fewer charges wait than usually come together (their clients were just answered and are
+sending again), the committer waits up to 2 ms for them, so that one commit serves them all instead of two.
+
+So no answer leaves before its charge is durable, and a ``kill -9`` at any moment loses only charges whose
+answers never left. If the transaction fails, every charge of the batch is rolled back and told so
+(:class:`ChargeUnavailable`): nothing was charged, nothing is released.
+
+A charge whose plan was made for another number of records than the dataset now has (re-imported meanwhile)
+is refused with :class:`StalePlan` and changes nothing; the service makes a new plan.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: SQLite's busy handler orders the writers alone
+    fcntl = None  # type: ignore[assignment]
+
+from . import db
+from .budgets import DatasetState, QuerierState, Refusal, apply_charge, text
+from .config import ServerConfig
+from .planner import Plan
+
+__all__ = ["ChargeUnavailable", "Charged", "Committer", "StalePlan"]
+
+log = logging.getLogger("privnoise.server")
+_MAX_BATCH = 256
+_GATHER_SECONDS = 0.002
+
+
+class ChargeUnavailable(Exception):
+    """The charge could not be recorded (database error); nothing was charged."""
+
+
+class StalePlan(Exception):
+    """The plan was made for another number of records than the dataset now holds; nothing was charged."""
+
+    def __init__(self, records: int | None) -> None:
+        super().__init__(f"the dataset now holds {records} records")
+        self.records = records
+
+
+@dataclass(frozen=True, slots=True)
+class Charged:
+    """A recorded charge: its ledger row and the querier's budget on the dataset after it."""
+
+    ledger_id: int
+    after: QuerierState
+
+
+@dataclass(slots=True)
+class _Request:
+    plan: Plan
+    querier_id: int
+    future: Future[Charged]
+
+
+_DATASET_COLUMNS = "name, spent_epsilon, spent_delta, fisher_information, records"
+_BUDGET_COLUMNS = (
+    "querier_id, dataset, epsilon, delta, fisher_floor, spent_epsilon, spent_delta, fisher_information"
+)
+
+
+class _Connection:
+    """The committer thread's own database connection (reopened after a failure).
+
+    On SQLite, the committers of several server processes take turns through an exclusive ``flock`` on a file
+    next to the database before ``BEGIN IMMEDIATE``: a process waiting for it wakes as soon as it is released,
+    instead of polling the database's lock with SQLite's sleeping busy handler.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._raw: Any = None
+        self._lock_file: Any = None
+        database = engine.url.database if engine.dialect.name == "sqlite" else None
+        if database and database != ":memory:" and fcntl is not None:
+            self._lock_file = open(f"{database}-charges.lock", "a+b")  # noqa: SIM115 - held for the thread's life
+
+    @contextlib.contextmanager
+    def turn(self) -> Iterator[None]:
+        """This process's turn to write (a no-op on PostgreSQL, whose row locks order the writers)."""
+        if self._lock_file is None:
+            yield
+            return
+        fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
+
+    @property
+    def raw(self) -> Any:
+        if self._raw is None:
+            self._raw = self.engine.raw_connection()
+            if self.engine.dialect.name == "sqlite":  # the checkpoints run in the checkpointer thread
+                cur = self._raw.cursor()
+                cur.execute("PRAGMA wal_autocheckpoint=0")
+                cur.close()
+        return self._raw
+
+    def cursor(self) -> Any:
+        return self.raw.cursor()
+
+    def discard(self) -> None:
+        if self._raw is not None:
+            try:
+                self._raw.invalidate()
+            except Exception:  # pragma: no cover - the connection is gone either way
+                pass
+            self._raw = None
+
+    def close(self) -> None:
+        if self._lock_file is not None:
+            self._lock_file.close()
+            self._lock_file = None
+        if self._raw is not None:
+            try:
+                self._raw.close()
+            finally:
+                self._raw = None
+
+
+class Committer:
+    """The group-commit thread of one server process (see the module docstring)."""
+
+    def __init__(self, engine: Engine, config: ServerConfig) -> None:
+        self.engine = engine
+        self.config = config
+        self.sqlite = engine.dialect.name == "sqlite"
+        self._queue: deque[_Request] = deque()
+        self._wake = threading.Condition()
+        self._closing = False
+        self._thread: threading.Thread | None = None
+        self._commits = 0
+        self._usual = 1.0  # moving average of the batch size
+        self._checkpoints_stop = threading.Event()
+
+    def submit(self, plan: Plan, querier_id: int) -> Future[Charged]:
+        """Queue a charge; the future holds :class:`Charged`, or raises Refusal / StalePlan / ChargeUnavailable.
+
+        The thread starts with the first charge (again after :meth:`close`)."""
+        future: Future[Charged] = Future()
+        with self._wake:
+            if self._thread is None:
+                self._closing = False
+                self._thread = threading.Thread(target=self._run, name="privnoise-committer", daemon=True)
+                self._thread.start()
+                if self.sqlite:
+                    self._checkpoints_stop = threading.Event()
+                    threading.Thread(
+                        target=self._checkpoints, name="privnoise-checkpoints", daemon=True
+                    ).start()
+            self._queue.append(_Request(plan, querier_id, future))
+            self._wake.notify()
+        return future
+
+    def close(self) -> None:
+        """Record what is queued, then stop the thread and close its connection."""
+        with self._wake:
+            thread, self._closing = self._thread, True
+            self._wake.notify()
+        if thread is not None:
+            thread.join(timeout=60)
+
+    # -- the thread -------------------------------------------------------------------------------------------
+    def _checkpoints(self) -> None:
+        """SQLite: copy the committed write-ahead log into the database every half second when there were
+        commits (``PRAGMA wal_checkpoint(PASSIVE)``: it waits for no reader and no writer), so that no commit
+        of a charge pays for a checkpoint and its fsyncs. Durability does not depend on it: a commit is on disk
+        once its log frames are."""
+        done = -1
+        connection = None
+        stop = self._checkpoints_stop
+        try:
+            while not stop.wait(0.5):
+                commits = self._commits
+                if commits == done:
+                    continue
+                try:
+                    if connection is None:
+                        connection = self.engine.raw_connection()
+                    cur = connection.cursor()
+                    cur.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    cur.fetchall()
+                    cur.close()
+                    done = commits
+                except Exception:  # pragma: no cover - tried again at the next tick
+                    log.warning("a WAL checkpoint failed; it is tried again", exc_info=True)
+                    if connection is not None:
+                        connection.invalidate()
+                        connection = None
+        finally:
+            if connection is not None:
+                connection.close()
+
+    def _run(self) -> None:
+        connection = _Connection(self.engine)
+        try:
+            while True:
+                with self._wake:
+                    while not self._queue and not self._closing:
+                        self._wake.wait()
+                    if not self._queue:
+                        self._thread = None
+                        return
+                    if len(self._queue) < self._usual / 2 and not self._closing:
+                        # fewer charges wait than usually come together: the others are likely on their way
+                        # (their answers just left); a moment's wait saves a whole commit
+                        self._wake.wait(timeout=_GATHER_SECONDS)
+                    batch = [self._queue.popleft() for _ in range(min(len(self._queue), _MAX_BATCH))]
+                    self._usual = 0.8 * self._usual + 0.2 * len(batch)
+                try:
+                    with connection.turn():
+                        outcomes = self._commit(batch, connection)
+                except Exception as exc:  # the whole transaction failed: nothing of the batch was charged
+                    log.exception(
+                        "a charge transaction failed; its %d charge(s) were rolled back", len(batch)
+                    )
+                    connection.discard()
+                    for request in batch:
+                        request.future.set_exception(ChargeUnavailable(type(exc).__name__))
+                    continue
+                self._commits += 1  # read by the checkpointer: a plain int is enough
+                for request, outcome in zip(batch, outcomes, strict=True):
+                    if isinstance(outcome, Exception):
+                        request.future.set_exception(outcome)
+                    else:
+                        request.future.set_result(outcome)
+        finally:
+            self._checkpoints_stop.set()
+            connection.close()
+
+    def _insert_ledger(self, cur: Any, insert: str, rows: list[tuple[Any, ...]]) -> list[int]:
+        """Insert the ledger rows; their ids in order. PostgreSQL: one pipelined round trip for all rows."""
+        if self.sqlite:
+            ids = []
+            for row in rows:
+                cur.execute(insert, row)
+                ids.append(int(cur.fetchone()[0]))
+            return ids
+        cur.executemany(insert, rows, returning=True)
+        ids = []
+        while True:
+            ids.append(int(cur.fetchone()[0]))
+            if not cur.nextset():
+                return ids
+
+    def _sql(self, statement: str) -> str:
+        return statement if self.sqlite else statement.replace("?", "%s")
+
+    def _commit(self, batch: list[_Request], connection: _Connection) -> list[Charged | Exception]:
+        cur = connection.cursor()
+        sql = self._sql
+        lock = "" if self.sqlite else " FOR UPDATE"
+        try:
+            if self.sqlite:
+                cur.execute("BEGIN IMMEDIATE")
+            names = sorted({r.plan.spec.name for r in batch})
+            cur.execute(
+                sql(
+                    f"SELECT {_DATASET_COLUMNS} FROM pn_datasets WHERE name IN ({', '.join('?' * len(names))}) "
+                    f"ORDER BY name{lock}"
+                ),
+                names,
+            )
+            datasets = {
+                row[0]: DatasetState.from_row(dict(zip(_DATASET_COLUMNS.split(", "), row, strict=True)))
+                for row in cur.fetchall()
+            }
+            pairs = sorted({(r.querier_id, r.plan.spec.name) for r in batch})
+            cur.execute(
+                sql(
+                    f"SELECT {_BUDGET_COLUMNS} FROM pn_budgets WHERE (querier_id, dataset) IN "
+                    f"(VALUES {', '.join(['(?, ?)'] * len(pairs))}) ORDER BY querier_id, dataset{lock}"
+                ),
+                [v for pair in pairs for v in pair],
+            )
+            budgets = {
+                (row[0], row[1]): QuerierState.from_row(
+                    dict(zip(_BUDGET_COLUMNS.split(", "), row, strict=True))
+                )
+                for row in cur.fetchall()
+            }
+            outcomes: list[Any] = []
+            accepted: list[int] = []
+            for i, request in enumerate(batch):
+                plan = request.plan
+                dataset = datasets.get(plan.spec.name)
+                budget = budgets.get((request.querier_id, plan.spec.name))
+                if dataset is None or budget is None:
+                    outcomes.append(Refusal("querier"))
+                    continue
+                if plan.records is not None and plan.records != dataset.records:
+                    outcomes.append(StalePlan(dataset.records))
+                    continue
+                try:
+                    apply_charge(dataset, budget, plan.spec, plan.charge)
+                except Refusal as refusal:
+                    outcomes.append(refusal)
+                    continue
+                outcomes.append(budget.copy())
+                accepted.append(i)
+            if accepted:
+                touched = {batch[i].plan.spec.name for i in accepted}
+                cur.executemany(
+                    sql(
+                        "UPDATE pn_datasets SET spent_epsilon = ?, spent_delta = ?, fisher_information = ? "
+                        "WHERE name = ?"
+                    ),
+                    [(*datasets[n].values().values(), n) for n in sorted(touched)],
+                )
+                pairs_touched = sorted({(batch[i].querier_id, batch[i].plan.spec.name) for i in accepted})
+                cur.executemany(
+                    sql(
+                        "UPDATE pn_budgets SET spent_epsilon = ?, spent_delta = ?, fisher_information = ? "
+                        "WHERE querier_id = ? AND dataset = ?"
+                    ),
+                    [(*budgets[p].values().values(), *p) for p in pairs_touched],
+                )
+                now = db.utcnow()
+                created = now.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else now  # SQLAlchemy's format
+                insert = sql(
+                    "INSERT INTO pn_ledger (querier_id, dataset, query, mechanism, epsilon, delta, "
+                    "fisher_information, created_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'charged') "
+                    "RETURNING id"
+                )
+                rows = [
+                    (
+                        batch[i].querier_id,
+                        batch[i].plan.spec.name,
+                        batch[i].plan.ledger_query,
+                        batch[i].plan.policy.mechanism,
+                        text(batch[i].plan.charge.epsilon),
+                        text(batch[i].plan.charge.delta),
+                        batch[i].plan.ledger_information,
+                        created,
+                    )
+                    for i in accepted
+                ]
+                for i, ledger_id in zip(accepted, self._insert_ledger(cur, insert, rows), strict=True):
+                    outcomes[i] = Charged(ledger_id, outcomes[i])
+            connection.raw.commit()
+        except BaseException:
+            try:
+                connection.raw.rollback()
+            finally:
+                cur.close()
+            raise
+        cur.close()
+        return outcomes

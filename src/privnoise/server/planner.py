@@ -1,0 +1,337 @@
+"""From a query to a :class:`Plan`: the components to release, their calibrated noise, the charge and one SQL
+statement — from the request and the configuration alone (no data is read).
+
+Queries and sensitivities (neighbouring databases differ by one record added, removed or replaced; a record's
+numeric values are clamped to the declared bounds, NULL to the lower bound):
+
+* ``count``: Δ = 1. ``sum``/``linear``: a sum over records of g(record) with g ∈ [g̲, ḡ] (interval arithmetic
+  on the declared bounds), Δ = max(ḡ − g̲, |g̲|, |ḡ|): adding a record at 60 to a column declared [10, 60]
+  changes the sum by 60, not by 50.
+* ``mean`` = noisy sum / noisy count, ``weighted_mean`` = noisy Σwx / noisy Σw, ``variance`` from noisy count,
+  sum and sum of squares: the subset size is never treated as public; the policy's (ε, δ) is split evenly over
+  the components and the ratio (clipped to the declared range) is post-processing. Components come in this
+  order: (sum, count), (weighted_sum, weight_sum), (sum, sum_of_squares, count).
+* ``identity``: every record of a column in record order; the number of records is public, neighbours replace
+  one record (Δ₁ = Δ₂ = hi − lo).
+* Fisher policies answer unfiltered ``sum``, ``mean`` (n public: Δ = (hi − lo)/n), ``linear`` and ``identity``.
+
+Every release adds Fisher information about the records, whatever its policy: per column, Σ over components of
+slope² 𝓘_w, the slope being sup over the declared domain of |∂ component / ∂ x_i| (1 for a sum, 1/n for a
+Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and max|x| for Σwx). It is computed
+as (slope √𝓘_w)², checked finite and positive, and charged as the exact rational of that float.
+
+Constant work: the statement aggregates over the whole table, each record weighted by the product of one
+``CASE WHEN condition THEN 1 ELSE 0 END`` per condition, every expression evaluated for every record, values
+clamped with ``max``/``min`` (``greatest``/``least``); so the work does not depend on which records a filter
+selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
+a plan was made for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from sqlalchemy import Float, Table, case, func, literal, select
+from sqlalchemy.engine import Dialect
+from sqlalchemy.sql import Select
+
+from ..exceptions import InvalidParameterError
+from .budgets import Charge, text
+from .config import DatasetSpec, PolicySpec
+from .mechanisms import Noise, build_noise
+from .querylang import QueryError, QuerySpec
+
+__all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
+
+#: Datasets of at most this many records are released in the event loop (see :mod:`.answers`).
+INLINE_RECORDS = 5000
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    noise: Noise
+    slopes: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything an answer needs besides the data; immutable, cached per query text."""
+
+    spec: DatasetSpec
+    query: QuerySpec
+    policy: PolicySpec
+    components: list[Component]
+    combine: Callable[[list[Any]], Any]
+    charge: Charge
+    statement: Select[Any]
+    sql: str  # the statement compiled once for the database, and its parameters
+    parameters: Any
+    identity: bool
+    inline: bool  # small enough to release in the event loop
+    query_dict: dict[str, Any]
+    records: int | None  # the number of records the plan was made for (Fisher mean, identity), else None
+    ledger_query: str
+    ledger_information: str
+    guarantee_base: dict[str, Any]
+    charged: dict[str, Any]
+
+    def guarantee(self, after: dict[str, Any] | None = None) -> dict[str, Any]:
+        out = dict(self.guarantee_base)
+        if after is not None and "fisher" in after:
+            out["record_bound_after"] = {c: v["record_bound"] for c, v in after["fisher"].items()}
+        return out
+
+
+def _range_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
+    return min(p), max(p)
+
+
+def _sensitivity(lo: float, hi: float) -> float:
+    """max(hi − lo, |lo|, |hi|): one record replaced, or added or removed."""
+    return max(hi - lo, abs(lo), abs(hi))
+
+
+def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:
+    x = func.coalesce(column, literal(lo, Float))
+    if dialect == "sqlite":  # the scalar max/min of two arguments
+        return func.max(literal(lo, Float), func.min(literal(hi, Float), x))
+    return func.greatest(literal(lo, Float), func.least(literal(hi, Float), x))
+
+
+def _information(components: list[Component]) -> dict[str, Fraction]:
+    out: dict[str, Fraction] = {}
+    for component in components:
+        root = component.noise.root_information
+        if root is None:
+            continue
+        for column, slope in component.slopes.items():
+            if slope == 0.0:
+                continue
+            info = (slope * root) ** 2
+            if not math.isfinite(info) or info <= 0.0:
+                raise InvalidParameterError(
+                    f"the Fisher information of `query` about column {column!r} would be {info:g}; it must be "
+                    "finite and > 0 (a coefficient is too extreme for the declared bounds and the policy)."
+                )
+            out[column] = out.get(column, Fraction(0)) + Fraction(info)
+    return out
+
+
+def _guarantee(
+    policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
+) -> dict[str, Any]:
+    noise = [c.noise.describe() for c in components]
+    info = charge.fisher_floats()
+    if policy.is_fisher:
+        return {
+            "notion": "fisher-information",
+            "per_record_information": info,
+            "record_bound_of_this_release": {c: (1.0 / v if v > 0 else None) for c, v in info.items()},
+            "noise": noise,
+            "note": "bounded cos² noise gives no pure ε-DP" if policy.mechanism == "fisher-cosine" else "",
+        }
+    return {
+        "notion": "differential-privacy",
+        "epsilon": float(charge.epsilon),
+        "delta": float(charge.delta),
+        "epsilon_exact": text(charge.epsilon),
+        "delta_exact": text(charge.delta),
+        "adjacency": "one record replaced" if identity else "one record added, removed or replaced",
+        "composition": f"{len(components)} hardened release(s), (ε, δ) split evenly",
+        "noise": noise,
+        "per_record_information": info,
+    }
+
+
+def compiled(statement: Select[Any], dialect: Dialect) -> tuple[str, Any]:
+    """(SQL text, parameters) of ``statement`` for a DBAPI cursor of ``dialect``: positional for SQLite's
+    ``?``, a mapping for psycopg's ``%(name)s``."""
+    c = statement.compile(dialect=dialect)
+    if c.positiontup is not None:
+        return str(c), tuple(c.params[name] for name in c.positiontup)
+    return str(c), dict(c.params)
+
+
+def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: Dialect) -> Plan:
+    """The plan of ``query`` on dataset ``spec`` (stored in ``table`` with ``records`` records)."""
+    name = spec.name
+    for col in query.columns():
+        if col not in spec.columns:
+            raise QueryError(f"{col!r} is not a declared column of dataset {name!r}.")
+    policy = spec.policies.get(query.kind)
+    if policy is None:
+        raise QueryError(f"dataset {name!r} does not answer {query.kind} queries.")
+    if policy.is_fisher and query.where:
+        raise QueryError("Fisher-information policies answer unfiltered queries only.")
+
+    def bounds(column: str) -> tuple[float, float]:
+        col = spec.numeric(column)
+        if col is None or col.bounds is None:
+            raise QueryError(f"{column!r} is not a declared numeric column of dataset {name!r}.")
+        return col.bounds
+
+    def clamped(column: str) -> Any:
+        lo, hi = bounds(column)
+        return _clamp(table.c[column], lo, hi, dialect.name)
+
+    weight: Any = literal(1.0, Float)
+    for cond in query.where:
+        kind = spec.columns[cond.column].type
+        if (kind == "text") != isinstance(cond.value, str):
+            raise QueryError(f"column {cond.column!r} is {kind}; compare it with a {kind} literal.")
+        lhs = clamped(cond.column) if kind == "number" else table.c[cond.column]
+        rhs = literal(cond.value, Float) if kind == "number" else literal(cond.value)
+        test = {
+            "=": lhs == rhs,
+            "!=": lhs != rhs,
+            "<": lhs < rhs,
+            "<=": lhs <= rhs,
+            ">": lhs > rhs,
+            ">=": lhs >= rhs,
+        }[cond.op]
+        weight = weight * case((test, literal(1.0, Float)), else_=literal(0.0, Float))
+
+    def total(expr: Any) -> Any:
+        return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
+
+    parts: list[tuple[str, Any, float, dict[str, float]]] = []  # (name, SQL, sensitivity, slopes)
+    count: tuple[str, Any, float, dict[str, float]] = ("count", total(literal(1.0, Float)), 1.0, {})
+    identity = False
+    uses_records = False
+    combine: Callable[[list[Any]], Any]
+    kind = query.kind
+    if kind == "count":
+        parts = [count]
+
+        def combine(v: list[Any]) -> Any:
+            return max(v[0], 0.0)
+    elif kind == "linear":
+        g_lo = g_hi = 0.0
+        expr: Any = literal(0.0, Float)
+        coefficient: dict[str, float] = {}
+        for column, a in query.coefficients:
+            lo, hi = bounds(column)
+            g_lo += min(a * lo, a * hi)
+            g_hi += max(a * lo, a * hi)
+            expr = expr + literal(a, Float) * clamped(column)
+            coefficient[column] = coefficient.get(column, 0.0) + a
+        parts = [("sum", total(expr), _sensitivity(g_lo, g_hi), {c: abs(a) for c, a in coefficient.items()})]
+
+        def combine(v: list[Any]) -> Any:
+            return v[0]
+    elif kind == "weighted_mean":
+        assert query.column is not None and query.weights is not None
+        lo, hi = bounds(query.column)
+        wlo, whi = bounds(query.weights)
+        if wlo < 0:
+            raise QueryError(f"weight column {query.weights!r} must have bounds ≥ 0.")
+        x, w = clamped(query.column), clamped(query.weights)
+        big_x, big_w = max(abs(lo), abs(hi)), max(abs(wlo), abs(whi))
+        parts = [
+            (
+                "weighted_sum",
+                total(w * x),
+                _sensitivity(*_range_product((lo, hi), (wlo, whi))),
+                {query.column: big_w, query.weights: big_x},
+            ),
+            ("weight_sum", total(w), _sensitivity(wlo, whi), {query.weights: 1.0}),
+        ]
+
+        def combine(v: list[Any]) -> Any:
+            return (lo + hi) / 2.0 if v[1] <= 0 else min(max(v[0] / v[1], lo), hi)
+    else:
+        assert query.column is not None
+        column = query.column
+        lo, hi = bounds(column)
+        x = clamped(column)
+        total_sum = ("sum", total(x), _sensitivity(lo, hi), {column: 1.0})
+        if kind == "sum":
+            parts = [total_sum]
+
+            def combine(v: list[Any]) -> Any:
+                return v[0]
+        elif kind == "mean" and policy.is_fisher:
+            uses_records = True
+            n = max(records, 1)
+            parts = [("mean", total(x) / literal(float(n), Float), (hi - lo) / n, {column: 1.0 / n})]
+
+            def combine(v: list[Any]) -> Any:
+                return v[0]
+        elif kind == "mean":
+            parts = [total_sum, count]
+
+            def combine(v: list[Any]) -> Any:
+                return min(max(v[0] / max(v[1], 1.0), lo), hi)
+        elif kind == "variance":
+            sq = _range_product((lo, hi), (lo, hi))
+            sq = (0.0, sq[1]) if lo <= 0 <= hi else (min(lo * lo, hi * hi), sq[1])
+            parts = [
+                total_sum,
+                ("sum_of_squares", total(x * x), _sensitivity(*sq), {column: 2.0 * max(abs(lo), abs(hi))}),
+                count,
+            ]
+            top = (hi - lo) ** 2 / 4.0
+
+            def combine(v: list[Any]) -> Any:
+                m = max(v[2], 2.0)
+                mu = v[0] / m
+                return min(max((v[1] - m * mu * mu) / (m - 1.0), 0.0), top)
+        elif kind == "identity":
+            identity = uses_records = True
+            parts = [("values", x, hi - lo, {column: 1.0})]
+
+            def combine(v: list[Any]) -> Any:
+                return v[0]
+        else:  # pragma: no cover - the parser knows no other kind
+            raise QueryError(f"unknown query kind {kind!r}.")
+
+    if identity and records == 0:
+        raise QueryError(f"dataset {name!r} has no records.")
+    dim = records if identity else 1
+    components = [
+        Component(n_, build_noise(policy, sensitivity=s, dim=dim, share=len(parts)), slopes)
+        for n_, _, s, slopes in parts
+    ]
+    fisher = _information(components)
+    if policy.is_fisher:
+        charge = Charge(fisher=fisher)
+    else:
+        assert policy.epsilon is not None
+        charge = Charge(epsilon=policy.epsilon, delta=policy.delta or Fraction(0), fisher=fisher)
+    if identity:
+        statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
+    else:
+        statement = select(*[p[1] for p in parts], func.count()).select_from(table)
+    q = QuerySpec(query.kind, query.column, query.weights, query.coefficients, query.where, name)
+    sql, parameters = compiled(statement, dialect)
+    charged = {
+        "epsilon": text(charge.epsilon),
+        "delta": text(charge.delta),
+        "fisher_information": charge.fisher_floats(),
+    }
+    return Plan(
+        spec=spec,
+        query=q,
+        policy=policy,
+        components=components,
+        combine=combine,
+        charge=charge,
+        statement=statement,
+        sql=sql,
+        parameters=parameters,
+        identity=identity,
+        inline=records <= INLINE_RECORDS,
+        query_dict=q.as_dict(),
+        records=records if uses_records else None,
+        ledger_query=json.dumps(q.as_dict(), sort_keys=True),
+        ledger_information=json.dumps(charge.fisher_floats(), sort_keys=True),
+        guarantee_base=_guarantee(policy, components, charge, identity),
+        charged=charged,
+    )

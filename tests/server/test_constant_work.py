@@ -1,0 +1,101 @@
+"""SECURITY.md requirement 16 (issue finding 4): the latency of a query does not reveal how many records its
+filter selects.
+
+On a table of 10⁵ records that all match ``region = 'north'``, the latencies of ``sum(x) where region = 'north'``
+(every record selected) and ``sum(x) where region = 'nortx'`` (none selected) are measured alternately and
+compared with a two-sample KS test at α = 1e-6. The power check runs the same procedure against the old
+construction (``WHERE`` in the statement, so that only selected records are aggregated) and must find the
+difference. The two kinds of request alternate, so that a change of background load affects both alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+
+from scipy.stats import ks_2samp  # noqa: E402
+
+from tests.server._harness import _fresh_postgres_database  # noqa: E402
+from tests.server._lab import DatasetDef, Lab  # noqa: E402
+
+RECORDS = 100_000
+SAMPLES = 150
+ALPHA = 1e-6
+ALL = {"query": "sum(x) from big where region = 'north'"}
+NONE = {"query": "sum(x) from big where region = 'nortx'"}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def big(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
+    database = "sqlite"
+    if request.param == "postgresql":
+        database = _fresh_postgres_database(str(request.getfixturevalue("_postgres_url")))
+    rows = [{"x": 10.0 + (i % 50), "region": "north"} for i in range(RECORDS)]
+    policies = '[policies.sum]\nmechanism = "laplace"\nepsilon = "1/1000"\n'
+    with Lab(
+        tmp_path, [DatasetDef("big", rows, {"x": (10.0, 60.0)}, policies, "laplace")], database=database
+    ) as lab:
+        lab.add_querier("timer", epsilon="1000")
+        yield lab
+
+
+def _latencies(lab: Lab) -> tuple[list[float], list[float]]:
+    for body in (ALL, NONE) * 5:  # warm: plans, connections, the table in the page cache
+        assert lab.post("timer", body).status_code == 200
+    times: dict[str, list[float]] = {"all": [], "none": []}
+    for i in range(2 * SAMPLES):
+        name, body = (("all", ALL), ("none", NONE))[i % 2]
+        t0 = time.perf_counter()
+        r = lab.post("timer", body)
+        times[name].append(time.perf_counter() - t0)
+        assert r.status_code == 200, r.text
+    return times["all"], times["none"]
+
+
+def _where_construction(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the server aggregate only the selected records (``WHERE``), as it did before."""
+    from sqlalchemy import Float, func, literal, select
+
+    from privnoise.server.planner import compiled
+
+    service: Any = lab.app.state.service
+    original = service._make_plan
+
+    def make_plan(query: Any, name: str) -> Any:
+        plan = original(query, name)
+        table = service.tables[name]
+        x = func.max(literal(10.0, Float), func.min(literal(60.0, Float), func.coalesce(table.c.x, 10.0)))
+        if service.dialect != "sqlite":
+            x = func.greatest(
+                literal(10.0, Float), func.least(literal(60.0, Float), func.coalesce(table.c.x, 10.0))
+            )
+        statement = (
+            select(func.coalesce(func.sum(x), 0.0), func.count())
+            .select_from(table)
+            .where(*[table.c[c.column] == c.value for c in query.where])
+        )
+        sql, parameters = compiled(statement, service.reader.dialect)
+        return dataclasses.replace(plan, statement=statement, sql=sql, parameters=parameters)
+
+    monkeypatch.setattr(service, "_make_plan", make_plan)
+    service._plans.clear()
+
+
+def test_latency_does_not_depend_on_how_many_records_a_filter_selects(
+    big: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    every, none = _latencies(big)
+    p = ks_2samp(every, none).pvalue
+    assert p > ALPHA, f"latency depends on the selection: p = {p:.3g}"
+    # power check: the same test, on the same table, detects the old construction
+    _where_construction(big, monkeypatch)
+    every, none = _latencies(big)
+    p_where = ks_2samp(every, none).pvalue
+    assert p_where < ALPHA, f"the test does not see the WHERE construction: p = {p_where:.3g}"
