@@ -383,3 +383,23 @@ def test_latency_does_not_depend_on_the_data(shared: dict[str, Any]) -> None:
     # power check: the same test, on the same timings, sees a path that is 50 % slower for one dataset
     slower = [t + 0.5 * float(np.median(b)) for t in b]
     assert ks_2samp(a, slower).pvalue < 1e-6
+
+
+def test_import_reads_datasets_like_the_library(tmp_path: Path) -> None:
+    """A byte-order mark and a ';' delimiter are handled at import as by pn.io.read (one reader for all)."""
+    from sqlalchemy import text
+
+    import privnoise as pn
+    from privnoise.server import store
+    from privnoise.server.config import load_config
+
+    path, _ = write_config(tmp_path)
+    data = tmp_path / "meters.csv"
+    data.write_bytes("\ufeffkwh;weight;region\n12.5;1.0;north\n7;2.0;south\n".encode())
+    (tmp_path / "privnoise.db").unlink()
+    engine = store.init_database(load_config(path))
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT kwh, region FROM pn_data_meters ORDER BY pn_row")).all()
+    engine.dispose()
+    assert [r[0] for r in rows] == pn.io.read(data, "kwh").tolist() == [12.5, 7.0]
+    assert [r[1] for r in rows] == pn.io.read_text(data, "region") == ["north", "south"]

@@ -44,7 +44,7 @@ import math
 import numbers
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal, get_args
@@ -102,13 +102,16 @@ def exact_rational(value: Any, name: str, owner: str, *, allow_zero: bool = Fals
 
 @dataclass(frozen=True, slots=True)
 class Charge:
-    """One recorded release: its (ε, δ) (rational accountant) or its dp-accounting event (library accountant)."""
+    """What one recorded release spends: its (ε, δ) in exact rationals (rational accountant and query server) or its
+    dp-accounting event (library accountant), ``count`` times, and the Fisher information it adds about each record
+    of a column (the query server's per-record budgets; Farokhi & Sandberg, Proposition 1)."""
 
     epsilon: Fraction | None
     delta: Fraction | None
-    event: Any
-    count: int
-    label: str
+    event: Any = None
+    count: int = 1
+    label: str = ""
+    information: dict[str, Fraction] = field(default_factory=dict)
 
 
 class PrivacyAccountant(ABC):

@@ -7,6 +7,8 @@ files, whole or as chunks; writing released vectors chunk by chunk.
 :func:`chunks`
     The same as chunks of at most ``chunk_size`` values, re-readable, with the total length where it is known without
     reading (arrays, frames, Parquet metadata): what :func:`privnoise.release` consumes in bounded memory.
+The query server imports its datasets through the same readers (:func:`read` for numbers, :func:`read_text` for
+labels), so a byte-order mark, a delimiter or a missing value is handled alike everywhere.
 Missing values
     ``missing="error"`` (the default) refuses them with the file, line or row; ``"drop"`` drops the record; a number
     imputes it. NaN in an array and infinities anywhere are refused. For pandas and polars, NaN is a missing value.
@@ -24,7 +26,7 @@ Examples
 """
 
 from .missing import Missing
-from .sources import ArraySource, ChunkSource, Source, as_source, chunks, read
+from .sources import ArraySource, ChunkSource, Source, as_source, chunks, read, read_text
 from .writers import OUTPUT_SUFFIXES, Writer, check_output, open_writer
 
 __all__ = [
@@ -39,4 +41,5 @@ __all__ = [
     "chunks",
     "open_writer",
     "read",
+    "read_text",
 ]

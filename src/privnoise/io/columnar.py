@@ -17,7 +17,7 @@ from .._optional import require
 from ..exceptions import InvalidParameterError
 from .missing import Missing, check_missing
 
-__all__ = ["arrow_values", "frame_column", "parquet_chunks", "parquet_rows", "series_values"]
+__all__ = ["arrow_values", "frame_column", "parquet_chunks", "parquet_rows", "parquet_text_column", "series_values"]
 
 
 def _finite(values: NDArray[np.float64], where: str, offset: int = 0) -> NDArray[np.float64]:
@@ -63,6 +63,17 @@ def parquet_chunks(
     for batch in file.iter_batches(batch_size=rows, columns=[column]):
         yield arrow_values(batch.column(0), missing, f"{path}, column {column!r}", offset)
         offset += batch.num_rows
+
+
+def parquet_text_column(path: str | Path, column: str) -> list[str | None]:
+    """The values of a column of a Parquet file as text (None for null)."""
+    pq = require("pyarrow.parquet", feature="reading Parquet")
+    file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
+    names = file.schema_arrow.names
+    if column not in names:
+        raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
+    values = file.read(columns=[column]).column(0).to_pylist()
+    return [None if v is None else str(v) for v in values]
 
 
 def series_values(series: Any, missing: Missing, where: str) -> NDArray[np.float64]:

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from ..exceptions import InvalidParameterError
 from .missing import Missing, check_missing
 
-__all__ = ["csv_chunks", "detect_delimiter", "read_header"]
+__all__ = ["csv_chunks", "csv_text_column", "detect_delimiter", "read_header"]
 
 DELIMITERS = ",;\t|"
 
@@ -211,3 +211,23 @@ def csv_chunks(
         return
     if not produced:
         raise InvalidParameterError(f"{file}: column {name!r} has no data rows.")
+
+
+def csv_text_column(path: str | Path, column: str, *, delimiter: str | None = None) -> list[str | None]:
+    """The cells of a text column as they are written (None for a row too short to hold one), with the same
+    header, byte-order-mark and delimiter handling as :func:`csv_chunks`; blank lines are skipped."""
+    file = Path(path)
+    sep = detect_delimiter(file) if delimiter is None else delimiter
+    _, index = read_header(file, column, sep)
+    out: list[str | None] = []
+    try:
+        with _open(file) as handle:
+            reader = csv.reader(handle, delimiter=sep)
+            next(reader, None)
+            try:
+                out = [(row[index] if index < len(row) else None) for row in reader if row]
+            except csv.Error as exc:
+                raise InvalidParameterError(f"{file}, line {reader.line_num}: malformed CSV ({exc}).") from None
+    except UnicodeDecodeError as exc:
+        raise _decode_error(file, exc) from None
+    return out

@@ -18,11 +18,18 @@ from numpy.typing import NDArray
 
 from .._validation import check_positive_int, describe
 from ..exceptions import DimensionError, InvalidParameterError
-from .columnar import arrow_values, frame_column, parquet_chunks, parquet_rows, series_values
-from .csv_files import csv_chunks
+from .columnar import (
+    arrow_values,
+    frame_column,
+    parquet_chunks,
+    parquet_rows,
+    parquet_text_column,
+    series_values,
+)
+from .csv_files import csv_chunks, csv_text_column
 from .missing import Missing, validate_missing
 
-__all__ = ["ArraySource", "ChunkSource", "Source", "as_source", "chunks", "read"]
+__all__ = ["ArraySource", "ChunkSource", "Source", "as_source", "chunks", "read", "read_text"]
 
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -203,3 +210,15 @@ def read(
 
 
 chunks = as_source  # the public name: ``pn.io.chunks(data, column, chunk_size=...)``
+
+
+def read_text(path: str | Path, column: str, *, delimiter: str | None = None) -> list[str | None]:
+    """A text column of a CSV or Parquet file (labels such as a region), read with the same header, byte-order
+    mark and delimiter handling as :func:`read`; None where a row holds no value."""
+    file = Path(path)
+    suffix = file.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        return parquet_text_column(file, column)
+    if suffix in CSV_SUFFIXES:
+        return csv_text_column(file, column, delimiter=delimiter)
+    raise InvalidParameterError(f"`path` of `read_text` must be a .csv or .parquet file; got {file.name!r}.")

@@ -24,15 +24,18 @@ from __future__ import annotations
 import json
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from ..dp.accounting import Charge
+from ..dp.rational_accountant import compose
 from .checks import decimal_fraction
 from .config import DatasetSpec
 
 __all__ = [
     "Charge",
+    "information_floats",
     "DatasetState",
     "QuerierState",
     "Refusal",
@@ -47,9 +50,9 @@ __all__ = [
 ]
 
 
-def text(q: Fraction) -> str:
-    """Exact text of a rational: "1/10", "1", "0"."""
-    return str(q)
+def text(q: Fraction | None) -> str:
+    """Exact text of a rational: "1/10", "1", "0" (an absent charge, None, is "0")."""
+    return str(q if q is not None else Fraction(0))
 
 
 class StoredValueError(ValueError):
@@ -87,16 +90,9 @@ def dump_information(info: dict[str, Fraction]) -> str:
     return json.dumps({k: text(v) for k, v in sorted(info.items())})
 
 
-@dataclass(frozen=True, slots=True)
-class Charge:
-    """What one answer spends: (ε, δ) (0 for Fisher policies) and the information per column."""
-
-    epsilon: Fraction = Fraction(0)
-    delta: Fraction = Fraction(0)
-    fisher: dict[str, Fraction] = field(default_factory=dict)
-
-    def fisher_floats(self) -> dict[str, float]:
-        return {c: float(v) for c, v in self.fisher.items()}
+def information_floats(charge: Charge) -> dict[str, float]:
+    """The information a charge adds per column, as floats (for views and the ledger)."""
+    return {c: float(v) for c, v in charge.information.items()}
 
 
 @dataclass(slots=True)
@@ -178,17 +174,20 @@ def _allows(total: Fraction, floor: float) -> bool:
 
 
 def apply_charge(dataset: DatasetState, querier: QuerierState, spec: DatasetSpec, charge: Charge) -> None:
-    """Spend ``charge`` on both states in place, or raise :class:`Refusal` and change neither."""
-    q_eps = querier.spent_epsilon + charge.epsilon
-    q_delta = querier.spent_delta + charge.delta
-    d_eps = dataset.spent_epsilon + charge.epsilon
-    d_delta = dataset.spent_delta + charge.delta
-    if q_eps > querier.epsilon or q_delta > querier.delta:
+    """Spend ``charge`` on both states in place, or raise :class:`Refusal` and change neither.
+
+    (ε, δ) compose by the exact-rational accountant's basic composition (:func:`~privnoise.dp.rational_accountant.compose`).
+    """
+    spend = (charge.epsilon or Fraction(0), charge.delta or Fraction(0))
+    spent_querier = compose((querier.spent_epsilon, querier.spent_delta), spend, (querier.epsilon, querier.delta))
+    if spent_querier is None:
         raise Refusal("querier")
-    if d_eps > spec.epsilon or d_delta > spec.delta:
+    spent_dataset = compose((dataset.spent_epsilon, dataset.spent_delta), spend, (spec.epsilon, spec.delta))
+    if spent_dataset is None:
         raise Refusal("dataset")
+    (q_eps, q_delta), (d_eps, d_delta) = spent_querier, spent_dataset
     q_info, d_info = dict(querier.information), dict(dataset.information)
-    for column, added in charge.fisher.items():
+    for column, added in charge.information.items():
         # Information adds over independent releases whatever their policy, so every release is recorded;
         # a column without a declared floor is tracked (its record bound is reported) but never refused.
         q_info[column] = q_info.get(column, Fraction(0)) + added

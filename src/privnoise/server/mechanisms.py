@@ -1,24 +1,28 @@
-"""Policy → mechanism: every answer the server gives is a hardened (clamped, grid-snapped) release drawn from
-the cryptographically strong default generator. No seed exists anywhere on this path.
+"""Policy → noise: every answer the server gives is a hardened (clamped, grid-snapped) release drawn from the
+cryptographically strong default generator, through the library's noise protocol. No seed exists on this path.
 
-Differential-privacy policies are calibrated so that the hardened release, rounding included, satisfies the
-declared (ε, δ): Laplace noise of scale b = (⌊Δ/Λ⌋ + m)Λ/ε (pure ε-DP, checked exactly with
-:meth:`~privnoise.dp.hardening.HardenedMechanism.epsilon_fraction`); Gaussian noise whose σ is the analytic
-Gaussian σ at the lattice sensitivity, checked with the exact profile. The budget is then charged the declared
-(ε, δ) exactly, as rationals.
+The noise of a component is a :class:`~privnoise.dp.hardening.HardenedMechanism`, the same object a library user
+builds; an answer is ``noise.release(value)`` (the protocol's ``add_to``: clamp, round to the grid, add grid noise).
 
-Fisher policies use Farokhi & Sandberg's optimal noise for a scalar (or identity) linear release: cos² noise on
-[−h, h] (Problem 2) or Gaussian noise with E w² = Q (Problem 4); the information they carry about each record
-is ``c_i² 𝓘_w`` (Proposition 1), charged to the Fisher budgets.
+* Differential-privacy policies are calibrated by the library — :func:`privnoise.dp.hardened_laplace_for_epsilon`
+  and :func:`privnoise.dp.hardened_gaussian_for_epsilon_delta`, through the one safe-side calibrator — so that the
+  hardened release, rounding included, satisfies the declared (ε, δ) (exactly, in rationals, for Laplace noise).
+  The budget is then charged the declared (ε, δ) exactly.
+* Fisher policies use Farokhi & Sandberg's optimal noise for the release itself, designed by
+  :func:`privnoise.fisher.optimal_noise` on the scalar or identity query: cos² noise on [−h, h] (Problem 2) or
+  Gaussian noise with E w² = Q per record (Problem 4), kept structured (an identity over a million records is a
+  σ²·I). The information a release carries about each record is ``slope² 𝓘_w`` (Proposition 1), charged to the
+  Fisher budgets.
+* ``mechanism = "custom"`` calls an owner-supplied ``module:function`` returning a privnoise Mechanism; the server
+  hardens it and charges the declared (ε, δ). It exists for owners with their own noise (and for the failure
+  tests).
 
-``mechanism = "custom"`` calls an owner-supplied ``module:function`` returning a privnoise Mechanism; the server
-hardens it and charges the declared (ε, δ). It exists for owners with their own noise (and for the failure
-tests).
-
-Calibrations are cached (:func:`build_noise` is called once per policy, sensitivity and dimension), and every
-number they produce is checked: the sensitivity and the noise scale must be finite and in
-:data:`~.checks.SCALE_RANGE`-compatible ranges, the noise's Fisher information finite and positive, else the
-query is refused (:class:`~privnoise.exceptions.InvalidParameterError`) before anything is charged.
+What a noise reports — its scale, its per-record Fisher information — comes from its privacy profile
+(:func:`privnoise.dp.profile_of`) and its structured information, never from a switch on its family. Calibrations
+are cached (:func:`build_noise` is called once per policy, sensitivity and dimension), and every number they
+produce is checked: the sensitivity and the noise scale must be finite and in :data:`~.checks.SCALE_RANGE`, the
+noise's Fisher information finite and positive, else the query is refused
+(:class:`~privnoise.exceptions.InvalidParameterError`) before anything is charged.
 """
 
 from __future__ import annotations
@@ -26,61 +30,24 @@ from __future__ import annotations
 import functools
 import importlib
 import math
-from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
+from .. import queries
 from ..dp.gaussian import gaussian_sigma
+from ..dp.hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
-from ..dp.lattice import default_grid_exponent, lattice_sensitivity
+from ..dp.lattice import default_grid_exponent
+from ..dp.profile import NoProfile, profile_of
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..fisher import optimal_noise
-from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
-from ..queries import LinearQuery
+from ..mechanisms import Mechanism
 from .checks import SCALE_RANGE
 from .config import PolicySpec
 
-__all__ = ["GAUSSIAN_IDENTITY_MAX", "Noise", "build_noise"]
+__all__ = ["build_noise", "describe_noise", "root_information"]
 
 _BOUND_STEPS = 2.0**50
-GAUSSIAN_IDENTITY_MAX = 2048
 _OWNER = "query"
-
-
-@dataclass(frozen=True, slots=True)
-class Noise:
-    """A hardened mechanism ready to release one component of an answer, with what it spends."""
-
-    hardened: HardenedMechanism
-    epsilon: Fraction | None  # the DP charge (None: no DP guarantee, Fisher budget only)
-    delta: Fraction | None
-    information: float | None  # per-coordinate Fisher information 𝓘_w of the noise (None: unknown, custom)
-
-    def release(self, value: Any) -> Any:
-        return self.hardened.release(value)
-
-    @property
-    def root_information(self) -> float | None:
-        """√𝓘_w, so that slope² 𝓘_w = (slope √𝓘_w)² is computed without overflow or underflow."""
-        return None if self.information is None else math.sqrt(self.information)
-
-    def describe(self) -> dict[str, Any]:
-        noise = self.hardened.mechanism
-        family = type(noise).__name__
-        out: dict[str, Any] = {"family": family, "grid": self.hardened.grid, "hardened": True}
-        if isinstance(noise, Laplace):
-            out["scale"] = float(np.min(noise.scale))
-        elif isinstance(noise, Gaussian):
-            out["sigma"] = float(np.sqrt(np.min(np.diag(np.atleast_2d(noise.covariance())))))
-        else:
-            out["second_moment"] = float(noise.second_moment())
-        return out
-
-
-def _bound(grid: float) -> float:
-    return _BOUND_STEPS * grid
 
 
 def _checked_scale(scale: float, what: str) -> float:
@@ -93,47 +60,9 @@ def _checked_scale(scale: float, what: str) -> float:
     return scale
 
 
-def _laplace(eps: Fraction, sensitivity: float, dim: int) -> tuple[HardenedMechanism, Mechanism]:
-    e = float(eps)
-    _checked_scale(sensitivity / e, "Laplace scale")
-    k = default_grid_exponent(sensitivity / e)
-    grid = math.ldexp(1.0, k)
-    units = lattice_sensitivity(sensitivity, grid, dim=dim)
-    b = _checked_scale(units * grid / e, "Laplace scale")
-    for _ in range(64):
-        noise = Laplace(scale=b) if dim == 1 else Laplace(scale=np.full(dim, b))
-        h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
-        if h.epsilon_fraction() <= eps:
-            return h, Laplace(scale=b)
-        b = math.nextafter(b, math.inf) * (1.0 + 1e-15)
-    raise CalibrationError(
-        "could not calibrate hardened Laplace noise to the declared ε."
-    )  # pragma: no cover
-
-
-def _gaussian(
-    eps: Fraction, delta: Fraction, sensitivity: float, dim: int
-) -> tuple[HardenedMechanism, Mechanism]:
-    e, d = float(eps), float(delta)
-    sigma0 = _checked_scale(gaussian_sigma(e, d, sensitivity=sensitivity), "Gaussian σ")
-    k = default_grid_exponent(sigma0)
-    grid = math.ldexp(1.0, k)
-    effective = lattice_sensitivity(sensitivity, grid, dim=dim, norm="l2") * grid
-    sigma = _checked_scale(gaussian_sigma(e, d, sensitivity=effective) * (1.0 + 1e-9), "Gaussian σ")
-    for _ in range(64):
-        noise = Gaussian.from_std(sigma, dim if dim > 1 else None)
-        h = hardened(noise, sensitivity=sensitivity, bound=_bound(grid), grid_exponent=k)
-        if h.epsilon(d) <= e * (1.0 - 1e-12):
-            return h, Gaussian.from_std(sigma)
-        sigma *= 1.0 + 1e-6
-    raise CalibrationError(
-        "could not calibrate hardened Gaussian noise to the declared (ε, δ)."
-    )  # pragma: no cover
-
-
 def _harden(mech: Mechanism, sensitivity: float) -> HardenedMechanism:
     k = default_grid_exponent(noise_scale(mech))
-    return hardened(mech, sensitivity=sensitivity, bound=_bound(math.ldexp(1.0, k)), grid_exponent=k)
+    return hardened(mech, sensitivity=sensitivity, bound=_BOUND_STEPS * math.ldexp(1.0, k), grid_exponent=k)
 
 
 def _import_factory(path: str) -> Any:
@@ -141,27 +70,39 @@ def _import_factory(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def _check_dimension(policy: PolicySpec, dim: int) -> None:
-    """Gaussian noise on many coordinates is held as a dense covariance matrix: identity releases of Gaussian
-    type are limited to :data:`GAUSSIAN_IDENTITY_MAX` records."""
-    if policy.mechanism in ("gaussian", "fisher-gaussian") and dim > GAUSSIAN_IDENTITY_MAX:
-        raise InvalidParameterError(
-            f"identity releases with Gaussian noise are limited to {GAUSSIAN_IDENTITY_MAX} records; the dataset "
-            f"has {dim} (use a Laplace or fisher-cosine policy for identity)."
-        )
+def root_information(noise: HardenedMechanism, policy: PolicySpec) -> float | None:
+    """√𝓘_w, the square root of the Fisher information of one coordinate of the noise, so that slope² 𝓘_w =
+    (slope √𝓘_w)² is computed without overflow or underflow; None for custom noise (not charged to Fisher budgets).
 
-
-def _information(mech: Mechanism) -> float:
-    info = float(np.max(np.diag(mech.fisher_information_matrix())))
+    The snapped output carries no more information than the continuous noise (data processing), so this bounds it.
+    """
+    if policy.mechanism == "custom":
+        return None
+    inner: Any = noise.mechanism
+    info = float(inner.information_form().max_diagonal())
     if not math.isfinite(info) or info <= 0.0:
         raise InvalidParameterError(
             f"the noise of `{_OWNER}` would carry a Fisher information of {info:g} per record; it must be finite "
             "and > 0 (the coefficients or the declared bounds are too extreme for this policy)."
         )
-    return info
+    return math.sqrt(info)
 
 
-def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1) -> Noise:
+def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:
+    """The family, the grid and the scale of a component's noise (from its privacy profile)."""
+    inner: Any = noise.mechanism
+    out: dict[str, Any] = {"family": type(inner).__name__, "grid": noise.grid, "hardened": True}
+    profile = profile_of(inner)
+    if isinstance(profile, NoProfile):  # Fisher noise without a DP profile: its quality
+        out["second_moment"] = float(inner.second_moment())
+    elif profile.pure:  # Laplace-type: its smallest scale
+        out["scale"] = profile.scale
+    else:  # Gaussian-type: σ in its weakest direction
+        out["sigma"] = profile.scale
+    return out
+
+
+def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1) -> HardenedMechanism:
     """The noise for one of ``share`` components of an answer (the policy's (ε, δ) is split evenly).
 
     Cached: the same policy, sensitivity and dimension give the same (immutable) calibrated noise.
@@ -178,46 +119,35 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
 
 
 @functools.lru_cache(maxsize=4096)
-def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> Noise:
+def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> HardenedMechanism:
     eps = None if policy.epsilon is None else policy.epsilon / share
     delta = None if policy.delta is None else policy.delta / share
-    if policy.mechanism in ("laplace", "gaussian"):
-        # DP noise carries Fisher information too (1/b² for Laplace, 1/σ² for the Gaussian, per coordinate);
-        # the snapped output carries no more than the continuous noise (data processing), so this bounds it.
-        _check_dimension(policy, dim)
-        coordinate: Mechanism
-        if policy.mechanism == "laplace":
-            assert eps is not None
-            h, coordinate = _laplace(eps, sensitivity, dim)
-            charge_delta = Fraction(0)
-        else:
-            assert eps is not None and delta is not None
-            h, coordinate = _gaussian(eps, delta, sensitivity, dim)
-            charge_delta = delta
-        # per coordinate, the information of the isotropic noise is that of one of its coordinates
-        return Noise(h, eps, charge_delta, _information(coordinate))
+    if policy.mechanism == "laplace":
+        assert eps is not None
+        _checked_scale(sensitivity / float(eps), "Laplace scale")
+        h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim)
+        _checked_scale(profile_of(h.mechanism).scale, "Laplace scale")
+        return h
+    if policy.mechanism == "gaussian":
+        assert eps is not None and delta is not None
+        _checked_scale(gaussian_sigma(float(eps), float(delta), sensitivity=sensitivity), "Gaussian σ")
+        h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim)
+        _checked_scale(profile_of(h.mechanism).scale, "Gaussian σ")
+        return h
     if policy.mechanism == "custom":
         assert policy.factory is not None
         mech = _import_factory(policy.factory)(policy)
         if not isinstance(mech, Mechanism):
             raise CalibrationError(f"custom factory {policy.factory!r} must return a privnoise Mechanism.")
-        h = _harden(mech, sensitivity)
-        return Noise(h, eps, delta or Fraction(0), None)
-    # Fisher policies: the optimal noise of one scalar release (Problems 2 and 4 for C = 1), or independent
-    # copies per record for identity (the optimal Σ ∝ (CCᵀ)^{1/2} = I).
+        return _harden(mech, sensitivity)
+    # Fisher policies: the optimal noise of the release itself, one scalar or an identity over `dim` records
+    # (Problems 2 and 4 for C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured).
+    query = queries.mean(1) if dim == 1 else queries.identity(dim)
     if policy.mechanism == "fisher-cosine":
         assert policy.half_width is not None
-        w = policy.half_width
-        scalar: Mechanism = RaisedCosine(lower=-w, upper=w)
-        # for f(x) = x on a box, the optimum is the product of the scalar optima (Corollary 1)
-        noise = scalar if dim == 1 else RaisedCosine(lower=np.full(dim, -w), upper=np.full(dim, w))
+        noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
     else:
-        _check_dimension(policy, dim)
         assert policy.quality is not None
-        designed = optimal_noise(LinearQuery(np.eye(1)), quality_budget=policy.quality)
-        assert isinstance(designed, Gaussian)
-        sigma = float(np.sqrt(designed.covariance()[0, 0]))
-        scalar = Gaussian.from_std(sigma)
-        noise = scalar if dim == 1 else Gaussian.from_std(sigma, dim)
+        noise = optimal_noise(query, quality_budget=policy.quality * dim)  # E w_i² = Q per record
     assert isinstance(noise, Mechanism)
-    return Noise(_harden(noise, sensitivity), None, None, _information(scalar))
+    return _harden(noise, sensitivity)

@@ -40,10 +40,12 @@ from sqlalchemy import Float, Table, case, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
+from ..dp.accounting import Charge
+from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
-from .budgets import Charge, text
+from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
-from .mechanisms import Noise, build_noise
+from .mechanisms import build_noise, describe_noise, root_information
 from .querylang import QueryError, QuerySpec
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
@@ -54,8 +56,11 @@ INLINE_RECORDS = 5000
 
 @dataclass(frozen=True)
 class Component:
+    """One noisy part of an answer: the library noise it is released with, √𝓘_w of that noise, and the slopes."""
+
     name: str
-    noise: Noise
+    noise: HardenedMechanism
+    root_information: float | None
     slopes: dict[str, float]
 
 
@@ -108,7 +113,7 @@ def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:
 def _information(components: list[Component]) -> dict[str, Fraction]:
     out: dict[str, Fraction] = {}
     for component in components:
-        root = component.noise.root_information
+        root = component.root_information
         if root is None:
             continue
         for column, slope in component.slopes.items():
@@ -127,8 +132,8 @@ def _information(components: list[Component]) -> dict[str, Fraction]:
 def _guarantee(
     policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
 ) -> dict[str, Any]:
-    noise = [c.noise.describe() for c in components]
-    info = charge.fisher_floats()
+    noise = [describe_noise(c.noise) for c in components]
+    info = information_floats(charge)
     if policy.is_fisher:
         return {
             "notion": "fisher-information",
@@ -139,8 +144,8 @@ def _guarantee(
         }
     return {
         "notion": "differential-privacy",
-        "epsilon": float(charge.epsilon),
-        "delta": float(charge.delta),
+        "epsilon": float(charge.epsilon or 0),
+        "delta": float(charge.delta or 0),
         "epsilon_exact": text(charge.epsilon),
         "delta_exact": text(charge.delta),
         "adjacency": "one record replaced" if identity else "one record added, removed or replaced",
@@ -295,16 +300,16 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
     dim = records if identity else 1
-    components = [
-        Component(n_, build_noise(policy, sensitivity=s, dim=dim, share=len(parts)), slopes)
-        for n_, _, s, slopes in parts
-    ]
+    components = []
+    for n_, _, s, slopes in parts:
+        noise = build_noise(policy, sensitivity=s, dim=dim, share=len(parts))
+        components.append(Component(n_, noise, root_information(noise, policy), slopes))
     fisher = _information(components)
     if policy.is_fisher:
-        charge = Charge(fisher=fisher)
+        charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
     else:
         assert policy.epsilon is not None
-        charge = Charge(epsilon=policy.epsilon, delta=policy.delta or Fraction(0), fisher=fisher)
+        charge = Charge(policy.epsilon, policy.delta or Fraction(0), label=policy.mechanism, information=fisher)
     if identity:
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
@@ -314,7 +319,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     charged = {
         "epsilon": text(charge.epsilon),
         "delta": text(charge.delta),
-        "fisher_information": charge.fisher_floats(),
+        "fisher_information": information_floats(charge),
     }
     return Plan(
         spec=spec,
@@ -331,7 +336,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         query_dict=q.as_dict(),
         records=records if uses_records else None,
         ledger_query=json.dumps(q.as_dict(), sort_keys=True),
-        ledger_information=json.dumps(charge.fisher_floats(), sort_keys=True),
+        ledger_information=json.dumps(information_floats(charge), sort_keys=True),
         guarantee_base=_guarantee(policy, components, charge, identity),
         charged=charged,
     )

@@ -6,9 +6,7 @@ declared bounds is clamped (``out_of_bounds = "clamp"``) or rejected (``"reject"
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -17,6 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from ..exceptions import InvalidParameterError
+from ..io import read, read_text
 from . import db, keys
 from .checks import FLOOR_RANGE, checked_float, checked_rational
 from .config import DatasetSpec, ServerConfig
@@ -36,61 +35,40 @@ class DataImportError(InvalidParameterError):
 
 
 def _rows_from_file(spec: DatasetSpec) -> list[dict[str, Any]]:
+    """The rows of the dataset file, read by :mod:`privnoise.io` (the library's and the command line's readers:
+    byte-order marks, delimiters, NaN, inf and missing values handled alike), then checked against the bounds."""
     assert spec.source is not None
     path = spec.source
-    if path.suffix.lower() == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError:
-            raise DataImportError(f"{path}: reading Parquet needs pyarrow (pip install pyarrow).") from None
-        table = pq.read_table(path)
-        raw = table.to_pylist()
-        header = table.column_names
-        start = 1
-    else:
-        try:
-            with path.open(newline="", encoding="utf-8") as fh:
-                reader = csv.DictReader(fh)
-                raw = list(reader)
-                header = list(reader.fieldnames or [])
-        except OSError as exc:
-            raise DataImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        start = 2
-    missing = [c for c in spec.columns if c not in header]
-    if missing:
-        raise DataImportError(
-            f"{path}: declared column {missing[0]!r} is not in the file (header: {header})."
-        )
-    rows = []
-    for i, record in enumerate(raw):
-        line = i + start
-        row: dict[str, Any] = {"pn_row": i}
-        for name, col in spec.columns.items():
-            value = record[name]
-            if col.type == "text":
-                row[name] = None if value is None else str(value)
-                continue
-            try:
-                x = float(value)
-            except (TypeError, ValueError):
-                raise DataImportError(
-                    f"{path}: line {line}, column {name!r}: {value!r} is not a number."
-                ) from None
-            if not math.isfinite(x):
-                raise DataImportError(
-                    f"{path}: line {line}, column {name!r}: {value!r} is not finite; NaN and inf are rejected."
-                )
-            assert col.bounds is not None
-            lo, hi = col.bounds
+    first_line = 1 if path.suffix.lower() == ".parquet" else 2
+    try:
+        columns = {
+            name: read_text(path, name) if col.type == "text" else read(path, name)
+            for name, col in spec.columns.items()
+        }
+    except InvalidParameterError as exc:
+        raise DataImportError(str(exc)) from None
+    except OSError as exc:
+        raise DataImportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    count = len(next(iter(columns.values()))) if columns else 0
+    rows: list[dict[str, Any]] = [{"pn_row": i} for i in range(count)]
+    for name, col in spec.columns.items():
+        values = columns[name]
+        if col.type == "text":
+            for row, value in zip(rows, values, strict=True):
+                row[name] = value
+            continue
+        assert col.bounds is not None
+        lo, hi = col.bounds
+        for i, (row, x) in enumerate(zip(rows, values, strict=True)):
+            x = float(x)
             if not lo <= x <= hi:
                 if col.out_of_bounds == "reject":
                     raise DataImportError(
-                        f"{path}: line {line}, column {name!r}: {x:g} is outside the declared bounds "
+                        f"{path}: line {i + first_line}, column {name!r}: {x:g} is outside the declared bounds "
                         f"[{lo:g}, {hi:g}] (out_of_bounds = 'reject')."
                     )
                 x = min(max(x, lo), hi)
             row[name] = x
-        rows.append(row)
     return rows
 
 
