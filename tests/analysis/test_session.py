@@ -61,11 +61,11 @@ def test_sessions_on_frames_and_files_release(tmp_path):
         assert 0.0 <= release.value <= 4.0, name
 
 
-def test_dask_frames_are_named_as_not_yet_supported():
+def test_dask_objects_go_to_the_dask_backend_which_names_what_it_needs():
     class FakeDask:
         __module__ = "dask.dataframe.core"
 
-    with pytest.raises(InvalidParameterError, match="Dask"):
+    with pytest.raises(InvalidParameterError, match="must be a Dask DataFrame"):
         pn.Session(FakeDask(), epsilon=1.0)
 
 

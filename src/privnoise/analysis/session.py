@@ -67,7 +67,9 @@ class Session:
     Parameters
     ----------
     data : DataFrame, Table, mapping of columns, CSV/Parquet path, or a :class:`~privnoise.analysis.Backend`
-        pandas or polars DataFrame, pyarrow Table, ``{"name": array}``, a ``.csv``/``.parquet`` file.
+        pandas or polars DataFrame, pyarrow Table, ``{"name": array}``, a ``.csv``/``.parquet`` file; a Dask
+        DataFrame (:func:`privnoise.io.dask_parquet`) is aggregated on its cluster
+        (:class:`privnoise.scale.DaskBackend`).
     privacy_unit : str, optional
         The column identifying whose rows are protected together (a household, a person). None: each row.
     max_contributions : int, default 1
@@ -102,7 +104,7 @@ class Session:
         self.max_contributions = check_positive_int(max_contributions, "max_contributions", _OWNER)
         self.missing = validate_missing(missing, _OWNER)
         self._generator = default_rng(rng)
-        self._backend: Backend = data if isinstance(data, Backend) else InMemoryBackend(Table(data))
+        self._backend: Backend = data if isinstance(data, Backend) else backend_for(data)
         if privacy_unit is None and self.max_contributions != 1:
             raise InvalidParameterError(
                 f"`max_contributions` of `{_OWNER}` needs `privacy_unit` (the column whose rows are capped)."
@@ -390,6 +392,16 @@ class Session:
         assert n_hat is not None and count is not None
         values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
         return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval)
+
+
+def backend_for(data: Any) -> Backend:
+    """The backend of a session's data: Dask data frames aggregate on their cluster (:mod:`privnoise.scale`), the
+    rest in memory."""
+    if type(data).__module__.startswith("dask."):
+        from ..scale.backend import DaskBackend
+
+        return DaskBackend(data)
+    return InMemoryBackend(Table(data))
 
 
 class GroupBy:

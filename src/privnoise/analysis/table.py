@@ -160,8 +160,8 @@ class Table:
             return "arrow", data, list(data.column_names)
         if module == "dask":
             raise InvalidParameterError(
-                f"`data` of `{_OWNER}`: Dask data frames need the Dask aggregation backend (not available in this "
-                "version)."
+                f"`data` of `{_OWNER}`: a Dask data frame is aggregated on its cluster, not read into a table "
+                "(pass it to Session: privnoise.scale.DaskBackend)."
             )
         if isinstance(data, Mapping):
             columns = {str(k): v for k, v in data.items()}
