@@ -227,7 +227,7 @@ def design(
 @errors_exit_2
 def release_command(
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV file with a header line, or a Parquet file.")
+        Path, typer.Argument(metavar="DATA", help="CSV or Parquet file (with --scheduler: Parquet files, a glob).")
     ],
     column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
     query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
@@ -267,6 +267,9 @@ def release_command(
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
     level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Confidence level.")] = 0.95,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
+    ] = None,
 ) -> None:
     """Release a noisy answer to a query on one column of a CSV or Parquet file, with the guarantee that holds.
 
@@ -282,7 +285,7 @@ def release_command(
         if seed is not None:
             log.warning("--seed makes the noise predictable; use it for research only, never for a real release.")
         payload, text = dp_release(
-            data, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
+            data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
             max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
             bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
         )
@@ -293,6 +296,8 @@ def release_command(
         return
     if query.value not in ("mean", "sum", "variance"):
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
+    if scheduler is not None:
+        raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
     from rich.markup import escape
 
     from ._cli import render

@@ -6,6 +6,7 @@ guarantee and its accuracy (a confidence interval from the noise law, or the ran
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,19 @@ def _whole_budget(accountant: str, epsilon: float, delta: float) -> dict[str, fl
     return {"rho": rho * (0.99 if accountant == "rdp" else 1.0 - 1e-9)}
 
 
+def _quiet_cluster_logs() -> None:
+    """The cluster's own INFO and WARNING chatter stays off the terminal (its errors still show)."""
+    import distributed  # noqa: F401 - configures its loggers on import; they are quieted below
+
+    for name in list(logging.root.manager.loggerDict):
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
 def dp_release(
-    data: Path,
+    data: Any,
     *,
+    scheduler: str | None = None,
     column: str,
     query: str,
     epsilon: float,
@@ -67,7 +78,8 @@ def dp_release(
     level: float,
     seed: int | None,
 ) -> tuple[dict[str, Any], str]:
-    """Run one query; return its JSON form and the lines to print."""
+    """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
+    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask."""
     from ..analysis import Session
 
     if query not in DP_QUERIES:
@@ -84,8 +96,20 @@ def dp_release(
         raise CliInputError("--query quantile needs --q LEVELS (for instance --q 0.5,0.9).")
     if query == "top-k" and categories is None:
         raise CliInputError("--query top-k needs --categories A,B,... (the declared candidates).")
+    if scheduler is not None:  # aggregated by Dask on the scheduler's cluster (privnoise.scale)
+        from ..io import dask_parquet
+        from ..scale.cluster import check_scheduler, connect
+
+        check_scheduler(scheduler, "--scheduler", "privnoise release")
+        _quiet_cluster_logs()
+        with connect(scheduler, owner="privnoise release"):
+            source: Any = dask_parquet(str(data))
+            return dp_release(source, scheduler=None, column=column, query=query, epsilon=epsilon, delta=delta,
+                              bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
+                              missing=missing, quantiles=quantiles, bins=bins, categories=categories,
+                              group_by=group_by, keys=keys, top=top, level=level, seed=seed)
     session = Session(
-        str(data), privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
+        data if not isinstance(data, Path) else str(data), privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
         accountant=accountant, missing=_missing(missing), rng=seed,
     )
     selection = group_by is not None and keys is None
