@@ -55,10 +55,12 @@ __all__ = [
     "PrivnoiseError",
     "RaisedCosine",
     "Release",
+    "Session",
     "SolverError",
     "TabulatedDensity",
     "TiltedRaisedCosine",
     "__version__",
+    "analysis",
     "default_rng",
     "dp",
     "exceptions",
@@ -103,6 +105,7 @@ _EXPORTS = {
     "default_rng": "random",
     "Release": "release",
     "release": "release",
+    "Session": "analysis",
 }
 
 #: Subpackages and modules reachable as ``pn.<name>`` (client needs the ``server`` extra, so it is not in ``__all__``).
@@ -110,6 +113,7 @@ _MODULES = frozenset(name for name in __all__ if name not in _EXPORTS and name !
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentation tools
     from . import (
+        analysis,
         dp,
         exceptions,
         fisher,
@@ -124,6 +128,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         solvers,
         systems,
     )
+    from .analysis import Session
     from .exceptions import (
         BudgetExceededError,
         CalibrationError,

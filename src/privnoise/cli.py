@@ -62,6 +62,10 @@ class ReleaseQuery(StrEnum):
     mean = "mean"
     sum = "sum"
     variance = "variance"
+    row_count = "count"  # (not `count`: that name is str.count)
+    histogram = "histogram"
+    quantile = "quantile"
+    top_k = "top-k"
 
 
 class Variant(StrEnum):
@@ -246,7 +250,7 @@ def design(
 @errors_exit_2
 def release_command(
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV file with a header line, or a Parquet file.")
+        Path, typer.Argument(metavar="DATA", help="CSV or Parquet file (with --scheduler: Parquet files, a glob).")
     ],
     column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
     query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
@@ -260,8 +264,63 @@ def release_command(
         int | None,
         typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable."),
     ] = None,
+    epsilon: Annotated[
+        float | None,
+        typer.Option("--epsilon", help="Differential privacy: the budget ε of this release (instead of a Fisher goal)."),
+    ] = None,
+    delta: Annotated[float, typer.Option("--delta", help="With --epsilon: the δ of the budget.")] = 0.0,
+    unit: Annotated[str | None, typer.Option("--unit", help="With --epsilon: the privacy-unit column.")] = None,
+    max_contributions: Annotated[
+        int, typer.Option("--max-contributions", min=1, help="With --epsilon: rows used per unit (at random).")
+    ] = 1,
+    accountant: Annotated[
+        str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")
+    ] = None,
+    missing: Annotated[
+        str, typer.Option("--missing", help="Missing values: error, drop, or a number to impute.")
+    ] = "error",
+    quantiles: Annotated[str | None, typer.Option("--q", metavar="LEVELS", help="Quantile levels, e.g. 0.5,0.9.")] = None,
+    bins: Annotated[str | None, typer.Option("--bins", metavar="EDGES", help="Histogram bin edges.")] = None,
+    categories: Annotated[
+        str | None, typer.Option("--categories", metavar="A,B", help="Declared categories (histogram, top-k).")
+    ] = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", metavar="COLUMN", help="Group-by key column.")] = None,
+    keys: Annotated[
+        str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection).")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
+    level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Confidence level.")] = 0.95,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
+    ] = None,
 ) -> None:
-    """Release a noisy answer to a query on one CSV column, with the guarantee that holds for it."""
+    """Release a noisy answer to a query on one column of a CSV or Parquet file, with the guarantee that holds.
+
+    With --epsilon the release is differentially private for a privacy unit (--unit, --max-contributions) and
+    comes with its accuracy; otherwise the noise is Fisher-optimal for --support, --quality-budget or
+    --quality-weight.
+    """
+    if epsilon is not None:
+        from ._cli.analyst import dp_release
+
+        if support is not None or quality_budget is not None or quality_weight is not None or clamp:
+            raise CliInputError("--epsilon is a DP release: drop --support, --quality-budget, --quality-weight, --clamp.")
+        if seed is not None:
+            log.warning("--seed makes the noise predictable; use it for research only, never for a real release.")
+        payload, text = dp_release(
+            data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
+            max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
+            bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
+        )
+        if as_json:
+            _print_json(payload)
+        else:
+            _out().print(text, markup=False)
+        return
+    if query.value not in ("mean", "sum", "variance"):
+        raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
+    if scheduler is not None:
+        raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
     from rich.markup import escape
 
     from ._cli import render
@@ -365,6 +424,12 @@ def demo(
             escape(remaining_text(item.answer["remaining"])),
         )
     out.print(table)
+    out.print(
+        f"[bold]Household-level releases in the library[/bold] (pn.Session over the {len(result.data)} readings; "
+        f"privacy unit: household, at most {48 * DAYS} readings each; budget ε = 2, δ = 1e-6):"
+    )
+    for entry in result.household:
+        out.print(f"  {escape(entry['query'])}: {escape(entry['summary'])}")
     out.print(
         "[dim]DP answers are hardened (snapped to a 2^k grid) from the CSPRNG and charged exactly (rationals); "
         "a mean is noisy sum / noisy count. Fisher record bound: variance floor of any unbiased estimate of one "

@@ -17,7 +17,7 @@ generator, snaps the output to a power-of-two grid, and attaches the guarantee o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -96,12 +96,45 @@ class Release:
         return out
 
 
-class _Reader:
-    """Reads a source in blocks of at most :data:`BLOCK` records with one fused check per block.
+def check_block(
+    block: NDArray[np.float64], bounds: Any, policy: OutOfBounds, reach: float
+) -> tuple[NDArray[np.float64], int]:
+    """One block of records checked against the query's declared ``bounds`` (None: none declared): the block
+    (clamped under ``policy="clamp"``) and how many records were clamped; NaN, inf, records outside the bounds under
+    ``policy="error"``, and undeclared records beyond ``reach`` raise.
 
-    The minimum and maximum of a block decide everything: NaN or an infinity makes one of them non-finite, and the
-    declared bounds compare with them; only a failing block is looked at further (count, clamp).
+    The minimum and maximum decide everything: NaN or an infinity makes one of them non-finite, and the declared
+    bounds compare with them; only a failing block is looked at further (count, clamp).
     """
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = float(block.min()), float(block.max())
+    if bounds is not None and bounds.lower <= low and high <= bounds.upper:
+        return block, 0
+    if bounds is None and math.isfinite(low) and math.isfinite(high):
+        if max(-low, high) >= reach:
+            raise InvalidParameterError(
+                "`data` of `release` spans more than 2^50 steps of the output grid; declare bounds on the query "
+                "(the grid is then chosen to fit them) or rescale the data."
+            )
+        return block, 0
+    bad = int(block.size - np.count_nonzero(np.isfinite(block)))
+    if bad:
+        raise InvalidParameterError(
+            f"`data` of `release` must contain only finite numbers; got {bad} NaN or infinite "
+            f"entr{'y' if bad == 1 else 'ies'}."
+        )
+    assert bounds is not None
+    outside = int(np.count_nonzero((block < bounds.lower) | (block > bounds.upper)))
+    if policy == "error":
+        raise InvalidParameterError(
+            f"`data` of `release` has {outside} record(s) outside the declared bounds "
+            f"[{bounds.lower:g}, {bounds.upper:g}]; pass out_of_bounds='clamp' to clamp them."
+        )
+    return np.clip(block, bounds.lower, bounds.upper), outside
+
+
+class _Reader:
+    """Reads a source in blocks of at most :data:`BLOCK` records, each checked by :func:`check_block`."""
 
     def __init__(self, source: Source, query: Query, policy: OutOfBounds, reach: float) -> None:
         self.source = source
@@ -113,32 +146,9 @@ class _Reader:
         self.position = 0
 
     def _check(self, block: NDArray[np.float64]) -> NDArray[np.float64]:
-        low, high = float(block.min()), float(block.max())
-        bounds = self.bounds
-        if bounds is not None and bounds.lower <= low and high <= bounds.upper:
-            return block
-        if bounds is None and math.isfinite(low) and math.isfinite(high):
-            if max(-low, high) >= self.reach:
-                raise InvalidParameterError(
-                    "`data` of `release` spans more than 2^50 steps of the output grid; declare bounds on the query "
-                    "(the grid is then chosen to fit them) or rescale the data."
-                )
-            return block
-        bad = int(block.size - np.count_nonzero(np.isfinite(block)))
-        if bad:
-            raise InvalidParameterError(
-                f"`data` of `release` must contain only finite numbers; got {bad} NaN or infinite "
-                f"entr{'y' if bad == 1 else 'ies'}."
-            )
-        assert bounds is not None
-        outside = int(np.count_nonzero((block < bounds.lower) | (block > bounds.upper)))
-        if self.policy == "error":
-            raise InvalidParameterError(
-                f"`data` of `release` has {outside} record(s) outside the declared bounds "
-                f"[{bounds.lower:g}, {bounds.upper:g}]; pass out_of_bounds='clamp' to clamp them."
-            )
-        self.clamped += outside
-        return np.clip(block, bounds.lower, bounds.upper)
+        checked, clamped = check_block(block, self.bounds, self.policy, self.reach)
+        self.clamped += clamped
+        return checked
 
     def blocks(self) -> Iterator[tuple[int, NDArray[np.float64]]]:
         """(start, checked block) pairs covering records 0 … n − 1 in order."""
@@ -187,7 +197,7 @@ def _check_parameters(
     return None if delta is None else check_probability(delta, "delta", _OWNER)
 
 
-def _grid_exponent(law: Noise, query: Query, harden: bool) -> tuple[int | None, float]:
+def output_grid(law: Noise, query: Query, harden: bool) -> tuple[int | None, float]:
     """The exponent of the output grid (None unhardened) and the largest |x_i| its exact arithmetic takes."""
     if not harden and isinstance(law, Mechanism):
         return None, math.inf
@@ -197,6 +207,27 @@ def _grid_exponent(law: Noise, query: Query, harden: bool) -> tuple[int | None, 
     operator = getattr(query, "operator", None)
     growth = operator.max_abs_row_sum() if operator is not None else 1.0
     return k, MAX_GRID_UNITS * math.ldexp(1.0, k) / max(growth, 1e-300)
+
+
+def accumulate(parts: Iterable[NDArray[np.float64]], query: Query) -> NDArray[np.float64]:
+    """Cx from its partial sums C[:, block] x[block] over blocks of records (an exactly rounded sum when the query
+    has one output); a total that overflows is refused."""
+    partials: list[float] = []
+    total = np.zeros(query.m)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for part in parts:
+            if query.m == 1:
+                partials.append(float(part[0]))
+            else:
+                total += part
+        if query.m == 1:
+            try:
+                total = np.array([math.fsum(partials)])
+            except (OverflowError, ValueError):
+                total = np.array([math.inf])
+    if not np.all(np.isfinite(total)):
+        raise InvalidParameterError(f"the value of query `{query.name}` is not finite (overflow); rescale the data.")
+    return total
 
 
 def release(
@@ -218,6 +249,8 @@ def release(
     data : array_like, Series, DataFrame, Table, path or Source
         The database x: an array; a pandas/polars Series or one-column frame; a pyarrow array; or chunks from
         :func:`privnoise.io.chunks` (files, frames, iterators), read in bounded memory. NaN and inf are rejected.
+        A Dask Series or 1-d array is computed on its cluster (:mod:`privnoise.scale`): partial sums only, or the
+        noise added per partition on the workers for identity-like queries.
     query : Query
         f, with its Jacobian and declared bounds.
     mechanism : Noise or Policy
@@ -234,6 +267,7 @@ def release(
         The δ at which Gaussian-type noise states its (ε, δ) (pure-ε noise needs none).
     out : path, optional
         Write the (vector) value to a ``.npy``, ``.parquet`` or ``.csv`` file, chunk by chunk; ``value`` is None.
+        For Dask data: a directory that receives one Parquet file per partition, each published exactly once.
     chunk_size : int
         Records per chunk when ``data`` is a file or frame read by :func:`privnoise.io.chunks`.
 
@@ -261,6 +295,11 @@ def release(
     (1.0, 'fisher-information+differential-privacy')
     """
     dl = _check_parameters(query, mechanism, out_of_bounds, harden, delta)
+    if type(data).__module__.startswith("dask."):  # computed where the data lives (privnoise.scale)
+        from .scale.release import release_on_dask
+
+        return release_on_dask(data, query, mechanism, rng=rng, out_of_bounds=out_of_bounds, harden=harden,
+                               delta=dl, out=out)
     size = check_positive_int(chunk_size, "chunk_size", _OWNER)
     path = None if out is None else check_output(out, _OWNER)
     if path is not None and not query.output_shape:
@@ -295,7 +334,7 @@ class _Plan:
 
     def _start(self, law: Noise, x: NDArray[np.float64] | None = None) -> tuple[int | None, float, Guarantee]:
         """The grid exponent, the record magnitude its arithmetic takes, and the guarantee (before any noise)."""
-        k, reach = _grid_exponent(law, self.query, self.harden)
+        k, reach = output_grid(law, self.query, self.harden)
         grid = 0.0 if k is None or not isinstance(law, Mechanism) else math.ldexp(1.0, k)
         return k, reach, self.design.guarantee_for(self.query, x, delta=self.delta, grid=grid)
 
@@ -351,24 +390,7 @@ class _Plan:
         query = self.query
         k, reach, guarantee = self._start(noise)
         reader = _Reader(self.source, query, self.policy, reach)
-        partials: list[float] = []
-        total = np.zeros(query.m)
-        with np.errstate(over="ignore", invalid="ignore"):
-            for start, block in reader.blocks():
-                part = operator.apply_columns(block, start)
-                if query.m == 1:
-                    partials.append(float(part[0]))
-                else:
-                    total += part
-            if query.m == 1:
-                try:
-                    total = np.array([math.fsum(partials)])
-                except (OverflowError, ValueError):
-                    total = np.array([math.inf])
-        if not np.all(np.isfinite(total)):
-            raise InvalidParameterError(
-                f"the value of query `{query.name}` is not finite (overflow); rescale the data."
-            )
+        total = accumulate((operator.apply_columns(block, start) for start, block in reader.blocks()), query)
         value = total.reshape(noise.shape)
         noisy = noise.add_to(value, rng=self.generator, harden=self.harden, grid_exponent=k)
         return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k)

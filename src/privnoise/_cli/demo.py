@@ -7,7 +7,9 @@
 3. The server starts in-process on a free loopback port; the analyst's queries go through the HTTP client
    (:class:`privnoise.client.Client`) until the budgets are exhausted and the server refuses; every answer is
    printed with its guarantee and the remaining budget. The server then stops.
-4. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
+4. Household-level releases in the library (:mod:`privnoise._cli.demo_analyst`): a :class:`privnoise.Session`
+   over the half-hourly readings with the household as privacy unit (at most 48 × days readings each).
+5. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
 
 The noise is drawn from the cryptographically strong default generator; only the synthetic data are seeded.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from ..fisher import fisher_guarantee, optimal_noise
 from ..mechanisms import Laplace, Mechanism
 from ..queries import Query
 from ..sample_data import DAILY_KWH_BOUNDS, SmartMeterData, smart_meter_data
+from .demo_analyst import BUDGET, household_releases
 
 __all__ = ["DemoItem", "DemoResult", "run_demo"]
 
@@ -112,6 +115,7 @@ class DemoResult:
     figure: Path
     summary: Path
     url: str
+    household: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _mechanism(query: Query, **goal: Any) -> Mechanism:
@@ -271,6 +275,7 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
     data = smart_meter_data(households, DAYS, rng=seed)
     csv_path = data.to_csv(output / "smart_meter.csv")
     items, config_path, url = run_server_session(output, data)
+    household = household_releases(csv_path, days=data.days, bounds=data.bounds)
     figure = plot_tradeoff(output / "tradeoff.png", households)
     summary = {
         "privnoise_version": __version__,
@@ -288,8 +293,14 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
         "server": {"config": config_path.name, "url": url, "database": "privnoise.db"},
         "noise_rng": "cryptographically strong default (not seeded)",
         "releases": [item.as_dict() for item in items],
+        "household_level_releases": {
+            "privacy_unit": "household",
+            "max_contributions": 48 * data.days,
+            "budget": {"epsilon": BUDGET[0], "delta": BUDGET[1]},
+            "releases": household,
+        },
         "figure": figure.name,
     }
     path = output / "demo.json"
     path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return DemoResult(data, items, csv_path, config_path, figure, path, url)
+    return DemoResult(data, items, csv_path, config_path, figure, path, url, household)

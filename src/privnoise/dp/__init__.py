@@ -22,12 +22,23 @@ Hardening (SECURITY.md 1–2)
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
+Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
+    :func:`exponential_mechanism`, :func:`report_noisy_max`, :func:`proposition4_epsilon` — the exponential
+    mechanism, noisy max / top-k, and Koufogiannis et al.'s Proposition 4 as corrected
+    (:mod:`privnoise.dp.exponential`); :func:`laplace_partition_threshold`, :func:`gaussian_partition_threshold` —
+    partition selection for group-by with unknown keys (:mod:`privnoise.dp.partition`); :class:`ZCDPAccountant`,
+    :func:`zcdp_to_epsilon`, :func:`epsilon_to_zcdp` — zero-concentrated DP (:mod:`privnoise.dp.zcdp`).
 """
 
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .calibration import safe_side, smallest_parameter
-from .exponential import exponential_mechanism_epsilon, exponential_mechanism_lipschitz
+from .exponential import (
+    exponential_mechanism,
+    exponential_mechanism_epsilon,
+    proposition4_epsilon,
+    report_noisy_max,
+)
 from .gaussian import (
     classical_gaussian_sigma,
     gaussian_delta,
@@ -58,8 +69,10 @@ from .lipschitz import (
     lipschitz_constant,
     lipschitz_for_epsilon,
 )
+from .partition import gaussian_partition_threshold, laplace_partition_threshold
 from .profile import PrivacyProfile, epsilon_delta_of, profile_of
 from .rational_accountant import RationalAccountant
+from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 
 __all__ = [
     "DEFAULT_GRID_BITS",
@@ -73,6 +86,7 @@ __all__ = [
     "PrivacyAccountant",
     "PrivacyProfile",
     "RationalAccountant",
+    "ZCDPAccountant",
     "audit",
     "classical_gaussian_sigma",
     "clopper_pearson",
@@ -84,8 +98,10 @@ __all__ = [
     "epsilon_of_laplace",
     "epsilon_delta_of",
     "epsilon_of_lipschitz",
+    "epsilon_to_zcdp",
+    "exponential_mechanism",
     "exponential_mechanism_epsilon",
-    "exponential_mechanism_lipschitz",
+    "gaussian_partition_threshold",
     "exact_rational",
     "gaussian_delta",
     "gaussian_epsilon",
@@ -96,13 +112,18 @@ __all__ = [
     "hardened_laplace_for_epsilon",
     "laplace_epsilon",
     "laplace_for_epsilon",
+    "laplace_partition_threshold",
     "lattice_sensitivity",
     "lipschitz_constant",
     "lipschitz_for_epsilon",
     "multi_user_laplace",
     "profile_of",
+    "proposition4_epsilon",
+    "report_noisy_max",
     "safe_side",
     "smallest_parameter",
     "zcdp_delta",
     "zcdp_epsilon",
+    "zcdp_to_delta",
+    "zcdp_to_epsilon",
 ]

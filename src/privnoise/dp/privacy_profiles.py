@@ -83,6 +83,14 @@ class PrivacyProfile(ABC):
         """The dp_accounting event of one release (None when dp-accounting has none for this family)."""
         return None
 
+    def rho(self, sensitivity: float, *, grid: float | None = None) -> Fraction | None:
+        """The ρ of ρ-zCDP as an exact rational upper bound: ε²/2 for pure ε-DP noise (Bun & Steinke 2016,
+        Proposition 1.4); Gaussian-type families give Δ²/(2σ²); None when no zCDP statement is known."""
+        if not self.pure:
+            return None
+        eps = self.epsilon_fraction(sensitivity, grid=grid)
+        return eps * eps / 2
+
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         """The Lipschitz constant sup ‖∇log g‖_* in closed form, with its reason (None when unknown)."""
         return None
@@ -224,6 +232,10 @@ class GaussianProfile(PrivacyProfile):
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         return math.inf, "Gaussian score Σ⁻¹(w − μ) is unbounded"
 
+    def rho(self, sensitivity: float, *, grid: float | None = None) -> Fraction | None:
+        """ρ = Δ²/(2σ²) (Bun & Steinke 2016, Proposition 1.6), the rounding to ``grid`` included."""
+        return round_up(self._sensitivity(sensitivity, grid) ** 2 / (2.0 * self.sigma**2))
+
     def composed(self, count: int) -> GaussianProfile:
         """T adaptive Gaussian releases compose exactly to one of σ/√T (Dong, Roth & Su 2022, Corollary 3.3)."""
         return GaussianProfile(self.sigma / math.sqrt(count), self.dim)
@@ -335,6 +347,10 @@ class DiscreteGaussianProfile(PrivacyProfile):
         units = lattice_sensitivity(sensitivity, self.lattice_grid)
         return discrete_gaussian_delta(self.sigma / self.lattice_grid, epsilon, sensitivity=units)
 
+    def rho(self, sensitivity: float, *, grid: float | None = None) -> Fraction | None:
+        """ρ = Δ²/(2σ²) of the discrete Gaussian (Canonne, Kamath & Steinke 2020, Theorem 14)."""
+        return round_up(self._rho(sensitivity))
+
     def event(self, sensitivity: float, *, grid: float | None = None, mode: str = "pld") -> Any:
         if mode != "rdp":
             return None
@@ -373,6 +389,9 @@ class RoundedProfile(PrivacyProfile):
 
     def event(self, sensitivity: float, *, grid: float | None = None, mode: str = "pld") -> Any:
         return self.inner.event(sensitivity, grid=self.grid, mode=mode)
+
+    def rho(self, sensitivity: float, *, grid: float | None = None) -> Fraction | None:
+        return self.inner.rho(sensitivity, grid=self.grid)
 
     def guarantee(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> DifferentialPrivacyGuarantee:
         return self.inner.guarantee(sensitivity, delta, grid=self.grid)

@@ -10,6 +10,9 @@ files, whole or as chunks; writing released vectors chunk by chunk.
 :func:`read_text`
     A label column of a CSV or Parquet file. The query server imports its datasets through :func:`read` and
     :func:`read_text`, so a byte-order mark, a delimiter or a missing value is handled alike everywhere.
+:func:`dask_parquet`
+    Partitioned Parquet (a directory, a glob, local or remote) as a Dask DataFrame in record order, for sessions and
+    releases computed on a Dask cluster (:mod:`privnoise.scale`); needs the ``dask`` extra.
 Missing values
     ``missing="error"`` (the default) refuses them with the file, line or row; ``"drop"`` drops the record; a number
     imputes it. NaN in an array and infinities anywhere are refused. For pandas and polars, NaN is a missing value.
@@ -27,6 +30,7 @@ Examples
 """
 
 from .missing import Missing
+from .partitioned import dask_parquet
 from .sources import ArraySource, ChunkSource, Source, as_source, chunks, read, read_text
 from .writers import OUTPUT_SUFFIXES, Writer, check_output, open_writer
 
@@ -40,6 +44,7 @@ __all__ = [
     "as_source",
     "check_output",
     "chunks",
+    "dask_parquet",
     "open_writer",
     "read",
     "read_text",

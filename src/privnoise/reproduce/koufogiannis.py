@@ -473,7 +473,7 @@ def _figures(report: Report, output: Path, lp_table: list[tuple[int, float, floa
 
 def _propositions_4_5_lemma_10(report: Report, s: Setup) -> None:
     """Proposition 4 (exponential mechanism, corrected), Proposition 5 (post-processing), Lemma 10 (density)."""
-    from ..dp.exponential import exponential_mechanism_lipschitz, truncated_laplace_log_density
+    from ..dp.exponential import proposition4_epsilon, truncated_laplace_log_density
     from ..dp.lipschitz import lipschitz_constant
 
     eps = s.epsilon
@@ -491,7 +491,7 @@ def _propositions_4_5_lemma_10(report: Report, s: Setup) -> None:
             measured,
             "erratum",
             "Koufogiannis N2 (docs/errata.md): the normaliser Z(u) moves by up to εL‖u − u′‖ too, so the level is "
-            f"2εL = {exponential_mechanism_lipschitz(eps, 1.0):g} (exponential_mechanism_lipschitz); εL holds "
+            f"2εL = {proposition4_epsilon(eps, 1.0):g} (proposition4_epsilon); εL holds "
             "when Z is constant",
         )
     )
@@ -499,7 +499,7 @@ def _propositions_4_5_lemma_10(report: Report, s: Setup) -> None:
         Row(
             "prop4-laplace",
             f"Prop. 4, s = −|u − y| on ℝ (constant normaliser): the Laplace mechanism is εL-Lipschitz (ε = {eps:g})",
-            exponential_mechanism_lipschitz(eps, 1.0, constant_normaliser=True),
+            proposition4_epsilon(eps, 1.0, invariant_normaliser=True),
             lipschitz_constant(Laplace(scale=1.0 / eps)).value,
             "match",
             "lipschitz_constant of Laplace(1/ε): sup |∇ ln g| = ε",

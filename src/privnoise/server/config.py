@@ -27,6 +27,11 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     [datasets.meters.policies.mean]
     mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | custom
     epsilon = 0.1
+
+    [datasets.big]
+    source = "meters/*.parquet"    # Parquet files (a glob or a directory) read by Dask at query time
+    engine = "dask"                # default "sql": the file is imported into the database
+    scheduler = "local"            # a LocalCluster of this machine, or "tcp://host:8786"
 """
 
 from __future__ import annotations
@@ -98,6 +103,8 @@ class DatasetSpec:
     delta: Fraction
     columns: dict[str, ColumnSpec]
     policies: dict[str, PolicySpec]
+    engine: str = "sql"  # "sql": imported into the database; "dask": Parquet files computed on a Dask cluster
+    scheduler: str | None = None  # for engine "dask": "local" or "tcp://host:port"
 
     def numeric(self, column: str) -> ColumnSpec | None:
         spec = self.columns.get(column)
@@ -270,8 +277,20 @@ class _Policy(_Budgeted):
 class _Dataset(_Budgeted):
     source: str | None = None
     table: str | None = None
+    engine: Literal["sql", "dask"] = "sql"
+    scheduler: str | None = None
     columns: dict[str, _Column] = Field(default_factory=dict)
     policies: dict[str, _Policy] = Field(default_factory=dict)
+
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler(cls, v: Any) -> Any:
+        from ..scale.cluster import check_scheduler
+
+        try:
+            return None if v is None else check_scheduler(v, "scheduler", "owner.toml")
+        except InvalidParameterError:
+            raise ValueError(f"must be 'local' or a scheduler address tcp://HOST:PORT (or tls://); got {v!r}") from None
 
     @model_validator(mode="after")
     def _rules(self) -> _Dataset:
@@ -279,7 +298,14 @@ class _Dataset(_Budgeted):
             raise ValueError(
                 "give exactly one of `source` (a CSV/Parquet file) or `table` (a database table)"
             )
-        if self.source is not None and Path(self.source).suffix.lower() not in (".csv", ".parquet"):
+        if self.engine == "dask":
+            if self.source is None:
+                raise _KeyError("source", "engine 'dask' reads Parquet files: give `source` (a file, glob or directory)")
+            if Path(self.source).suffix.lower() not in (".parquet", ""):
+                raise _KeyError("source", f"engine 'dask' reads Parquet files (a file, glob or directory); got {self.source!r}")
+        elif self.scheduler is not None:
+            raise _KeyError("scheduler", "is for engine = 'dask' only")
+        elif self.source is not None and Path(self.source).suffix.lower() not in (".csv", ".parquet"):
             raise _KeyError("source", f"must be a .csv or .parquet file; got {self.source!r}")
         if self.table is not None:
             if not _NAME.match(self.table):
@@ -401,7 +427,8 @@ def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
     }
     source = None if d.source is None else (base / d.source).resolve()
     table = f"pn_data_{name}" if source is not None else str(d.table)
-    return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies)
+    scheduler = (d.scheduler or "local") if d.engine == "dask" else None
+    return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies, d.engine, scheduler)
 
 
 def load_config(path: str | Path) -> ServerConfig:

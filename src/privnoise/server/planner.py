@@ -332,7 +332,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         sql=sql,
         parameters=parameters,
         identity=identity,
-        inline=records <= INLINE_RECORDS,
+        inline=records <= INLINE_RECORDS and spec.engine == "sql",  # a Dask computation never blocks the loop
         query_dict=q.as_dict(),
         records=records if uses_records else None,
         ledger_query=json.dumps(q.as_dict(), sort_keys=True),

@@ -8,7 +8,8 @@
 3. Release: only then read the data (one statement over the whole table, the same work whatever a filter
    selects) and release the hardened answer. If anything fails from here on, the charge stays, the ledger row
    is marked "failed", and the querier gets :data:`FAILURE_BODY`, the same bytes whatever the data and whatever
-   went wrong.
+   went wrong. A dataset with ``engine = "dask"`` is computed on its Dask cluster instead, with the same
+   constant work (:mod:`.dask_engine`).
 """
 
 from __future__ import annotations
@@ -87,8 +88,16 @@ class Service:
         self.dialect = engine.dialect.name
         meta = MetaData()
         self.tables: dict[str, Table] = {}
+        self.dask: Any = None
+        if any(spec.engine == "dask" for spec in config.datasets.values()):
+            from .dask_engine import DaskDatasets
+
+            self.dask = DaskDatasets(config)
         with self.reader.connect() as conn:
             for name, spec in config.datasets.items():
+                if spec.engine == "dask":  # not in the database: the declared columns stand for its table
+                    self.tables[name] = db.data_table(spec.table, {n: c.type for n, c in spec.columns.items()}, meta)
+                    continue
                 table = Table(spec.table, meta, autoload_with=conn)
                 missing = [c for c in spec.columns if c not in table.c]
                 if missing:
@@ -106,6 +115,8 @@ class Service:
         self.committer.close()
         self._readers.close()
         self.reader.dispose()
+        if self.dask is not None:
+            self.dask.close()
 
     # -- start-up ------------------------------------------------------------------------------------------
     def _check_stored_state(self) -> None:
@@ -117,7 +128,9 @@ class Service:
                 except StoredValueError as exc:
                     raise ConfigError(f"the stored budget is not usable: {exc}") from None
                 if row["name"] in self.tables:
-                    if state.records is None:
+                    if state.records is None and self.dask is not None and row["name"] in self.dask.specs:
+                        state.records = self.dask.records(row["name"])
+                    elif state.records is None:
                         state.records = int(
                             conn.execute(
                                 select(func.count()).select_from(self.tables[row["name"]])
@@ -216,18 +229,18 @@ class Service:
         """Read the data and release the hardened answer; any failure marks the ledger row and raises
         :class:`QueryFailed`."""
         try:
-            with self._readers.cursor() as cur:
-                cur.execute(plan.sql, plan.parameters)
-                if plan.identity:
-                    rows = cur.fetchall()
-                    true: list[Any] = [np.array([float(r[0]) for r in rows])]
-                    found = len(rows)
-                else:
-                    *values, found = cur.fetchone()
-                    true = [float(v) for v in values]
+            noisy: list[Any] | None = None
+            if plan.spec.engine == "dask" and plan.identity:  # noised on the workers (dask_engine)
+                values, found = self.dask.release_identity(plan)
+                noisy = [values]
+            elif plan.spec.engine == "dask":
+                true, found = self.dask.evaluate(plan)
+            else:
+                true, found = self._read(plan)
             if plan.records is not None and int(found) != plan.records:
                 raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
-            noisy = [c.noise.release(v) for c, v in zip(plan.components, true, strict=True)]
+            if noisy is None:
+                noisy = [c.noise.release(v) for c, v in zip(plan.components, true, strict=True)]
             value = plan.combine(noisy)
             value = value.tolist() if isinstance(value, np.ndarray) else float(value)
             if not is_finite(value):
@@ -237,6 +250,16 @@ class Service:
             log.exception("query failed after its charge was committed (ledger row %d)", ledger_id)
             self._mark_failed(ledger_id)
             raise QueryFailed from None
+
+    def _read(self, plan: Plan) -> tuple[list[Any], int]:
+        """The true components of ``plan`` from the database (one statement) and the number of records."""
+        with self._readers.cursor() as cur:
+            cur.execute(plan.sql, plan.parameters)
+            if plan.identity:
+                rows = cur.fetchall()
+                return [np.array([float(r[0]) for r in rows])], len(rows)
+            *values, found = cur.fetchone()
+            return [float(v) for v in values], int(found)
 
     def _mark_failed(self, ledger_id: int) -> None:
         try:

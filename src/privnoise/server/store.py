@@ -2,6 +2,8 @@
 
 Imports are strict: a NaN or infinite value is rejected with the file, line and column; a value outside the
 declared bounds is clamped (``out_of_bounds = "clamp"``) or rejected (``"reject"``); bounds are never inferred.
+A dataset with ``engine = "dask"`` is not imported: its files are checked by the same rules when it is first
+declared (or re-imported) and read at query time (:mod:`.dask_engine`).
 """
 
 from __future__ import annotations
@@ -88,6 +90,18 @@ def _import(conn: Connection, spec: DatasetSpec, *, replace: bool) -> int | None
     return len(rows)
 
 
+def _dask_records(conn: Connection, spec: DatasetSpec, *, check: bool) -> int:
+    """The records of a Dask dataset: every value checked when it is new (or ``check``), else from the metadata."""
+    from .dask_engine import check_files
+
+    known = conn.execute(select(db.datasets.c.name).where(db.datasets.c.name == spec.name)).first() is not None
+    if check or not known:
+        return check_files(spec)
+    from ..io import dask_parquet
+
+    return int(dask_parquet(str(spec.source)).divisions[-1]) + 1
+
+
 def _count(conn: Connection, table: str) -> int:
     t = db.data_table(table, {}, MetaData())
     return int(conn.execute(select(func.count()).select_from(t)).scalar_one())
@@ -101,7 +115,9 @@ def init_database(config: ServerConfig, *, engine: Engine | None = None, reimpor
         db.upgrade(conn)
         for spec in config.datasets.values():
             imported = None
-            if spec.source is not None:
+            if spec.engine == "dask":  # not imported: its values are checked once, read at query time
+                imported = _dask_records(conn, spec, check=reimport)
+            elif spec.source is not None:
                 imported = _import(conn, spec, replace=reimport)
             elif not inspect(conn).has_table(spec.table):
                 raise DataImportError(

@@ -1,0 +1,257 @@
+"""privnoise's analyst sessions side by side with OpenDP and diffprivlib, on the same data and ε, in one run.
+
+Usage::
+
+    pip install 'privnoise[peers]'            # OpenDP and diffprivlib (not installed by `make test`)
+    python benchmarks/bench_analyst.py [--trials 2000] [--rows 10000] [--groupby-rows 10000000] [--json PATH]
+
+Printed, never asserted (targets from the analyst issue):
+
+* utility at ε = 1 over ``--trials`` releases on one dataset (fresh noise each time): the mean's MSE, the
+  histogram's MSE summed over bins, and the median's rank error |#{x < q̂} − n/2| (mean over trials) and its MSE
+  in value units — privnoise equal or better;
+* a group-by mean over ``--groupby-rows`` rows (four public keys, ε = 1): rows per second, privnoise ≥ 10× OpenDP.
+
+Neighbouring datasets. privnoise's session adds or removes one row (the number of rows stays private: the mean is a
+noisy sum over a noisy count). diffprivlib's ``mean`` and OpenDP's sized ``make_mean`` replace one row of a dataset
+whose size is public, a weaker notion under which the mean needs no count. The table therefore also shows
+"privnoise, n public": the same session components (hardened Laplace on the centred sum, divided by the public n)
+at the peers' own neighbouring notion — the like-for-like row. Histograms and quantiles use add/remove in all three.
+
+diffprivlib 0.6's package import pulls in its scikit-learn models, which fail with scikit-learn ≥ 1.7; only its
+``tools`` are used here, so the models module is stubbed before the import (said in the output when it happens).
+OpenDP's polars front end needs the polars version it was built against; its core vector API is used instead, with
+the grouping done by numpy beforehand (which favours OpenDP).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import time
+import types
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+import privnoise as pn
+from privnoise.analysis.noise import calibrate
+
+EPSILON = 1.0
+BOUNDS = (0.0, 10.0)
+BINS = [0.0, 1.0, 2.0, 3.0, 5.0, 10.0]
+
+
+def _peer(name: str) -> tuple[Any, str]:
+    """The peer module, or None and the reason it is not importable."""
+    if name == "diffprivlib":
+        try:
+            import sklearn  # noqa: F401
+        except ImportError:
+            pass
+        try:
+            return importlib.import_module("diffprivlib.tools"), ""
+        except ImportError as exc:
+            if "diffprivlib" in sys.modules or "sklearn" in str(exc):
+                sys.modules.pop("diffprivlib", None)
+                sys.modules["diffprivlib.models"] = types.ModuleType("diffprivlib.models")
+                try:
+                    return importlib.import_module("diffprivlib.tools"), "models stubbed (scikit-learn mismatch)"
+                except ImportError as again:
+                    return None, f"not importable: {again}"
+            return None, f"not importable: {exc}"
+    try:
+        module = importlib.import_module("opendp.prelude")
+    except ImportError as exc:
+        return None, f"not importable: {exc}"
+    module.enable_features("contrib")
+    return module, ""
+
+
+def _data(rows: int, seed: int = 0) -> np.ndarray:
+    return np.clip(np.random.default_rng(seed).gamma(2.0, 1.5, size=rows), *BOUNDS)
+
+
+# -- utility --------------------------------------------------------------------------------------------------
+def _privnoise_utility(x: np.ndarray, trials: int) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {"mean": [], "mean_public_n": [], "histogram": [], "median": []}
+    generator = pn.default_rng()
+    half = (BOUNDS[1] - BOUNDS[0]) / 2.0
+    centre = BOUNDS[0] + half
+    public = calibrate("sum", "laplace", 2.0 * half, Fraction(EPSILON))  # replace-one: Δ = high − low
+    for _ in range(trials):
+        s = pn.Session({"x": x}, epsilon=3 * EPSILON)
+        out["mean"].append(s.mean("x", bounds=BOUNDS, epsilon=EPSILON).value)
+        out["histogram"].append(s.histogram("x", bins=BINS, epsilon=EPSILON).value)
+        out["median"].append(s.quantile("x", 0.5, bounds=BOUNDS, epsilon=EPSILON).value)
+        noisy = public.add(np.array([np.sum(x - centre)]), generator)[0]
+        out["mean_public_n"].append(float(np.clip(centre + noisy / x.size, *BOUNDS)))
+    return out
+
+
+def _diffprivlib_utility(tools: Any, x: np.ndarray, trials: int) -> dict[str, list[float]]:
+    import warnings
+
+    out: dict[str, list[float]] = {"mean": [], "histogram": [], "median": []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(trials):
+            out["mean"].append(float(tools.mean(x, epsilon=EPSILON, bounds=BOUNDS)))
+            counts, _ = tools.histogram(x, epsilon=EPSILON, bins=BINS, range=BOUNDS)
+            out["histogram"].append(counts.astype(float))
+            out["median"].append(float(tools.quantile(x, 0.5, epsilon=EPSILON, bounds=BOUNDS)))
+    return out
+
+
+def _opendp_measurements(dp: Any, x: np.ndarray) -> dict[str, Any]:
+    n = x.size
+    space = dp.vector_domain(dp.atom_domain(bounds=BOUNDS), size=n), dp.symmetric_distance()
+    mean = dp.binary_search_chain(
+        lambda s: dp.t.make_mean(*space) >> dp.m.then_laplace(s), d_in=2, d_out=EPSILON
+    )
+    bins_space = dp.vector_domain(dp.atom_domain(T=int)), dp.symmetric_distance()
+    hist = dp.binary_search_chain(
+        lambda s: dp.t.make_count_by_categories(*bins_space, categories=list(range(len(BINS) - 1)),
+                                                null_category=False) >> dp.m.then_laplace(s, mode="discrete"),
+        d_in=1, d_out=EPSILON,
+    ) if _has_mode(dp) else dp.binary_search_chain(
+        lambda s: dp.t.make_count_by_categories(*bins_space, categories=list(range(len(BINS) - 1)),
+                                                null_category=False) >> dp.m.then_laplace(s),
+        d_in=1, d_out=EPSILON,
+    )
+    candidates = list(np.linspace(*BOUNDS, 1024))
+    raw = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    median = dp.binary_search_chain(
+        lambda s: dp.t.make_quantile_score_candidates(*raw, candidates=candidates, alpha=0.5)
+        >> dp.m.then_report_noisy_max_gumbel(s, optimize="min"),
+        d_in=1, d_out=EPSILON,
+    )
+    return {"mean": mean, "histogram": hist, "median": (median, candidates)}
+
+
+def _has_mode(dp: Any) -> bool:
+    import inspect
+
+    return "mode" in inspect.signature(dp.m.then_laplace).parameters
+
+
+def _opendp_utility(dp: Any, x: np.ndarray, trials: int) -> dict[str, list[float]]:
+    measurements = _opendp_measurements(dp, x)
+    values = x.tolist()
+    codes = (np.clip(np.searchsorted(BINS, x, side="right") - 1, 0, len(BINS) - 2)).tolist()
+    out: dict[str, list[float]] = {"mean": [], "histogram": [], "median": []}
+    median, candidates = measurements["median"]
+    for _ in range(trials):
+        out["mean"].append(float(np.clip(measurements["mean"](values), *BOUNDS)))
+        out["histogram"].append(np.maximum(np.asarray(measurements["histogram"](codes), dtype=float), 0.0))
+        out["median"].append(float(candidates[median(values)]))
+    return out
+
+
+def _scores(x: np.ndarray, results: dict[str, list[Any]]) -> dict[str, float]:
+    truth_mean = float(np.mean(x))
+    truth_hist = np.histogram(x, bins=BINS)[0].astype(float)
+    sorted_x = np.sort(x)
+    scores = {}
+    for key in ("mean", "mean_public_n"):
+        if key in results:
+            scores[key + " MSE"] = float(np.mean((np.asarray(results[key]) - truth_mean) ** 2))
+    scores["histogram MSE (sum over bins)"] = float(np.mean(np.sum((np.asarray(results["histogram"]) - truth_hist) ** 2,
+                                                                    axis=1)))
+    medians = np.asarray(results["median"])
+    ranks = np.searchsorted(sorted_x, medians, side="left")
+    scores["median rank error (rows)"] = float(np.mean(np.abs(ranks - x.size / 2.0)))
+    scores["median MSE"] = float(np.mean((medians - np.median(x)) ** 2))
+    return scores
+
+
+# -- throughput -----------------------------------------------------------------------------------------------
+def _timed(run: Callable[[], Any], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _groupby_privnoise(table: Any) -> Any:
+    s = pn.Session(table, epsilon=EPSILON)
+    return s.group_by("region", keys=[0, 1, 2, 3]).mean("x", bounds=BOUNDS, epsilon=EPSILON).value
+
+
+def _groupby_opendp(dp: Any, x: np.ndarray, region: np.ndarray) -> list[float]:
+    space = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.symmetric_distance()
+    share = EPSILON / 2.0  # sum and count per group (one row changes one group's sum and count)
+    total = dp.binary_search_chain(
+        lambda s: dp.t.make_clamp(*space, bounds=BOUNDS) >> dp.t.then_sum() >> dp.m.then_laplace(s),
+        d_in=1, d_out=share,
+    )
+    count = dp.binary_search_chain(
+        lambda s: dp.t.make_count(*space) >> dp.m.then_laplace(s), d_in=1, d_out=share
+    )
+    means = []
+    for key in range(4):
+        part = x[region == key].tolist()
+        means.append(total(part) / max(count(part), 1))
+    return means
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--rows", type=int, default=10_000)
+    parser.add_argument("--groupby-rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json", type=str, default=None)
+    args = parser.parse_args(argv)
+
+    load = os.getloadavg()[0]
+    print(f"privnoise {pn.__version__}; ε = {EPSILON}; load average {load:.2f}")
+    peers = {name: _peer(name) for name in ("diffprivlib", "opendp")}
+    for name, (module, note) in peers.items():
+        print(f"  {name}: {'available' if module is not None else ''}{'; ' if module and note else ''}{note}")
+
+    x = _data(args.rows)
+    results = {"privnoise": _scores(x, _privnoise_utility(x, args.trials))}
+    if peers["diffprivlib"][0] is not None:
+        results["diffprivlib"] = _scores(x, _diffprivlib_utility(peers["diffprivlib"][0], x, args.trials))
+    if peers["opendp"][0] is not None:
+        results["opendp"] = _scores(x, _opendp_utility(peers["opendp"][0], x, args.trials))
+    metrics = list(results["privnoise"])
+    print(f"\nUtility on {args.rows} rows, {args.trials} releases each (lower is better)")
+    print(f"{'metric':34}" + "".join(f"{name:>14}" for name in results))
+    for metric in metrics:
+        cells = "".join(f"{results[name].get(metric, float('nan')):>14.4g}" for name in results)
+        print(f"{metric:34}{cells}")
+    print("  mean: privnoise adds/removes a row (n private); 'mean_public_n' and the peers replace a row (n public).")
+
+    region = np.random.default_rng(1).integers(0, 4, size=args.groupby_rows)
+    values = _data(args.groupby_rows, seed=2)
+    import pyarrow as pa
+
+    table = pa.table({"region": region, "x": values})
+    throughput = {"privnoise": args.groupby_rows / _timed(lambda: _groupby_privnoise(table), args.repeat)}
+    if peers["opendp"][0] is not None:
+        dp = peers["opendp"][0]
+        throughput["opendp"] = args.groupby_rows / _timed(lambda: _groupby_opendp(dp, values, region), 1)
+    print(f"\nGroup-by mean over {args.groupby_rows:.0e} rows, 4 public keys (rows per second, higher is better)")
+    for name, rate in throughput.items():
+        print(f"  {name:12} {rate:14.4g}")
+    if "opendp" in throughput:
+        print(f"  ratio privnoise / OpenDP: {throughput['privnoise'] / throughput['opendp']:.1f}×")
+    summary = {"load_average": load, "utility": results, "groupby_rows_per_second": throughput,
+               "peers": {name: note or "available" for name, (_, note) in peers.items()}}
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(summary, handle, indent=2)
+    return summary
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""``privnoise release ... --epsilon``: a differentially private release through :class:`privnoise.Session`.
+
+One query on one column of a CSV or Parquet file, with a privacy unit and a cap on its rows, printed with its
+guarantee and its accuracy (a confidence interval from the noise law, or the rank accuracy of a quantile).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from .errors import CliInputError
+from .parsing import parse_list, parse_pair
+
+__all__ = ["DP_QUERIES", "dp_release"]
+
+#: The queries a DP release answers.
+DP_QUERIES = ("count", "sum", "mean", "variance", "histogram", "quantile", "top-k")
+
+
+def _words(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    items = [part.strip() for part in text.split(",")]
+    if not text.strip() or any(not item for item in items):
+        raise CliInputError(f"a comma-separated list must not have empty entries; got {text!r}.")
+    return items
+
+
+def _missing(text: str) -> Any:
+    if text in ("error", "drop"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise CliInputError(f"--missing must be 'error', 'drop' or a number to impute; got {text!r}.") from None
+
+
+def _whole_budget(accountant: str, epsilon: float, delta: float) -> dict[str, float]:
+    """The price of one query spending the whole (ε, δ): ε, or the largest ρ whose conversion fits (zCDP, RDP)."""
+    if accountant not in ("zcdp", "rdp"):
+        return {"epsilon": epsilon}
+    from ..dp.zcdp import epsilon_to_zcdp
+
+    rho = epsilon_to_zcdp(epsilon, delta)
+    return {"rho": rho * (0.99 if accountant == "rdp" else 1.0 - 1e-9)}
+
+
+def _quiet_cluster_logs() -> None:
+    """The cluster's own INFO and WARNING chatter stays off the terminal (its errors still show)."""
+    import distributed  # noqa: F401 - configures its loggers on import; they are quieted below
+
+    for name in list(logging.root.manager.loggerDict):
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def dp_release(
+    data: Any,
+    *,
+    scheduler: str | None = None,
+    column: str,
+    query: str,
+    epsilon: float,
+    delta: float,
+    bounds: str | None,
+    unit: str | None,
+    max_contributions: int,
+    accountant: str | None,
+    missing: str,
+    quantiles: str | None,
+    bins: str | None,
+    categories: str | None,
+    group_by: str | None,
+    keys: str | None,
+    top: int,
+    level: float,
+    seed: int | None,
+) -> tuple[dict[str, Any], str]:
+    """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
+    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask."""
+    from ..analysis import Session
+
+    if query not in DP_QUERIES:
+        raise CliInputError(f"--query must be one of {', '.join(DP_QUERIES)} with --epsilon; got {query!r}.")
+    declared = parse_pair(bounds, "--bounds")
+    needs_bounds = query in ("sum", "mean", "variance", "quantile")
+    if needs_bounds and declared is None:
+        raise CliInputError(f"--query {query} needs --bounds LO,HI (declared, never taken from the data).")
+    if group_by is not None and query not in ("count", "sum", "mean"):
+        raise CliInputError("--group-by answers --query count, sum or mean.")
+    if query == "histogram" and (bins is None) == (categories is None):
+        raise CliInputError("--query histogram needs exactly one of --bins EDGES and --categories A,B,...")
+    if query == "quantile" and quantiles is None:
+        raise CliInputError("--query quantile needs --q LEVELS (for instance --q 0.5,0.9).")
+    if query == "top-k" and categories is None:
+        raise CliInputError("--query top-k needs --categories A,B,... (the declared candidates).")
+    if scheduler is not None:  # aggregated by Dask on the scheduler's cluster (privnoise.scale)
+        from ..io import dask_parquet
+        from ..scale.cluster import check_scheduler, connect
+
+        check_scheduler(scheduler, "--scheduler", "privnoise release")
+        _quiet_cluster_logs()
+        with connect(scheduler, owner="privnoise release"):
+            source: Any = dask_parquet(str(data))
+            return dp_release(source, scheduler=None, column=column, query=query, epsilon=epsilon, delta=delta,
+                              bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
+                              missing=missing, quantiles=quantiles, bins=bins, categories=categories,
+                              group_by=group_by, keys=keys, top=top, level=level, seed=seed)
+    session = Session(
+        data if not isinstance(data, Path) else str(data), privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
+        accountant=accountant, missing=_missing(missing), rng=seed,
+    )
+    selection = group_by is not None and keys is None
+    spend = _whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
+    if group_by is not None:
+        grouped = session.group_by(group_by, keys=_words(keys))
+        if query == "count":
+            release = grouped.count(**spend)
+        elif query == "sum":
+            release = grouped.sum(column, bounds=declared, **spend)  # type: ignore[arg-type]
+        else:
+            release = grouped.mean(column, bounds=declared, **spend)  # type: ignore[arg-type]
+    elif query == "count":
+        release = session.count(column, **spend)
+    elif query in ("sum", "mean", "variance"):
+        release = getattr(session, query)(column, bounds=declared, **spend)
+    elif query == "histogram":
+        edges = parse_list(bins, "--bins")
+        release = session.histogram(column, bins=edges, categories=_words(categories), **spend)
+    elif query == "quantile":
+        levels = parse_list(quantiles, "--q")
+        release = session.quantile(column, levels, bounds=declared, **spend)  # type: ignore[arg-type]
+    else:
+        release = session.top_k(column, candidates=_words(categories), k=top, **spend)  # type: ignore[arg-type]
+    payload = release.as_dict(level)
+    lines = [f"{release.summary(level)}", f"meaning of the accuracy: {release.meaning}."]
+    if release.keys is not None and query != "top-k":
+        if release.interval is not None:
+            low, high = release.confidence_interval(level)
+            for key, value, lo, hi in zip(release.keys, release.value, low, high, strict=True):
+                lines.append(f"  {key}: {value:.6g}  [{lo:.6g}, {hi:.6g}]")
+        else:
+            for key, value in zip(release.keys, release.value, strict=True):
+                lines.append(f"  {key}: {value:.6g}")
+    spent = session.spent()
+    lines.append(f"budget: spent ε = {spent.epsilon:.6g} of {epsilon:g} at δ = {delta:g} ({session.accountant})")
+    return payload, "\n".join(lines)

@@ -1,0 +1,180 @@
+"""What a session query returns: the noisy value, the guarantee that holds, and its accuracy.
+
+:class:`Estimate` carries
+
+* ``value`` — a number (count, sum, mean, variance), an array (histogram cells, group values, quantiles) or a list of
+  selected categories (top-k);
+* ``guarantee`` — the privacy of this release alone (:class:`~privnoise.guarantees.DifferentialPrivacyGuarantee`,
+  or :class:`~privnoise.analysis.estimate.ConcentratedGuarantee` for ρ-zCDP), with the unit and the cap it is
+  stated for;
+* ``accuracy(alpha)`` and ``confidence_interval(level)`` — from the law of the noise
+  (:mod:`privnoise.analysis.accuracy`); ``meaning`` says what they cover: the noise only, not sampling error;
+* ``clamped`` — True where a ratio or count was clipped to its possible range after the noise (post-processing,
+  published);
+* ``keys`` — group keys, histogram bins or categories, aligned with ``value``;
+* ``fisher_information`` — for sums and means, the Fisher information the release carries about one row's value:
+  any unbiased estimate of that value, even by someone who knows every other row, has variance ≥ 1/𝓘
+  (Farokhi & Sandberg, eq. (7)); the value enters the noisy sum with coefficient 1, so 𝓘 is the noise's location
+  information (1/b² for Laplace, 1/σ² for Gaussian noise), and the count, the rounding and the ratio only lower it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from ..guarantees import Guarantee, json_number
+from .accuracy import check_level
+
+__all__ = ["ConcentratedGuarantee", "Estimate"]
+
+NOISE_ONLY = (
+    "noise only: with this probability over the noise the interval covers the exact statistic of the "
+    "contribution-bounded, clamped data; sampling error, and what bounding and clamping removed, are not included"
+)
+RANK = (
+    "noise only: with this probability over the mechanism, the number of bounded rows below the released value "
+    "differs from q·n by at most this many rows (beyond the best the candidate grid allows); no interval in value "
+    "units follows without the data"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ConcentratedGuarantee(Guarantee):
+    """ρ-zero-concentrated DP, δ-approximate when ``delta`` > 0 (Bun & Steinke 2016, Definitions 1.1 and 8.1)."""
+
+    rho: float
+    delta: float
+    adjacency: str
+    notion: str = field(default="zero-concentrated-differential-privacy", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"notion": self.notion, "rho": self.rho, "delta": self.delta, "adjacency": self.adjacency}
+
+    def summary(self) -> str:
+        approximate = f", δ-approximate with δ = {self.delta:.3g}" if self.delta else ""
+        return f"ρ-zCDP with ρ = {self.rho:.6g}{approximate} ({self.adjacency})"
+
+
+Interval = Callable[[float], tuple[Any, Any, Any]]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Estimate:
+    """A session release (module docstring)."""
+
+    value: Any
+    guarantee: Guarantee
+    query: dict[str, Any]
+    interval: Interval | None = None  # level ↦ (low, high, coverage)
+    radius: Callable[[float], Any] | None = None  # level ↦ accuracy radius (rank estimates)
+    clamped: Any = False
+    keys: list[Any] | None = None
+    meaning: str = NOISE_ONLY
+    noise: list[dict[str, Any]] = field(default_factory=list)
+    fisher_information: float | None = None
+
+    def confidence_interval(self, level: float = 0.95) -> tuple[Any, Any]:
+        """(low, high) covering the statistic with probability ≥ ``level`` over the noise (see ``meaning``)."""
+        lv = check_level(level, "Estimate.confidence_interval")
+        if self.interval is None:
+            raise InvalidParameterError(
+                f"a {self.query.get('query', 'this')} release has no interval in value units: {self.meaning}. "
+                "Use `accuracy(alpha)`."
+            )
+        low, high, _ = self.interval(lv)
+        return low, high
+
+    def coverage(self, level: float = 0.95) -> Any:
+        """The exact probability (≥ ``level``) that :meth:`confidence_interval` covers, where it is known."""
+        lv = check_level(level, "Estimate.coverage")
+        if self.interval is None:
+            return lv
+        return self.interval(lv)[2]
+
+    def accuracy(self, alpha: float = 0.05) -> Any:
+        """a with P(error > a) ≤ α: the half-width of the interval at level 1 − α (the rank radius for quantiles)."""
+        lv = 1.0 - check_level(alpha, "Estimate.accuracy")
+        if self.radius is not None:
+            return self.radius(lv)
+        assert self.interval is not None
+        low, high, _ = self.interval(lv)
+        return np.maximum(np.asarray(self.value, dtype=float) - low, high - np.asarray(self.value, dtype=float))
+
+    def as_dict(self, level: float = 0.95) -> dict[str, Any]:
+        """JSON-ready: value, guarantee, query, the interval (or accuracy) at ``level`` and its meaning."""
+        out: dict[str, Any] = {
+            "value": _json(self.value),
+            "guarantee": self.guarantee.as_dict(),
+            "query": self.query,
+            "clamped": _json(self.clamped),
+            "noise": self.noise,
+        }
+        if self.fisher_information is not None:
+            out["fisher_information_per_row"] = self.fisher_information
+            out["row_error_floor"] = 1.0 / self.fisher_information
+        if self.keys is not None:
+            out["keys"] = [k if isinstance(k, str | int | float | type(None)) else str(k) for k in self.keys]
+        if self.interval is not None:
+            low, high = self.confidence_interval(level)
+            out["confidence_interval"] = {"level": level, "low": _json(low), "high": _json(high),
+                                          "coverage": _json(self.coverage(level)), "meaning": self.meaning}
+        else:
+            out["accuracy"] = {"level": level, "radius": _json(self.accuracy(1.0 - level)), "meaning": self.meaning}
+        return out
+
+    def to_frame(self, level: float = 0.95) -> Any:
+        """A pandas DataFrame of keys, values and interval limits (vector releases)."""
+        from .._optional import require
+
+        pd = require("pandas", feature="Estimate.to_frame")
+        columns: dict[str, Any] = {"key": self.keys if self.keys is not None else list(range(np.size(self.value))),
+                                   "value": np.ravel(self.value)}
+        if self.interval is not None:
+            low, high = self.confidence_interval(level)
+            columns["low"], columns["high"] = np.ravel(low), np.ravel(high)
+        return pd.DataFrame(columns)
+
+    def summary(self, level: float = 0.95) -> str:
+        what = self.query.get("query", "release")
+        clipped = " (clamped to its range)" if np.any(self.clamped) else ""
+        guarantee = self.guarantee.summary()
+        if self.fisher_information is not None:
+            guarantee += f"; one row's value: error variance ≥ {1.0 / self.fisher_information:.4g} (Fisher)"
+        if self.interval is None:
+            return (f"{what}: {_text(self.value)}{clipped}; {level:.0%} rank accuracy "
+                    f"±{_text(self.accuracy(1.0 - level))} rows; {guarantee}")
+        low, high = self.confidence_interval(level)
+        if self.keys is not None and np.ndim(self.value):
+            cells = ", ".join(
+                f"{key}: {_text(v)} [{_text(lo)}, {_text(hi)}]"
+                for key, v, lo, hi in zip(self.keys, np.ravel(self.value), np.ravel(low), np.ravel(high), strict=True)
+            )
+            return f"{what}: {{{cells}}}{clipped} ({level:.0%} intervals); {guarantee}"
+        return f"{what}: {_text(self.value)}{clipped}; {level:.0%} interval [{_text(low)}, {_text(high)}]; {guarantee}"
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_json(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_json(v) for v in value.tolist()]
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return json_number(float(value))
+    return value
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, np.ndarray | list):
+        return "[" + ", ".join(_text(v) for v in np.ravel(np.asarray(value, dtype=object))) + "]"
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.6g}"
+    return str(value)

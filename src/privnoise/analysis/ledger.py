@@ -1,0 +1,236 @@
+"""A session's budget: every query is priced from public parameters and charged before any data is read.
+
+=============  =================  ==========================================================================
+accountant     noise              composition and refusal
+=============  =================  ==========================================================================
+"pure"         Laplace            Σε in exact rationals (:class:`~privnoise.dp.RationalAccountant`); δ = 0,
+                                  so group-by with unknown keys (partition selection) is refused
+"approximate"  Laplace            basic composition (Σε, Σδ) in exact rationals
+"advanced"     Laplace            as "approximate", and a charge is also accepted when the advanced
+                                  composition theorem (slack δ′ = δ_budget − Σδ) keeps ε within budget
+"pld"          Laplace            tight numerical composition of privacy-loss distributions (dp-accounting;
+                                  pessimistic discretisation): ε(δ_budget) ≤ ε_budget
+"zcdp"         Gaussian           Σρ and Σδ (approximate zCDP) in exact rationals
+                                  (:class:`~privnoise.dp.zcdp.ZCDPAccountant`): Σρ ≤ ρ_max(δ_budget − Σδ)
+"rdp"          Gaussian           Rényi DP (dp-accounting) at δ_budget − Σδ (approximate part)
+=============  =================  ==========================================================================
+
+A query's ``epsilon`` is its price in the accountant's currency: ε for the Laplace family, ρ = ε²/2 for the
+Gaussian family (the ρ of an ε-DP mechanism; Bun & Steinke 2016, Proposition 1.4), or ``rho`` directly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Literal, get_args
+
+from .._optional import require
+from ..dp.accounting import exact_rational
+from ..dp.rational_accountant import RationalAccountant
+from ..dp.zcdp import ZCDPAccountant
+from ..exceptions import BudgetExceededError, InvalidParameterError
+from ..guarantees import DifferentialPrivacyGuarantee
+
+__all__ = ["ACCOUNTANTS", "Accountant", "Cost", "Ledger", "Remaining"]
+
+Accountant = Literal["pure", "approximate", "advanced", "pld", "rdp", "zcdp"]
+ACCOUNTANTS: tuple[str, ...] = get_args(Accountant)
+_OWNER = "Session"
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """What one query spends (from public parameters only).
+
+    ``epsilon`` and ``delta`` are the (ε, δ) of the query in the Laplace family; ``rho`` and ``delta`` its
+    (approximate) zCDP in the Gaussian family; ``pld`` and ``rdp`` the pieces the library accountants compose:
+    ("laplace", b/Δ), ("discrete-laplace", 1/t, Δ), ("gaussian", σ/Δ), ("dp", ε, δ), ("zcdp", ρ).
+    """
+
+    label: str
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    pld: tuple[tuple[Any, ...], ...] = ()
+    rdp: tuple[tuple[Any, ...], ...] = ()
+    gaussian: bool = False  # every part is Gaussian noise (zCDP then converts through the exact Gaussian profile)
+
+
+@dataclass(frozen=True, slots=True)
+class Remaining:
+    """What is left of a session's budget.
+
+    ``epsilon``: ε_budget minus the ε spent at δ_budget (exact for "pure"/"approximate"); ``delta``: δ not yet
+    charged to approximate parts; ``rho``: the zCDP budget left ("zcdp" only).
+    """
+
+    epsilon: float
+    delta: float
+    rho: float | None = None
+    spent_epsilon: float = 0.0
+    exact_epsilon: Fraction | None = None
+    queries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"epsilon": self.epsilon, "delta": self.delta, "spent_epsilon": self.spent_epsilon,
+                               "queries": self.queries}
+        if self.rho is not None:
+            out["rho"] = self.rho
+        if self.exact_epsilon is not None:
+            out["epsilon_exact"] = str(self.exact_epsilon)
+        return out
+
+
+class Ledger:
+    """The accountant of a session (module docstring)."""
+
+    def __init__(self, mode: Any, epsilon: Any, delta: Any) -> None:
+        if mode not in ACCOUNTANTS:
+            raise InvalidParameterError(
+                f"`accountant` of `{_OWNER}` must be one of {', '.join(map(repr, ACCOUNTANTS))}; got {mode!r}."
+            )
+        self.mode: str = mode
+        self.epsilon = exact_rational(epsilon, "epsilon", _OWNER)
+        self.delta = exact_rational(delta, "delta", _OWNER, allow_zero=True)
+        if self.delta >= 1:
+            raise InvalidParameterError(f"`delta` of `{_OWNER}` must be < 1; got {float(self.delta):g}.")
+        if mode == "pure" and self.delta:
+            raise InvalidParameterError(f"`delta` of `{_OWNER}` must be 0 with accountant 'pure'; got {float(self.delta):g}.")
+        if mode in ("zcdp", "rdp", "pld", "advanced") and not self.delta:
+            raise InvalidParameterError(f"`delta` of `{_OWNER}` must be > 0 with accountant {mode!r}.")
+        if mode in ("pld", "rdp"):
+            require("dp_accounting", feature=f"Session(accountant={mode!r})")
+        self.family = "gaussian" if mode in ("zcdp", "rdp") else "laplace"
+        self.costs: list[Cost] = []
+        self._pld: Any = None  # the composed privacy-loss distribution of the committed costs ("pld")
+        self._rational: RationalAccountant | None = None
+        self._zcdp: ZCDPAccountant | None = None
+        if mode in ("pure", "approximate"):
+            self._rational = RationalAccountant(mode, epsilon_budget=self.epsilon, delta_budget=self.delta)
+        elif mode == "zcdp":
+            self._zcdp = ZCDPAccountant(epsilon_budget=self.epsilon, delta_budget=self.delta)
+
+    # -- pricing -----------------------------------------------------------------------------------------------
+    def price(self, epsilon: Any, rho: Any, owner: str) -> Fraction:
+        """A query's budget in the accountant's currency: ε (Laplace family) or ρ (Gaussian family)."""
+        if (epsilon is None) == (rho is None):
+            raise InvalidParameterError(f"`{owner}` needs exactly one of `epsilon` and `rho`.")
+        if rho is not None:
+            if self.family != "gaussian":
+                raise InvalidParameterError(f"`rho` of `{owner}` needs accountant 'zcdp' or 'rdp'; this is {self.mode!r}.")
+            return exact_rational(rho, "rho", owner)
+        eps = exact_rational(epsilon, "epsilon", owner)
+        return eps if self.family == "laplace" else eps * eps / 2
+
+    # -- charging ----------------------------------------------------------------------------------------------
+    def charge(self, cost: Cost) -> None:
+        """Commit ``cost`` or raise :class:`~privnoise.exceptions.BudgetExceededError` (nothing recorded)."""
+        if self.mode in ("pure", "approximate"):
+            assert self._rational is not None
+            if self.mode == "pure" and cost.delta:
+                raise InvalidParameterError(
+                    f"{cost.label} needs δ > 0 (partition selection); accountant 'pure' has δ = 0: declare the keys "
+                    "or use another accountant."
+                )
+            self._rational.record_epsilon(cost.epsilon, cost.delta, label=cost.label)
+        elif self.mode == "zcdp":
+            assert self._zcdp is not None
+            self._zcdp.record_rho(cost.rho, delta=cost.delta, label=cost.label, gaussian=cost.gaussian)
+        else:
+            candidate = _pld_compose(self._pld, cost) if self.mode == "pld" else None
+            if candidate is not None:
+                spent = float(candidate.get_epsilon_for_delta(float(self.delta)))
+            else:
+                spent = self._spent_epsilon([*self.costs, cost], float(self.delta))
+            if spent > float(self.epsilon):
+                raise BudgetExceededError(
+                    f"{cost.label} would bring the spent ε to {spent:.6g} at δ = {float(self.delta):.3g} "
+                    f"(accountant {self.mode!r}), beyond the budget ε = {float(self.epsilon):.6g}."
+                )
+            self._pld = candidate
+        self.costs.append(cost)
+
+    def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
+        """The ε spent at δ by ``costs`` (advanced, pld and rdp modes)."""
+        if not costs:
+            return 0.0
+        if self.mode == "advanced":
+            total_delta = sum((c.delta for c in costs), Fraction(0))
+            if total_delta > Fraction(repr(delta)):
+                return math.inf
+            acc = RationalAccountant("approximate", advanced=True)
+            for c in costs:
+                acc.record_epsilon(c.epsilon, c.delta, label=c.label)
+            return acc.epsilon(delta)
+        if self.mode == "pld":
+            composed = self._pld if costs is self.costs else None
+            for cost in costs if composed is None else ():
+                composed = _pld_compose(composed, cost)
+            return 0.0 if composed is None else float(composed.get_epsilon_for_delta(delta))
+        return _rdp_epsilon(costs, delta)
+
+    # -- views -------------------------------------------------------------------------------------------------
+    def spent(self) -> DifferentialPrivacyGuarantee:
+        """The (ε, δ) spent so far, at the session's δ."""
+        remaining = self.remaining()
+        return DifferentialPrivacyGuarantee(
+            remaining.spent_epsilon, float(self.delta), f"composition of {len(self.costs)} queries ({self.mode})"
+        )
+
+    def remaining(self) -> Remaining:
+        n = len(self.costs)
+        if self._rational is not None:
+            eps = self.epsilon - self._rational.total_epsilon
+            dl = self.delta - self._rational.total_delta
+            return Remaining(float(eps), float(dl), None, float(self._rational.total_epsilon), eps, n)
+        delta_left = float(self.delta - sum((c.delta for c in self.costs), Fraction(0)))
+        if self._zcdp is not None:
+            rho_left = self._zcdp.rho_budget() - self._zcdp.total_rho if self.costs else self._zcdp.rho_budget()
+            spent = self._zcdp.epsilon(float(self.delta)) if self.costs else 0.0
+            return Remaining(float(self.epsilon) - spent, delta_left, float(rho_left), spent, None, n)
+        spent = self._spent_epsilon(self.costs, float(self.delta))
+        return Remaining(float(self.epsilon) - spent, delta_left, None, spent, None, n)
+
+
+def _pld_compose(composed: Any, cost: Cost) -> Any:
+    """``composed`` (a privacy-loss distribution, or None) composed with the pieces of ``cost``."""
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    interval = 1e-4
+    for piece in cost.pld:
+        if piece[0] == "laplace":
+            part = pld.from_laplace_mechanism(piece[1], value_discretization_interval=interval)
+        elif piece[0] == "discrete-laplace":
+            part = pld.from_discrete_laplace_mechanism(piece[1], sensitivity=piece[2],
+                                                       value_discretization_interval=interval)
+        elif piece[0] == "gaussian":
+            part = pld.from_gaussian_mechanism(piece[1], value_discretization_interval=interval)
+        else:
+            params = common.DifferentialPrivacyParameters(float(piece[1]), float(piece[2]))
+            part = pld.from_privacy_parameters(params, value_discretization_interval=interval)
+        composed = part if composed is None else composed.compose(part)
+    return composed
+
+
+def _rdp_epsilon(costs: list[Cost], delta: float) -> float:
+    import dp_accounting
+    from dp_accounting import rdp
+
+    approximate = float(sum((c.delta for c in costs), Fraction(0)))
+    slack = delta - approximate
+    if slack <= 0:
+        return math.inf
+    accountant = rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    for cost in costs:
+        for piece in cost.rdp:
+            if piece[0] == "gaussian":
+                accountant.compose(dp_accounting.GaussianDpEvent(piece[1]))
+            elif piece[0] == "laplace":
+                accountant.compose(dp_accounting.LaplaceDpEvent(piece[1]))
+            else:
+                accountant.compose(dp_accounting.ZCDpEvent(float(piece[1])))
+    return float(accountant.get_epsilon(slack))
