@@ -3,7 +3,8 @@
 For every console request it:
 
 1. adds the security headers (:data:`SECURITY_HEADERS`: a strict Content-Security-Policy with scripts and styles
-   from the server's own static files only, no framing, no referrer, no caching of pages, no MIME sniffing);
+   from the server's own static files only, no framing, no referrer to other sites (with ``no-referrer`` browsers send
+   ``Origin: null`` on form posts), no caching of pages, no MIME sniffing);
 2. resolves the session cookie (:mod:`.sessions`) before a byte of the body is read, and hands the session to
    the routes in the request scope (``scope["privnoise.console"]``, None when signed out);
 3. for a POST: refuses a cross-site request (an ``Origin`` other than the server's own, or ``Sec-Fetch-Site``
@@ -54,7 +55,7 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"cross-origin-opener-policy", b"same-origin"),
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), interest-cohort=()"),
