@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.server._harness import REPO, ServerProcess, _fresh_postgres_database, running_server
@@ -110,8 +111,9 @@ def demo_site(tmp_path: Path, database_url: str, *, console: str = "") -> Iterat
 _METRICS_SCRIPT = """() => new Promise((resolve) => {
   // waits for the first contentful paint (an event, not a timer), then reads the navigation's entries
   new PerformanceObserver((list, observer) => {
+    const paint = list.getEntries().find((entry) => entry.name === "first-contentful-paint");
+    if (!paint) return;
     observer.disconnect();
-    const paint = list.getEntries()[0];
     const nav = performance.getEntriesByType("navigation")[0];
     const resources = performance.getEntriesByType("resource");
     resolve({
@@ -154,9 +156,11 @@ class Inspector:
         page.on("request", lambda request: self.urls.append(request.url))
         page.on(
             "console",
-            lambda message: self.violations.append(message.text)
-            if "Content Security Policy" in message.text or "Refused to" in message.text
-            else None,
+            lambda message: (
+                self.violations.append(message.text)
+                if "Content Security Policy" in message.text or "Refused to" in message.text
+                else None
+            ),
         )
         return page
 
@@ -180,3 +184,14 @@ class Inspector:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"metrics-{self.label}.json"
         path.write_text(json.dumps(self.metrics, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def sign_in(page: Any, site: Site, key: str) -> None:
+    page.goto(site.console + "/sign-in")
+    page.fill("#key", key)
+    with page.expect_navigation():
+        page.click("form[action$='/sign-in'] button[type=submit]")
+
+
+def api(site: Site, key: str) -> httpx.Client:
+    return httpx.Client(base_url=site.url, headers={"Authorization": f"Bearer {key}"}, timeout=60.0)

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 pytest.importorskip("fastapi")
@@ -26,31 +24,7 @@ pytest.importorskip("jinja2")
 
 from privnoise._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, QUERIES  # noqa: E402
 from privnoise.server.querylang import ARGUMENTS, parse_query  # noqa: E402
-from tests.server.console._site import Inspector, Site, demo_site, launch_chromium  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    with launch_chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def site(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Site]:
-    url = "sqlite" if request.param == "sqlite" else str(request.getfixturevalue("_postgres_url"))
-    with demo_site(tmp_path, url) as running:
-        yield running
-
-
-def sign_in(page: Any, site: Site, key: str) -> None:
-    page.goto(site.console + "/sign-in")
-    page.fill("#key", key)
-    with page.expect_navigation():
-        page.click("form[action$='/sign-in'] button[type=submit]")
-
-
-def api(site: Site, key: str) -> httpx.Client:
-    return httpx.Client(base_url=site.url, headers={"Authorization": f"Bearer {key}"}, timeout=60.0)
+from tests.server.console._site import Inspector, Site, api, sign_in  # noqa: E402
 
 
 def shown_budget(page: Any, scope: str) -> dict[str, dict[str, str]]:
@@ -137,7 +111,9 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
             budget = as_analyst.get("/v1/budget").json()["datasets"]["households"]
             if status == 200:
                 ledger_id = int(qpage.inner_text("h1 [data-field=ledger_id]"))
-                row = next(r for r in as_owner.get("/v1/admin/ledger").json()["ledger"] if r["id"] == ledger_id)
+                row = next(
+                    r for r in as_owner.get("/v1/admin/ledger").json()["ledger"] if r["id"] == ledger_id
+                )
                 assert row["querier"] == "analyst" and row["status"] == "charged"
                 charged = qpage.locator("[data-section=charged] [data-field=epsilon]").inner_text()
                 assert charged == row["epsilon"]
@@ -167,7 +143,9 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
         # the owner's views against the API's
         page.goto(site.console + "/queriers")
         shown = shown_budget(page, "tr[data-querier=analyst] [data-dataset=households]")
-        assert_budget_matches(shown, as_owner.get("/v1/admin/queriers/analyst/budget").json()["datasets"]["households"])
+        assert_budget_matches(
+            shown, as_owner.get("/v1/admin/queriers/analyst/budget").json()["datasets"]["households"]
+        )
         global_view = as_owner.get("/v1/admin/datasets").json()["datasets"]["households"]
         assert_budget_matches(shown_budget(page, "#global ~ [data-dataset=households]"), global_view)
         owner.inspect(page, "queriers")
@@ -182,7 +160,9 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
             page.click("text=Export as CSV")
         exported = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
         assert [int(r["id"]) for r in exported] == sorted(r["id"] for r in ledger)
-        assert [r["epsilon"] for r in exported] == [r["epsilon"] for r in sorted(ledger, key=lambda r: r["id"])]
+        assert [r["epsilon"] for r in exported] == [
+            r["epsilon"] for r in sorted(ledger, key=lambda r: r["id"])
+        ]
 
         page.goto(site.console + "/datasets/households")
         assert page.locator("svg.figure").count() == 2  # the identity policy's trade-off, kwh's bound
