@@ -98,7 +98,7 @@ def page(
     """The HTML response of ``template`` with the session of the request (if any) in the context."""
     env: Environment = request.app.state.console.env
     session = request.scope.get("privnoise.console")
-    html = env.get_template(template).render(session=session, path=request.url.path, **context)
+    html = env.get_template(template).render(session=session, path=request.url.path, status=status, **context)
     return HTMLResponse(html, status_code=status, headers=headers)
 
 
