@@ -229,9 +229,7 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
             raise ApiError(404, {"error": "no such querier"})
         return {"querier": name, "datasets": service.budget(row[0])}
 
-    @app.delete(
-        "/v1/admin/queriers/{name}", responses=responses | {404: {"description": "no such querier"}}
-    )
+    @app.delete("/v1/admin/queriers/{name}", responses=responses | {404: {"description": "no such querier"}})
     def revoke_querier(
         name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
     ) -> dict[str, Any]:

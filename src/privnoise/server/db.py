@@ -68,7 +68,9 @@ queriers = Table(
     Column("delta", Text, nullable=False),
     Column("fisher_floor", Float, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("revoked_at", DateTime(timezone=True), nullable=True),  # set once: the key no longer opens anything
+    Column(
+        "revoked_at", DateTime(timezone=True), nullable=True
+    ),  # set once: the key no longer opens anything
 )
 
 datasets = Table(
@@ -201,7 +203,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Connection) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the driver emits no BEGIN; this one takes the write lock
+            conn.exec_driver_sql(
+                "BEGIN IMMEDIATE"
+            )  # the driver emits no BEGIN; this one takes the write lock
 
         return engine
     return create_engine(url, pool_size=8, max_overflow=16, pool_timeout=120, pool_pre_ping=True)

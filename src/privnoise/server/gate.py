@@ -31,7 +31,7 @@ from anyio import CapacityLimiter, to_thread
 from . import keys
 from .throttle import FailureThrottle
 
-__all__ = ["Authenticator", "Gate", "read_limited", "replay"]
+__all__ = ["Authenticator", "Gate", "read_limited", "replay", "respond"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -144,13 +144,20 @@ class Authenticator:
         return 200, who, 0.0
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    content_type: bytes = b"application/json",
+) -> None:
+    """Send a whole response (the gate's own answers, the console guard's refusals)."""
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
@@ -198,19 +205,17 @@ class Gate:
         client = scope.get("client")
         status, who, wait = await self.authenticator.authenticate(authorization, client[0] if client else "")
         if status == 401:
-            await _respond(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer"), *close])
+            await respond(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer"), *close])
             return
         if status == 429:
-            await _respond(
-                send, 429, THROTTLED, [(b"retry-after", str(max(1, round(wait))).encode()), *close]
-            )
+            await respond(send, 429, THROTTLED, [(b"retry-after", str(max(1, round(wait))).encode()), *close])
             return
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            await _respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
+            await respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
             return
         body = await read_limited(receive, self.max_body) if has_body else b""
         if body is None:
-            await _respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
+            await respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
             return
         parsed: Any = None
         if body:
@@ -218,7 +223,7 @@ class Gate:
                 parsed = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
                 detail = orjson.dumps({"error": f"the body is not strict JSON (RFC 8259): {exc}"})
-                await _respond(send, 400, detail, [])
+                await respond(send, 400, detail, [])
                 return
         route = self.routes.get((scope["method"], scope["path"]))
         assert who is not None

@@ -27,7 +27,7 @@ from urllib.parse import parse_qsl
 
 from anyio import to_thread
 
-from ..gate import ASGIApp, Message, Receive, Scope, Send, read_limited, replay
+from ..gate import ASGIApp, Message, Receive, Scope, Send, read_limited, replay, respond
 from .sessions import SessionStore
 
 __all__ = [
@@ -203,19 +203,8 @@ class ConsoleGuard:
         headers: tuple[tuple[bytes, bytes], ...] = (),
     ) -> None:
         status, page = self.refuse(scope, status, message)
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"text/html; charset=utf-8"),
-                    (b"content-length", str(len(page)).encode()),
-                    (b"connection", b"close"),
-                    *headers,
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": page})
+        close = [(b"connection", b"close"), *headers]
+        await respond(send, status, page, close, content_type=b"text/html; charset=utf-8")
 
 
 def _secured(send: Send, *, static: bool) -> Send:

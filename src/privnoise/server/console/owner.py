@@ -29,7 +29,7 @@ from . import figures
 from .guard import PREFIX
 from .paging import Paging, sort_rows
 from .queryform import describe_query
-from .render import page
+from .render import page, signed_in_as
 
 __all__ = ["router"]
 
@@ -41,12 +41,8 @@ _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 def _owner(request: Request) -> Response | None:
     """None for the owner; otherwise the response to give (sign-in, or 403 for a querier)."""
-    session = request.scope.get("privnoise.console")
-    if session is None:
-        return RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
-    if session.role != "admin":
-        return page(request, "error.html", status=403, message="This page is for the data owner.")
-    return None
+    session = signed_in_as(request, "admin")
+    return session if isinstance(session, Response) else None
 
 
 def _console(request: Request) -> Any:
@@ -320,20 +316,7 @@ def ledger_csv(request: Request) -> Response:
     def rows() -> Iterator[str]:
         buffer = io.StringIO()
         writer = csv.writer(buffer)
-        writer.writerow(
-            (
-                "id",
-                "created_at",
-                "querier",
-                "dataset",
-                "query",
-                "mechanism",
-                "epsilon",
-                "delta",
-                "fisher_information",
-                "status",
-            )
-        )
+        writer.writerow(["query" if c == "text" else c for c in _CSV_COLUMNS])
         offset = 0
         while True:
             chunk = store.read_ledger(

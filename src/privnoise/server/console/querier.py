@@ -26,7 +26,7 @@ from ..answers import answer_query
 from .guard import PREFIX
 from .paging import Paging
 from .queryform import CONDITIONS, compose, kind_form, kinds_of
-from .render import page
+from .render import page, signed_in_as
 
 __all__ = ["router"]
 
@@ -38,12 +38,7 @@ _PREVIEW = 20
 
 def _querier(request: Request) -> Any:
     """The querier's session, or the response to give instead (sign-in, or 403 for the owner)."""
-    session = request.scope.get("privnoise.console")
-    if session is None:
-        return RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
-    if session.role != "querier":
-        return page(request, "error.html", status=403, message="This page is for queriers.")
-    return session
+    return signed_in_as(request, "querier")
 
 
 def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
@@ -144,14 +139,22 @@ def _answer(console: Any, querier_id: int, ledger_id: str) -> tuple[str, dict[st
     return row.text, json.loads(row.answer), row.created_at.isoformat(timespec="seconds")
 
 
-@router.get("/answers/{ledger_id}")
-def answer(request: Request, ledger_id: str) -> Response:
+def _own_answer(request: Request, ledger_id: str) -> Response | tuple[str, dict[str, Any], str]:
+    """The signed-in querier's answer ``ledger_id``, or the response to give instead."""
     session = _querier(request)
     if isinstance(session, Response):
         return session
     found = _answer(request.app.state.console, session.who["id"], ledger_id)
     if found is None:
         return page(request, "error.html", status=404, message="No such answer of yours.")
+    return found
+
+
+@router.get("/answers/{ledger_id}")
+def answer(request: Request, ledger_id: str) -> Response:
+    found = _own_answer(request, ledger_id)
+    if isinstance(found, Response):
+        return found
     text, payload, created = found
     value = payload.get("value")
     return page(
@@ -168,12 +171,9 @@ def answer(request: Request, ledger_id: str) -> Response:
 
 @router.get("/answers/{ledger_id}.csv")
 def answer_csv(request: Request, ledger_id: str) -> Response:
-    session = _querier(request)
-    if isinstance(session, Response):
-        return session
-    found = _answer(request.app.state.console, session.who["id"], ledger_id)
-    if found is None:
-        return page(request, "error.html", status=404, message="No such answer of yours.")
+    found = _own_answer(request, ledger_id)
+    if isinstance(found, Response):
+        return found
     value = found[1].get("value")
     buffer = io.StringIO()
     writer = csv.writer(buffer)

@@ -14,12 +14,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .guard import PREFIX
 
-__all__ = ["STATIC", "TEMPLATES", "environment", "page", "refusal_page"]
+__all__ = ["STATIC", "TEMPLATES", "environment", "page", "refusal_page", "signed_in_as"]
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -108,3 +108,15 @@ def refusal_page(env: Environment, scope: dict[str, Any], status: int, message: 
         session=scope.get("privnoise.console"), path=scope.get("path", ""), status=status, message=message
     )
     return status, html.encode()
+
+
+def signed_in_as(request: Request, role: str) -> Any:
+    """The request's session if it is of ``role`` ("admin" or "querier"); otherwise the response to give
+    instead: to the sign-in page when signed out, 403 for the other role."""
+    session = request.scope.get("privnoise.console")
+    if session is None:
+        return RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
+    if session.role != role:
+        whom = "the data owner" if role == "admin" else "queriers"
+        return page(request, "error.html", status=403, message=f"This page is for {whom}.")
+    return session
