@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # Every run-time extra, the documentation tools and the test tools.
 EXTRAS := all,docs,test
 
-.PHONY: demo test lint docs bench reproduce install clean
+.PHONY: demo test lint docs bench reproduce install clean mutation
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_optimization.py
 	$(BIN)/python benchmarks/bench_stream.py
 	$(BIN)/python benchmarks/bench_cli.py
+	$(BIN)/python benchmarks/bench_fem.py
+
+## Mutation testing of the privacy-critical modules (mutation/modules.toml); not part of `make test`.
+mutation: $(STAMP)
+	$(BIN)/python -c "import mutmut" 2>/dev/null || $(BIN)/python -m pip install --quiet -e ".[$(EXTRAS),mutation]"
+	$(BIN)/python mutation/run.py
 
 PAPERS := farokhi-sandberg liu-kawano-cao koufogiannis nageswaran farokhi-optimization
 

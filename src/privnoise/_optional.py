@@ -40,6 +40,8 @@ EXTRAS: dict[str, str] = {
     "distributed": "dask",
     "sklearn": "ml",
     "skfem": "fem",
+    "shapely": "fem",
+    "pyamg": "fem",
 }
 
 

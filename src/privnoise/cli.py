@@ -75,7 +75,13 @@ Paper = StrEnum("Paper", {name: name for name in _papers()})  # type: ignore[mis
 
 # Options shared by several commands.
 Support = Annotated[
-    str | None, typer.Option("--support", metavar="LO,HI", help="Bounded noise support: cos² (Problem 2).")
+    str | None,
+    typer.Option(
+        "--support",
+        metavar="LO,HI",
+        help="Bounded noise support: cos² (Problem 2); or KIND:POINTS (box, polygon, ellipse, ball, polyhedron; "
+        "points separated by ';') for a 2- or 3-output query, solved by finite elements (Theorem 2).",
+    ),
 ]
 Budget = Annotated[
     float | None, typer.Option("--quality-budget", metavar="T", help="Min Tr I s.t. Q <= T (Problem 4).")
@@ -152,6 +158,14 @@ def design(
         str | None, typer.Option("--weights", metavar="W1,W2,...", help="Weights of a weighted mean or sum.")
     ] = None,
     support: Support = None,
+    matrix: Annotated[
+        str | None,
+        typer.Option(
+            "--matrix",
+            metavar="R1;R2[;R3]",
+            help="With a KIND:POINTS --support: the linear query's C, rows separated by ';' (default: identity).",
+        ),
+    ] = None,
     quality_budget: Budget = None,
     quality_weight: Weight = None,
     output_range: Annotated[
@@ -169,17 +183,26 @@ def design(
 
     from ._cli import render
     from ._cli.parsing import build_query, choose_goal, parse_list, parse_pair
+    from ._cli.supports import is_named_support, parse_matrix_query, parse_support
     from .fisher import fisher_guarantee, optimal_noise
     from .mechanisms import Mechanism
 
+    region = (
+        parse_support(support, "--support") if support is not None and is_named_support(support) else None
+    )
     goal = choose_goal(
-        support=parse_pair(support, "--support"),
+        support=region if region is not None else parse_pair(support, "--support"),
         quality_budget=quality_budget,
         quality_weight=quality_weight,
         output_range=parse_pair(output_range, "--output-range"),
     )
     declared = parse_pair(bounds, "--bounds")
-    q = build_query(query.value, n, weights=parse_list(weights, "--weights"), bounds=declared)
+    if region is not None:
+        q = parse_matrix_query(matrix, region.dim, "--matrix", bounds=declared)
+    else:
+        if matrix is not None:
+            raise CliInputError("--matrix goes with a KIND:POINTS --support.")
+        q = build_query(query.value, n, weights=parse_list(weights, "--weights"), bounds=declared)
     noise = optimal_noise(q, variant=variant.value, **goal)
     payload: dict[str, Any] = {"query": q.describe(), "goal": render.goal_text(goal, variant.value)}
     notes: list[str] = []

@@ -127,9 +127,13 @@ def test_infinite_information_is_reported_not_returned():
         pn.fisher.fisher_information_quadrature(stats.beta(2, 2).pdf, (0.0, 1.0))
 
 
-def test_non_diagonal_box_refuses_with_solver_error():
+def test_non_diagonal_box_is_solved_by_finite_elements_up_to_three_outputs():
+    pytest.importorskip("skfem")
+    noise = optimal_noise(pn.LinearQuery(C23), support=(0.0, 1.0))  # 2 outputs, CCᵀ not diagonal
+    assert type(noise).__name__ == "FiniteElementNoise"
+    c4 = np.eye(4) + 0.3 * np.eye(4, k=1)  # 4 outputs: no solver on a 4-D box
     with pytest.raises(SolverError, match="Theorem 2"):
-        optimal_noise(pn.LinearQuery(C23), support=(0.0, 1.0))
+        optimal_noise(pn.LinearQuery(c4), support=(0.0, 1.0))
 
 
 def test_nonlinear_unbounded_is_refused():

@@ -7,6 +7,27 @@ import pytest
 
 from privnoise.reproduce import farokhi_optimization as fo
 
+# The tolerance of each row's printed-against-computed comparison, stated here (rows carry none).
+TOLERANCES: dict[str, float] = {
+    "fig1-diabetes-Ef-eps0.001": 0.02,
+    "fig1-diabetes-Ef-eps0.1": 0.02,
+    "fig1-diabetes-Ef-eps10": 0.02,
+    "fig1-diabetes-gap-linear": 1e-06,
+    "fig1-diabetes-inverse-trace": 1e-06,
+    "fig1-diabetes-optimum": 1e-09,
+    "prop1-bound-below-crb": 0.0,
+    "prop1-crb-from-iterates": 1e-09,
+    "prop1-crb-monte-carlo": 0.03,
+    "prop1-printed-constant": 1e-09,
+    "prop2-counterexample": 0.0,
+    "sec3-expansion-corrected": 1e-12,
+    "sec3-expansion-printed": 1e-09,
+    "thm1-fisher-trace": 1e-06,
+    "thm1-laplace-competitor": 1e-09,
+    "thm1-variance": 0.01,
+}
+
+
 ADULT = (
     "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, "
     "United-States, <=50K\n"
@@ -57,9 +78,9 @@ def test_the_report_has_every_tested_row(report):
 def test_row(report, key):
     row = report[0].row(key)
     if row.status == "match" or (row.status == "check" and row.key != "prop1-bound-below-crb"):
-        assert row.agrees(), row
+        assert row.agrees(rtol=TOLERANCES[row.key]), row
     if row.status == "erratum":
-        assert not row.agrees(), row
+        assert not row.agrees(rtol=TOLERANCES[row.key]), row
 
 
 def test_rows_and_statuses(report):

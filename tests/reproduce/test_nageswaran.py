@@ -10,6 +10,40 @@ import pytest
 from privnoise.reproduce import Report
 from privnoise.reproduce import nageswaran as ng
 
+# The tolerance of each row's printed-against-computed comparison, stated here (rows carry none).
+TOLERANCES: dict[str, float] = {
+    "lemma2-svd": 1e-9,
+    "lemma3-nonzero-rows": 1e-9,
+    "appC-constraint-all-rho": 1e-9,
+    "appC-privacy-all-rho": 1e-9,
+    "appC-recoverability": 1e-09,
+    "converse-random": 1e-09,
+    "eq27-privacy": 1e-09,
+    "eq29-affine": 1e-09,
+    "eq6-descending-4": 1e-09,
+    "eq6-descending-8.5": 1e-09,
+    "eq7-mmse-given-AX": 1e-09,
+    "fig1-pi-0": 1e-09,
+    "fig1-pi-13": 1e-09,
+    "fig1-pi-2": 1e-09,
+    "fig1-pi-21": 1e-09,
+    "fig1-pi-29": 1e-09,
+    "fig1-pi-35": 1e-09,
+    "fig1-pi-4": 1e-09,
+    "fig1-pi-8.5": 1e-09,
+    "general-identity": 1e-08,
+    "mc-mmse": 0.01,
+    "mc-recoverability": 0.01,
+    "remark-i-slope-1": 1e-09,
+    "remark-i-slope-2": 1e-09,
+    "remark-i-slope-3": 1e-09,
+    "remark-i-slope-4": 1e-09,
+    "remark-ii-full-privacy": 1e-09,
+    "remark-iii-monotone": 1e-09,
+    "sec4-conjecture-not-affine": 1e-09,
+}
+
+
 S = ng.SETUP
 
 REQUIRED_KEYS = {
@@ -31,6 +65,10 @@ REQUIRED_KEYS = {
     "converse-random",
     "general-identity",
     "sec4-conjecture-not-affine",
+    "lemma2-svd",
+    "lemma3-nonzero-rows",
+    "appC-constraint-all-rho",
+    "appC-privacy-all-rho",
 }
 
 
@@ -55,7 +93,7 @@ def test_keys_and_statuses(report):
     assert report.counts()["erratum"] == 0
     for row in report.rows:
         if row.status == "match":
-            assert row.agrees(), row
+            assert row.agrees(rtol=TOLERANCES[row.key]), row
 
 
 def test_figure1_matrix_has_the_papers_singular_values():
@@ -98,3 +136,18 @@ def test_writes_report_and_figure(tmp_path: Path):
     other = tmp_path / "nofig"
     ng.build_report(other, figures=False)
     assert (other / "report.md").exists() and not (other / "figure1.png").exists()
+
+
+def test_lemma_rows_and_appendix_c_over_the_whole_rho_range(report):
+    """The new rows are differences that must vanish (absolute tolerance 1e-9 on values of size ≤ 58)."""
+    for key in ("lemma2-svd", "lemma3-nonzero-rows", "appC-constraint-all-rho", "appC-privacy-all-rho"):
+        assert abs(report.row(key).computed) <= 1e-9, key
+    # an independent check beyond the last vertex: ρ > Σsᵢ² = 29 gives π = n and the response reveals nothing
+    from privnoise import recoverability as rec
+
+    a = ng.figure1_matrix()
+    for rho in (29.0, 30.0, 58.0):
+        resp = rec.optimal_response(a, rho)
+        assert resp.privacy() == pytest.approx(5.0, rel=1e-12)
+        assert resp.recoverability_error() == pytest.approx(29.0, rel=1e-12)  # E‖AX‖² = Σsᵢ² ≤ ρ
+    assert eq9(58.0) == 5.0

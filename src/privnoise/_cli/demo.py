@@ -217,8 +217,7 @@ def _curve(query: Query, mechanisms: Sequence[Mechanism]) -> tuple[np.ndarray, n
 
 def plot_tradeoff(path: Path, n: int) -> Path:
     """The privacy–quality trade-off of the mean over ``n`` households, written as a PNG."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
     query = queries.mean(n, bounds=DAILY_KWH_BOUNDS)
     half_widths = np.linspace(0.025, 0.5, 20)
@@ -227,8 +226,7 @@ def plot_tradeoff(path: Path, n: int) -> Path:
     gaussian = [_mechanism(query, quality_budget=q) for q in quality]
     laplace = [Laplace(scale=math.sqrt(q / 2.0)) for q in quality]
 
-    fig = Figure(figsize=(8.0, 5.6), dpi=110, layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = figure(figsize=(8.0, 5.6), dpi=110, layout="constrained")
     ax = fig.add_subplot()
     curves: list[tuple[Sequence[Mechanism], str, dict[str, Any]]] = [
         (gaussian, "Gaussian, budget ϑ = Q (Problem 4: optimal unbounded noise)", {"color": "C0", "lw": 2.2}),
@@ -278,7 +276,7 @@ def plot_tradeoff(path: Path, n: int) -> Path:
         fontsize=11,
     )
     ax.legend(loc="upper left", fontsize=9, framealpha=0.9)
-    fig.savefig(path)
+    save(fig, path)
     return path
 
 

@@ -40,10 +40,9 @@ def _plot(
     path: Path, problem: object, variances: np.ndarray, variance: float, iterations: int, seed: int | None
 ) -> None:
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     from .. import optimization as po
+    from ..plotting import figure, save
 
     assert isinstance(problem, po.QuadraticProgram)
     opt = problem.solve().value
@@ -56,7 +55,7 @@ def _plot(
             for e in variances
         ]
     )
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    fig = figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     ax.loglog(
         1.0 / variances * problem.dim**2,
@@ -70,9 +69,8 @@ def _plot(
     ax.set_title(f"Privacy–utility trade-off, {iterations} iterations")
     ax.grid(alpha=0.3, which="both")
     ax.legend()
-    FigureCanvasAgg(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    save(fig, path, dpi=100)
 
 
 def register(app: typer.Typer) -> None:

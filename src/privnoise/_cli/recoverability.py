@@ -68,16 +68,15 @@ def _num(value: float) -> str:
 
 def _plot(path: Path, matrix: NDArray[np.float64], rho: float, sigma: NDArray[np.float64] | None) -> None:
     import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     from .. import recoverability as rec
+    from ..plotting import figure, save
 
     total = float(np.trace(matrix @ (np.eye(matrix.shape[1]) if sigma is None else sigma) @ matrix.T))
     top = max(1.25 * total, 1.1 * rho)
     grid = np.linspace(0.0, top, 401 if sigma is None else 81)
     values = rec.max_privacy(matrix, grid, data_cov=sigma)
-    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    fig = figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.subplots()
     ax.plot(grid, values, lw=2, label="π(ρ)" + ("" if sigma is None else " (general Σ)"))
     ax.plot([rho], [rec.max_privacy(matrix, rho, data_cov=sigma)], "o", ms=7, label=f"ρ = {rho:g}")
@@ -87,9 +86,8 @@ def _plot(path: Path, matrix: NDArray[np.float64], rho: float, sigma: NDArray[np
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right")
     ax.set_title("Maximum privacy under ρ-recoverability (Nageswaran)")
-    FigureCanvasAgg(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
+    save(fig, path, dpi=100)
 
 
 def register(app: typer.Typer) -> None:

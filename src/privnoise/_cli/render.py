@@ -63,11 +63,14 @@ def text_array(value: Any) -> str:
         if a.size <= 6:
             return "[" + ", ".join(num(float(v)) for v in a) + "]"
         return f"{a.size} values in [{num(float(a.min()))}, {num(float(a.max()))}]"
+    square = a.shape[0] == a.shape[1]
     diag = np.diag(a)
-    if np.count_nonzero(a - np.diag(diag)) == 0:
+    if square and np.count_nonzero(a - np.diag(diag)) == 0:
         return "diagonal " + text_array(diag)
-    if a.shape[0] <= 4:
+    if a.shape[0] <= 4 or (not square and a.shape[0] <= 8):  # small matrices and short point lists in full
         return "[" + "; ".join(" ".join(num(float(v)) for v in row) for row in a) + "]"
+    if not square:
+        return f"{a.shape[0]}×{a.shape[1]} array"
     return f"{a.shape[0]}×{a.shape[1]} matrix, trace {num(float(np.trace(a)))}"
 
 
@@ -154,6 +157,9 @@ def table(title: str, rows: list[tuple[str, str]]) -> Table:
 def goal_text(goal: dict[str, Any], variant: str = "corrected") -> str:
     """One line naming the design problem solved for ``goal`` (one optimal_noise keyword)."""
     ((key, value),) = goal.items()
+    if key == "support" and hasattr(value, "describe"):  # a 2-D/3-D Support object
+        kind = value.describe()["support"]
+        return f"bounded noise on a {value.dim}-D {kind} (Problem 2 by Theorem 2's eigenproblem)"
     if key == "support":
         return f"bounded noise on W = [{value[0]:g}, {value[1]:g}] per output (Problem 2: cos², Cor. 1/3/5)"
     if key == "output_range":

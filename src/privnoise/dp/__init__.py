@@ -21,6 +21,7 @@ Audit (SECURITY.md 4)
 
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
+from .exponential import exponential_mechanism_epsilon, exponential_mechanism_lipschitz
 from .gaussian import (
     classical_gaussian_sigma,
     gaussian_delta,
@@ -71,6 +72,8 @@ __all__ = [
     "epsilon_of_laplace",
     "epsilon_delta_of",
     "epsilon_of_lipschitz",
+    "exponential_mechanism_epsilon",
+    "exponential_mechanism_lipschitz",
     "exact_rational",
     "gaussian_delta",
     "gaussian_epsilon",

@@ -67,6 +67,9 @@ def gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float) -> float
 def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float:
     """The smallest σ for which N(0, σ²) noise is (ε, δ)-DP at ℓ2 sensitivity Δ (analytic Gaussian mechanism).
 
+    The root of δ(σ) = δ is found with Brent's method and then nudged up until δ(σ) ≤ δ holds exactly in floating
+    point, so the σ returned is never below the one the exact profile asks for.
+
     Examples
     --------
     >>> round(gaussian_sigma(1.0, 1e-5, sensitivity=1.0), 4)
@@ -88,11 +91,14 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float
             return lo
     from scipy import optimize
 
-    return float(
+    sigma = float(
         optimize.brentq(
             lambda s: gaussian_delta(s, eps, sensitivity=d) - dl, lo, hi, xtol=1e-15 * d, rtol=1e-14
         )
     )
+    while gaussian_delta(sigma, eps, sensitivity=d) > dl:  # the root may lie a rounding below: step up
+        sigma *= 1.0 + 1e-13
+    return sigma
 
 
 def gaussian_for_epsilon_delta(

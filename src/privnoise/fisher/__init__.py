@@ -6,11 +6,18 @@
 * :func:`fisher_information_quadrature`, :func:`fisher_information_monte_carlo` — second methods for any density.
 * :class:`OutputConstrainedPolicy`, :class:`WeightedCosinePolicy` — data-dependent policies.
 * :mod:`~privnoise.fisher.comparison` — Section 5: Laplace and Gaussian differential privacy side by side.
+* :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
+  supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
+  :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support.
+* :func:`solve_problem1` — Theorem 1 (max Tr 𝓘⁻¹), the nonlinear eigenproblem (11).
 """
 
 from . import comparison, cramer_rao
 from .cramer_rao import biased_bound, cramer_rao_bound, jensen_bound, record_bounds, trace_bound
 from .design import gram_sqrt, optimal_noise, problem3_objective
+from .ellipsoidal import EllipsoidalNoise, unit_ball_eigenvalue
+from .fem import EigenSolution, solve_dirichlet_eigenproblem
+from .fem_noise import FiniteElementNoise
 from .information import (
     MonteCarloEstimate,
     fisher_guarantee,
@@ -19,9 +26,22 @@ from .information import (
     query_information,
 )
 from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .problem1 import Problem1Solution, solve_problem1
+from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
 __all__ = [
+    "Ball",
+    "Box",
+    "EigenSolution",
+    "Ellipsoid",
+    "EllipsoidalNoise",
+    "FiniteElementNoise",
+    "MeshSupport",
     "MonteCarloEstimate",
+    "Polygon",
+    "Polyhedron",
+    "Problem1Solution",
+    "Support",
     "OutputConstrainedPolicy",
     "Policy",
     "WeightedCosinePolicy",
@@ -38,5 +58,8 @@ __all__ = [
     "problem3_objective",
     "query_information",
     "record_bounds",
+    "solve_dirichlet_eigenproblem",
+    "solve_problem1",
     "trace_bound",
+    "unit_ball_eigenvalue",
 ]

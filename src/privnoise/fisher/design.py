@@ -28,6 +28,7 @@ from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from ..mechanisms import Gaussian, Mechanism, RaisedCosine
 from ..queries import LinearQuery, Query
 from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .supports import Support
 
 __all__ = ["gram_sqrt", "optimal_noise", "problem3_objective"]
 
@@ -100,10 +101,26 @@ def _require_separable(query: Query, what: str) -> None:
         )
 
 
+def _needs_finite_elements(query: Query, support: Any) -> bool:
+    """A box for a linear query with 2 or 3 outputs and a non-diagonal CCᵀ (solved by finite elements)."""
+    if not isinstance(query, LinearQuery) or query.m not in (2, 3):
+        return False
+    gram = query.gram()
+    off = gram - np.diag(np.diag(gram))
+    return bool(np.max(np.abs(off)) > 1e-12 * np.max(np.abs(gram)))
+
+
+def _as_box(support: Any, shape: tuple[int, ...]) -> Support:
+    from .supports import Box
+
+    lo, hi = _box(support, "support", shape)
+    return Box(lo, hi)
+
+
 def optimal_noise(
     query: Query,
     *,
-    support: tuple[Any, Any] | None = None,
+    support: tuple[Any, Any] | Support | None = None,
     output_range: tuple[Any, Any] | None = None,
     quality_weight: float | None = None,
     quality_budget: float | None = None,
@@ -116,8 +133,12 @@ def optimal_noise(
     ----------
     query : Query
         What is released (``queries.mean(n)``, ``LinearQuery(C)``, ``queries.variance(n)``, …).
-    support : (lower, upper), optional
-        Bounded noise support W = [w̲, w̄] (a box, per output coordinate): cos² noise (Problem 2).
+    support : (lower, upper) or Support, optional
+        Bounded noise support W = [w̲, w̄] (a box, per output coordinate): cos² noise (Problem 2). A
+        :class:`~privnoise.fisher.Support` (Box, Polygon, Ellipsoid, Polyhedron, MeshSupport), or a box whose
+        CCᵀ is not diagonal, with a linear query of 2 or 3 outputs: the solution of Theorem 2's eigenproblem
+        (:func:`~privnoise.fisher.support_design.optimal_noise_on_support`: closed form where one exists,
+        finite elements otherwise).
     output_range : (lower, upper), optional
         The release must lie in Y = [y̲, ȳ]: noise supported on Y − f(x) (a data-dependent policy).
     quality_weight : float, optional
@@ -192,6 +213,13 @@ def optimal_noise(
     shape = query.output_shape
 
     if goal == "support":
+        if isinstance(support, Support) or _needs_finite_elements(query, support):
+            from .support_design import optimal_noise_on_support
+
+            region = support if isinstance(support, Support) else _as_box(support, shape)
+            if log_weight is not None:
+                raise InvalidParameterError("`log_weight` of `optimal_noise` applies to n = m = 1 only.")
+            return optimal_noise_on_support(query, region)
         lo, hi = _box(support, "support", shape)
         if log_weight is not None:
             if query.n != 1 or query.m != 1:

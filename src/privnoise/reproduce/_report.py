@@ -27,12 +27,13 @@ class Row:
     computed : float or str
         What privnoise computes.
     status : {"match", "erratum", "check"}
-        "match" when they agree within ``rtol``; "erratum" when the printed value is wrong (``reason`` says why);
+        "match" when they agree; "erratum" when the printed value is wrong (``reason`` says why);
         "check" for a claim without a printed number that privnoise verified numerically.
     reason : str
         One line: the second method used, or why the paper is wrong.
-    rtol : float
-        The tolerance of the comparison.
+
+    A row carries no tolerance: whoever compares printed and computed (the tests) states its own, so that no
+    change in the reporting code can loosen a check.
     """
 
     key: str
@@ -41,13 +42,12 @@ class Row:
     computed: float | str
     status: Status
     reason: str = ""
-    rtol: float = 1e-6
 
-    def agrees(self) -> bool:
-        """Whether printed and computed agree within ``rtol`` (numbers), or are equal (text)."""
+    def agrees(self, *, rtol: float, abs_tol: float = 1e-12) -> bool:
+        """Whether printed and computed agree within the caller's ``rtol`` (numbers), or are equal (text)."""
         if isinstance(self.printed, str) or isinstance(self.computed, str):
             return str(self.printed) == str(self.computed)
-        return math.isclose(float(self.printed), float(self.computed), rel_tol=self.rtol, abs_tol=1e-12)
+        return math.isclose(float(self.printed), float(self.computed), rel_tol=rtol, abs_tol=abs_tol)
 
 
 def _cell(text: str) -> str:
@@ -126,7 +126,6 @@ class RowBuilder:
     """Adds rows to a report, turning numpy numbers into floats; ``cache`` carries values to the figures."""
 
     report: Report
-    default_rtol: float = 1e-6
     cache: dict[str, Any] = field(default_factory=dict)
 
     def add(
@@ -137,8 +136,7 @@ class RowBuilder:
         computed: float | str,
         status: Status,
         reason: str = "",
-        rtol: float | None = None,
     ) -> None:
         p = printed if isinstance(printed, str) else float(printed)
         c = computed if isinstance(computed, str) else float(computed)
-        self.report.add(Row(key, claim, p, c, status, reason, self.default_rtol if rtol is None else rtol))
+        self.report.add(Row(key, claim, p, c, status, reason))

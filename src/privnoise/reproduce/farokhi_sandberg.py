@@ -60,8 +60,9 @@ from ..fisher import comparison as cmp
 from ..mechanisms import Gaussian, Laplace, Mechanism, RaisedCosine
 from ..random import default_rng
 from ._report import Report, RowBuilder, Status
+from .farokhi_sandberg_supports import SUPPORTS_SETUP, general_support_figures, general_support_rows
 
-__all__ = ["SETUP", "SOURCE", "Setup", "build_report"]
+__all__ = ["SETUP", "SOURCE", "SUPPORTS_SETUP", "Setup", "build_report"]
 
 SOURCE = (
     'F. Farokhi and H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher '
@@ -179,7 +180,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         total,
         "match",
         "2-D adaptive quadrature of privnoise's RaisedCosine.pdf",
-        rtol=1e-8,
     )
 
     point = np.array(s.asym_point)
@@ -190,7 +190,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         mech.pdf(point),
         "match",
         "optimal_noise(identity(2), support=…).pdf",
-        rtol=1e-12,
     )
 
     var_printed = (PI2 - 6.0) * width**2 / (12.0 * PI2)
@@ -204,7 +203,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         float(mech.variances()[0]),
         "match",
         f"quadrature of ∫(w−c)²γ*: {var_quad:.12g}",
-        rtol=1e-12,
     )
 
     # Corollary 2(ii): Q.
@@ -229,7 +227,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
             noise.second_moment(),
             status,
             reason,
-            rtol=1e-12,
         )
 
     unit = RaisedCosine(lower=0.0, upper=1.0)
@@ -240,7 +237,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         unit.second_moment(),
         "match",
         "printed to 4 digits",
-        rtol=2e-4,
     )
 
     # Corollary 2(i): κ.
@@ -285,7 +281,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         info_quad,
         "check",
         "printed = closed form (implied by ERRATA 2); computed = fisher_information_quadrature of the pdf",
-        rtol=1e-8,
     )
 
     # Corollary 3: any C ≠ 0 gives (14); Tr 𝓘 = ‖C‖²·4π²/L².
@@ -303,7 +298,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
         m1.pdf(0.4),
         "match",
         "optimal_noise(weighted_mean, support=…).pdf",
-        rtol=1e-12,
     )
     b.add(
         "cor3-policy-C-independent",
@@ -329,7 +323,6 @@ def _section2_3_bounded(b: RowBuilder, s: Setup) -> None:
             fisher_guarantee(q, mech1).information.trace(),
             "check",
             "quadrature ∫g′²/g with the analytic g′, times ‖C‖² (direct matrix computation CᵀJC)",
-            rtol=1e-8,
         )
 
     # Optimality of (14) against feasible alternatives on [0, 1] (Problem 2 is convex in γ).
@@ -388,7 +381,6 @@ def _corollary4(b: RowBuilder, s: Setup) -> None:
         float(diff),
         "match",
         "p′/p = −1 is constant",
-        rtol=1e-9,
     )
 
     x0, w0 = s.cor4_gauss_x, s.cor4_gauss_w
@@ -408,7 +400,6 @@ def _corollary4(b: RowBuilder, s: Setup) -> None:
         gauss_policy.density_at(x0).pdf(w0),
         "match",
         "c(x) by quadrature; computed = WeightedCosinePolicy.density_at(x).pdf",
-        rtol=1e-7,
     )
 
 
@@ -439,7 +430,6 @@ def _corollary5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q_var, mech, x).information.trace(),
         "check",
         "central finite differences of numpy.var times the closed-form J",
-        rtol=1e-6,
     )
 
 
@@ -508,7 +498,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         "check",
         "scipy BFGS over a Cholesky factor; "
         f"max entry of abs(Σ_opt − Σ) = {np.max(np.abs(sigma_opt - corrected.cov)):.2e}",
-        rtol=1e-8,
     )
 
     p4 = _noise(q, quality_budget=theta)
@@ -523,7 +512,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, p4).information.trace(),
         "match",
         f"BFGS over Cholesky factors with TrΣ = ϑ finds {opt4:.10g} = (Tr(CCᵀ)^{{1/2}})²/ϑ",
-        rtol=1e-9,
     )
     b.add(
         "cor6-p4-quality",
@@ -532,7 +520,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         p4.second_moment(),
         "match",
         "Gaussian.second_moment",
-        rtol=1e-12,
     )
     c = np.array(s.weights_c1) / sum(s.weights_c1)
     ex2 = _noise(queries.weighted_mean(np.array(s.weights_c1)), quality_budget=theta)
@@ -543,7 +530,6 @@ def _corollary6(b: RowBuilder, s: Setup) -> None:
         ex2.covariance(),
         "match",
         f"weights {np.round(c, 3).tolist()}; independent of C",
-        rtol=1e-12,
     )
 
 
@@ -602,7 +588,6 @@ def _proposition1(b: RowBuilder, s: Setup) -> None:
             "check",
             f"Monte Carlo, {s.prop1_draws} draws, seed {s.prop1_seed}: SE {se:.2g}; "
             f"exact Tr Cov(w) = {exact:.8g}",
-            rtol=1e-2,
         )
 
 
@@ -649,7 +634,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         Laplace(scale=b_q).second_moment(),
         "match",
         "Laplace.second_moment",
-        rtol=1e-12,
     )
     b.add(
         "sec5-epsilon-at-quality",
@@ -673,7 +657,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, lap_q).information.trace(),
         "match",
         f"quadrature of the Laplace pdf: J = {lap_quad:.10g} = 2/ϑ",
-        rtol=1e-9,
     )
     b.add(
         "sec5-gaussian-information",
@@ -682,7 +665,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         fisher_guarantee(q, gauss_q).information.trace(),
         "match",
         "Gaussian precision times CCᵀ",
-        rtol=1e-12,
     )
 
     x = np.array(s.sec5_data)
@@ -732,7 +714,6 @@ def _section5(b: RowBuilder, s: Setup) -> None:
         inf_ratio,
         "match",
         "section5_error_bounds at the 16 vertices and at L-BFGS-B optima from 20 starts",
-        rtol=1e-9,
     )
 
     th = s.entropy_theta
@@ -876,7 +857,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         obj_corrected,
         "check",
         "scipy.optimize BFGS of Tr Σ⁻¹ + ϱTr(GΣ)",
-        rtol=1e-5,
     )
     for horizon, weight in s.ex4_cases:
         q_closed, e_closed = example4_closed_forms(horizon, weight, variant="printed")
@@ -889,7 +869,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
             mech.second_moment(),
             "match",
             "direct Tr(Ψ_TᵀΨ_T Σ) with the printed Σ",
-            rtol=1e-9,
         )
         b.add(
             f"ex4-error-{tag}",
@@ -898,7 +877,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
             mech.cramer_rao_bound(),
             "match",
             "direct Tr Σ = Tr 𝓘⁻¹ with the printed Σ",
-            rtol=1e-9,
         )
         fixed = initial_state_noise(system, horizon=horizon, quality_weight=weight)
         b.add(
@@ -930,7 +908,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         q2 / q1,
         "match",
         "closed form; λ_max(G) ~ T³/3",
-        rtol=2e-3,
     )
     t, rho = s.false_bound_case
     mech = initial_state_noise(system, horizon=t, quality_weight=rho)
@@ -951,7 +928,6 @@ def _section4(b: RowBuilder, s: Setup) -> None:
         mech.cramer_rao_bound(),
         "check",
         "Cauchy–Schwarz on the eigenvalues",
-        rtol=0.0,
     )
 
 
@@ -968,12 +944,7 @@ def _minimise_theorem4(gram: NDArray[np.float64], rho: float) -> float:
 
 
 def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, str]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    def save(fig: Figure, name: str) -> None:
-        FigureCanvasAgg(fig)
-        fig.savefig(output / name, dpi=100)
+    from ..plotting import figure, save
 
     out: list[tuple[str, str]] = []
 
@@ -983,7 +954,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     w = np.linspace(lo, hi, 201)
     xs = np.linspace(-1.5, 1.5, 25)  # contains the five x of the line plots
     plain = RaisedCosine(lower=lo, upper=hi).pdf(w)
-    fig = Figure(figsize=(10, 7.5), layout="constrained")
+    fig = figure(figsize=(10, 7.5), layout="constrained")
     axes = fig.subplots(2, 2)
     for row, (label, log_weight) in enumerate(
         (("p(x) ∝ exp(−x²)", lambda x: -x * x), ("p(x) ∝ exp(−x)", lambda x: -x))
@@ -1011,7 +982,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     fig.suptitle(
         "Figure 1: Corollary 4 policies on W = [0, 1] (printed form; not the Fisher minimiser, ERRATA 3)"
     )
-    save(fig, "figure1.png")
+    save(fig, output / "figure1.png")
     out.append(
         (
             "figure1.png",
@@ -1025,7 +996,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     holds, _, exact_var = cache["cond16"]
     sens = s.figure2_sensitivity
     sigma_var = math.sqrt(sens) / sens
-    fig = Figure(figsize=(8, 5.5), layout="constrained")
+    fig = figure(figsize=(8, 5.5), layout="constrained")
     ax = fig.subplots()
     ax.imshow(
         np.where(holds, 1.0, 0.75),
@@ -1060,7 +1031,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     ax.set_ylabel("δ")
     ax.set_title("Figure 2: condition (16) with ϑ/((x̄−x̲) max|c_i|) = 1")
     ax.legend(loc="upper right", fontsize=8, framealpha=0.95)
-    save(fig, "figure2.png")
+    save(fig, output / "figure2.png")
     out.append(
         (
             "figure2.png",
@@ -1089,7 +1060,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
         rows["gauss"].append((q_c, crb_g))
         crb_zero = rows["zero"][-1][1]
         rows["printed"].append((6 * PI2 * (m / (4 * PI2)) / (2 * PI2 - 3) * crb_zero, crb_zero))
-    fig = Figure(figsize=(7.5, 5.5), layout="constrained")
+    fig = figure(figsize=(7.5, 5.5), layout="constrained")
     ax = fig.subplots()
     styles = {
         "gauss": ("Gaussian, Problem 4 at equal Q (Cor. 6)", "tab:green", "-"),
@@ -1105,7 +1076,7 @@ def _figures(output: Path, s: Setup, cache: dict[str, Any]) -> list[tuple[str, s
     ax.set_title("Privacy–quality trade-off (identity query, m = 2, L from 0.1 to 10)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    save(fig, "tradeoff.png")
+    save(fig, output / "tradeoff.png")
     out.append(
         (
             "tradeoff.png",
@@ -1142,6 +1113,11 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
         notes=[
             "Section 4 (dynamic estimation): Theorem 4 and Example 4 rows use the corrected Σ; the (T+1)²n² "
             "bound is shown failing and is never reported as a guarantee (ERRATA 4–6).",
+            "General supports (thm2-*, remark7-*, prop2-*, thm1-*): Remark 7 leaves the PDE (12) open beyond "
+            "separable boxes; privnoise solves it by P2 finite elements and checks it against every closed form. "
+            "Problem 1 (thm1-*) agrees with Problem 2 where the support is separable or matched to CCᵀ; elsewhere "
+            "each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density, so no maximiser is "
+            "reached (Remark 2: existence is open), bounded by Tr(Cov(w)(CCᵀ)⁻¹).",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
             "In 'check' rows the printed column holds the bound the paper states (evaluated) "
             "or the value of the "
@@ -1150,7 +1126,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "their tolerance is the Monte Carlo error.",
         ],
     )
-    builder = RowBuilder(report, default_rtol=1e-6)
+    builder = RowBuilder(report)
     s = SETUP
     _section2_3_bounded(builder, s)
     _corollary4(builder, s)
@@ -1160,10 +1136,12 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
     _proposition1(builder, s)
     _section5(builder, s)
     _section4(builder, s)
+    general_support_rows(builder, SUPPORTS_SETUP)
     if output is not None:
         directory = Path(output)
         directory.mkdir(parents=True, exist_ok=True)
         if figures:
             report.figures.extend(_figures(directory, s, builder.cache))
+            report.figures.extend(general_support_figures(directory, SUPPORTS_SETUP))
         report.write(directory)
     return report

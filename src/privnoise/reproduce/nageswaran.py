@@ -69,6 +69,7 @@ class Setup:
     offset: tuple[float, float, float] = (1.0, -2.0, 0.5)
     general_cov: tuple[tuple[float, float], tuple[float, float]] = ((1.0, 0.5), (0.5, 1.0))
     general_rho: float = 1e-6
+    rho_grid_points: int = 59  # App. C over [0, 2 Σ sᵢ²], beyond the last vertex Σ sᵢ²
 
 
 SETUP = Setup()
@@ -186,7 +187,6 @@ def _scheme_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], cache: dict[st
         rec_mc,
         "match",
         f"{s.mc_draws} draws, seed {s.mc_seed}; tolerance 1 %",
-        rtol=0.01,
     )
     b.add(
         "mc-mmse",
@@ -195,7 +195,6 @@ def _scheme_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], cache: dict[st
         mmse_mc,
         "match",
         f"{s.mc_draws} draws, seed {s.mc_seed}, the querier's linear MMSE estimator; tolerance 1 %",
-        rtol=0.01,
     )
     affine = rec.optimal_response(a, rho, offset=np.array(s.offset))
     b.add(
@@ -224,6 +223,57 @@ def _scheme_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], cache: dict[st
     )
 
 
+def _lemma_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
+    """Lemmas 2 and 3 on the whole ρ range, and Appendix C's scheme beyond ρ = Σ sᵢ²."""
+    u, sv, vt = np.linalg.svd(a)
+    r = sv.size
+    total = float(np.sum(sv**2))
+    rhos = np.linspace(0.0, 2.0 * total, s.rho_grid_points)
+    reduced = np.diag(sv) @ vt[:r]  # S̃Vᵀ: the r nonzero rows of SVᵀ
+    padded = np.vstack([reduced, np.zeros((2, a.shape[1]))])  # SVᵀ with zero rows (m > r)
+    pi_a = np.array([rec.max_privacy(a, float(rho)) for rho in rhos])
+    pi_sv = np.array([rec.max_privacy(padded, float(rho)) for rho in rhos])
+    pi_reduced = np.array([rec.max_privacy(reduced, float(rho)) for rho in rhos])
+    b.add(
+        "lemma2-svd",
+        f"Lemma 2: π(ρ) for AX equals π(ρ) for SVᵀX (max over {rhos.size} ρ in [0, 2Σsᵢ²] of the difference)",
+        0.0,
+        float(np.max(np.abs(pi_a - pi_sv))),
+        "match",
+        "Theorem 1's π for A = USVᵀ and for SVᵀ (U dropped, two zero rows kept)",
+    )
+    b.add(
+        "lemma3-nonzero-rows",
+        "Lemma 3: restricting to the r nonzero rows S̃Vᵀ loses no privacy (max difference over the ρ grid)",
+        0.0,
+        float(np.max(np.abs(pi_sv - pi_reduced))),
+        "match",
+        "π for SVᵀ (with zero rows) against π for S̃Vᵀ",
+    )
+    errors, privacies = [], []
+    for rho in rhos:
+        resp = rec.optimal_response(a, float(rho))
+        errors.append(resp.recoverability_error())
+        privacies.append(resp.privacy())
+    b.add(
+        "appC-constraint-all-rho",
+        "App. C: Z_o meets E‖AX − Z_o‖² ≤ ρ for every ρ, with equality up to Σsᵢ² = 29 and E‖AX‖² = 29 beyond "
+        "(max over the ρ grid of the deviation from min(ρ, Σsᵢ²))",
+        0.0,
+        float(np.max(np.abs(np.array(errors) - np.minimum(rhos, total)))),
+        "match",
+        f"{rhos.size} values of ρ in [0, {2 * total:g}]; closed-form recoverability error of the response",
+    )
+    b.add(
+        "appC-privacy-all-rho",
+        "App. C: mmse(X | Z_o) = π(ρ) of eq. (8) for every ρ, also ρ > Σsᵢ² (π = n) (max difference)",
+        0.0,
+        float(np.max(np.abs(np.array(privacies) - pi_a))),
+        "match",
+        "direct conditional covariance of the jointly Gaussian (X, Z_o) against Theorem 1",
+    )
+
+
 def _general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
     rho = s.rho_scheme
     b.add(
@@ -233,7 +283,6 @@ def _general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
         rec.max_privacy(a, rho, data_cov=np.eye(s.n)),
         "match",
         "bisection on the dual (D) of privnoise.recoverability.general_covariance, duality gap ≤ 1e-8",
-        rtol=1e-8,
     )
     sigma = np.array(s.general_cov)
     query = np.array([[1.0, 0.0]])
@@ -254,13 +303,12 @@ def _general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
 
 
 def _figures(output: Path, s: Setup, a: NDArray[np.float64], cache: dict[str, Any]) -> list[tuple[str, str]]:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plotting import figure, save
 
     rho = np.linspace(0.0, 35.0, 701)
     s_arr = np.array(s.s)
     desc = [rec.privacy_of_allocation(s.n, s_arr[::-1], rec.allocation(s_arr[::-1], r)) for r in rho]
-    fig = Figure(figsize=(11, 4.5), layout="constrained")
+    fig = figure(figsize=(11, 4.5), layout="constrained")
     left, right = fig.subplots(1, 2)
     left.plot(rho, rec.max_privacy(a, rho), "C0", lw=2, label="π(ρ), eq. (8)")
     left.plot(rho, desc, "C3--", lw=1.2, label=r"allocation to largest $s_i$ first (worse)")
@@ -292,8 +340,7 @@ def _figures(output: Path, s: Setup, a: NDArray[np.float64], cache: dict[str, An
     right.grid(alpha=0.3)
     right.legend(loc="lower right", fontsize=8)
     right.set_title("Beyond the paper: A = [1, 0], general Σ")
-    FigureCanvasAgg(fig)
-    fig.savefig(output / "figure1.png", dpi=100)
+    save(fig, output / "figure1.png", dpi=100)
     return [
         (
             "figure1.png",
@@ -330,12 +377,13 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "(row sec4-conjecture-not-affine; proof and solver in privnoise.recoverability.general_covariance).",
         ],
     )
-    builder = RowBuilder(report, default_rtol=1e-9)
+    builder = RowBuilder(report)
     s = SETUP
     a = figure1_matrix(s)
     cache: dict[str, Any] = {}
     _theorem1_rows(builder, s, a)
     _scheme_rows(builder, s, a, cache)
+    _lemma_rows(builder, s, a)
     _general_rows(builder, s, a)
     if output is not None:
         directory = Path(output)

@@ -1,0 +1,172 @@
+"""Quadratic (P2) functions on simplicial meshes in 2-D and 3-D: evaluation, exact integrals, bounds, location.
+
+A P2 function on a simplex with barycentric coordinates λ₀, …, λ_d is stored by its values at the d + 1 vertices
+and at the midpoints of the edges listed in :data:`EDGES` (the local order of scikit-fem's P2 elements):
+
+    u = Σᵢ uᵢ λᵢ(2λᵢ − 1) + Σ_(i,j) 4 u_ij λᵢ λⱼ.
+
+Its Bernstein coefficients are uᵢ (vertices) and 2u_ij − (uᵢ + uⱼ)/2 (edges); u lies between their minimum and
+maximum on the simplex, which gives the rejection bound of the sampler.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = [
+    "EDGES",
+    "SimplexLocator",
+    "bernstein_bound",
+    "gradients_at_vertices",
+    "hessians",
+    "quadrature",
+    "simplex_geometry",
+    "values",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+#: Local edges (vertex pairs) in the order of the edge degrees of freedom, per dimension.
+EDGES: dict[int, tuple[tuple[int, int], ...]] = {
+    2: ((0, 1), (1, 2), (0, 2)),
+    3: ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3)),
+}
+
+
+def simplex_geometry(points: FloatArray, cells: IntArray) -> tuple[FloatArray, FloatArray]:
+    """Gradients of the barycentric coordinates ``(E, d + 1, d)`` and volumes ``(E,)`` of every cell."""
+    d = points.shape[1]
+    x0 = points[cells[:, 0]]
+    jac = np.swapaxes(points[cells[:, 1:]] - x0[:, None, :], 1, 2)  # columns x_i − x_0
+    inv = np.linalg.inv(jac)  # rows are ∇λ_1 … ∇λ_d
+    grads = np.concatenate([-inv.sum(axis=1, keepdims=True), inv], axis=1)
+    volumes = np.abs(np.linalg.det(jac)) / math.factorial(d)
+    return grads, volumes
+
+
+def values(coefficients: FloatArray, bary: FloatArray) -> FloatArray:
+    """u at points with barycentric coordinates ``bary`` (n, d + 1), one row of coefficients per point."""
+    d = bary.shape[1] - 1
+    out = np.einsum("ni,ni->n", coefficients[:, : d + 1], bary * (2.0 * bary - 1.0))
+    for k, (i, j) in enumerate(EDGES[d]):
+        out += 4.0 * coefficients[:, d + 1 + k] * bary[:, i] * bary[:, j]
+    return out
+
+
+def gradients_at_vertices(coefficients: FloatArray, grads: FloatArray) -> FloatArray:
+    """∇u at the d + 1 vertices of each cell, shape ``(E, d + 1, d)`` (∇u is affine on a cell)."""
+    d = grads.shape[2]
+    vertex = coefficients[:, : d + 1]
+    # ∇[λ_i(2λ_i − 1)] = (4λ_i − 1)∇λ_i; at vertex a: (4δ_ia − 1)∇λ_i
+    common = -np.einsum("ei,eik->ek", vertex, grads)
+    out = np.repeat(common[:, None, :], d + 1, axis=1) + 4.0 * vertex[:, :, None] * grads
+    for k, (i, j) in enumerate(EDGES[d]):
+        c = 4.0 * coefficients[:, d + 1 + k, None]
+        out[:, j, :] += c * grads[:, i, :]  # ∇(4λ_iλ_j) = 4(λ_j∇λ_i + λ_i∇λ_j)
+        out[:, i, :] += c * grads[:, j, :]
+    return out
+
+
+def hessians(coefficients: FloatArray, grads: FloatArray) -> FloatArray:
+    """The (constant) Hessian of u on each cell, shape ``(E, d, d)``."""
+    d = grads.shape[2]
+    out = 4.0 * np.einsum("ei,eik,eil->ekl", coefficients[:, : d + 1], grads, grads)
+    for k, (i, j) in enumerate(EDGES[d]):
+        outer = np.einsum("ek,el->ekl", grads[:, i], grads[:, j])
+        out += 4.0 * coefficients[:, d + 1 + k, None, None] * (outer + np.swapaxes(outer, 1, 2))
+    return out
+
+
+def bernstein_bound(coefficients: FloatArray) -> FloatArray:
+    """max |u| over each cell is at most the largest absolute Bernstein coefficient (returned per cell)."""
+    d = {6: 2, 10: 3}[coefficients.shape[1]]
+    vertex = np.abs(coefficients[:, : d + 1]).max(axis=1)
+    edge = np.stack(
+        [
+            2.0 * coefficients[:, d + 1 + k] - 0.5 * (coefficients[:, i] + coefficients[:, j])
+            for k, (i, j) in enumerate(EDGES[d])
+        ],
+        axis=1,
+    )
+    return np.maximum(vertex, np.abs(edge).max(axis=1))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A quadrature rule on the reference simplex: barycentric points (q, d + 1) and weights summing to 1."""
+
+    bary: FloatArray
+    weights: FloatArray
+
+
+def quadrature(dim: int, degree: int) -> Rule:
+    """An exact rule for polynomials of ``degree`` on a simplex (weights normalised to the simplex's volume 1)."""
+    from skfem.quadrature import get_quadrature
+    from skfem.refdom import RefTet, RefTri
+
+    x, w = get_quadrature(RefTri if dim == 2 else RefTet, degree)
+    bary = np.vstack([1.0 - x.sum(axis=0), x]).T
+    return Rule(bary=np.ascontiguousarray(bary), weights=w / w.sum())
+
+
+class SimplexLocator:
+    """Finds the cell that contains each point (−1 outside the mesh) and its barycentric coordinates.
+
+    Candidate cells come from a k-d tree of the cell centroids; a point in a cell lies within the cell's diameter
+    of its centroid, so once every centroid within the largest diameter has been tried the point is outside.
+    """
+
+    def __init__(self, points: FloatArray, cells: IntArray) -> None:
+        from scipy.spatial import cKDTree
+
+        self.points = points
+        self.cells = cells
+        self.dim = points.shape[1]
+        x0 = points[cells[:, 0]]
+        self._origin = x0
+        self._inverse = np.linalg.inv(np.swapaxes(points[cells[:, 1:]] - x0[:, None, :], 1, 2))
+        corners = points[cells]
+        self._tree = cKDTree(corners.mean(axis=1))
+        diameters = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max(axis=(1, 2))
+        self._reach = float(diameters.max())
+        scale = float(np.max(np.ptp(points, axis=0)))
+        self._lo = points.min(axis=0) - 1e-12 * scale
+        self._hi = points.max(axis=0) + 1e-12 * scale
+
+    def _bary(self, x: FloatArray, cell: IntArray) -> FloatArray:
+        rest = np.einsum("nij,nj->ni", self._inverse[cell], x - self._origin[cell])
+        return np.concatenate([1.0 - rest.sum(axis=1, keepdims=True), rest], axis=1)
+
+    def find(self, x: FloatArray) -> tuple[IntArray, FloatArray]:
+        """Cell index per point (−1 when outside) and barycentric coordinates (clipped to the cell)."""
+        n = x.shape[0]
+        found = np.full(n, -1, dtype=np.int64)
+        bary = np.zeros((n, self.dim + 1))
+        pending = np.flatnonzero(np.all((x >= self._lo) & (x <= self._hi), axis=1))
+        k = 8
+        tol = 1e-12
+        total = self.cells.shape[0]
+        while pending.size:
+            kk = min(k, total)
+            dist, cand = self._tree.query(x[pending], k=kk)
+            dist = dist.reshape(pending.size, kk)
+            cand = cand.reshape(pending.size, kk)
+            for col in range(kk):
+                b = self._bary(x[pending], cand[:, col])
+                hit = (b.min(axis=1) >= -tol) & (found[pending] < 0)
+                found[pending[hit]] = cand[hit, col]
+                bary[pending[hit]] = b[hit]
+            unresolved = found[pending] < 0
+            # a cell containing the point has its centroid within the largest diameter
+            exhausted = (dist[:, -1] > self._reach) | (kk == total)
+            pending = pending[unresolved & ~exhausted]
+            k *= 4
+        np.clip(bary, 0.0, 1.0, out=bary)
+        hit = found >= 0
+        bary[hit] /= bary[hit].sum(axis=1, keepdims=True)
+        return found, bary

@@ -1,0 +1,363 @@
+"""Farokhi & Sandberg beyond the paper's closed forms: Theorem 2 on general supports, and Problem 1 (Theorem 1).
+
+Remark 7 leaves the PDE (12) on general supports open; privnoise solves it by finite elements
+(:func:`privnoise.fisher.solve_dirichlet_eigenproblem`). These rows check the solver against every closed form
+(boxes with diagonal CCᵀ, ellipsoids matched to CCᵀ), against second methods where none exists (a correlated CCᵀ
+on a box is the Laplacian on the sheared box; the L-shape's λ₁ from the literature), and compare Problem 1's
+stationary iteration (11) with Problem 2's solution on the same supports.
+
+All values are computed from :data:`SUPPORTS_SETUP`, passed explicitly to each section.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .. import queries
+from ..fisher import (
+    Ball,
+    Box,
+    Ellipsoid,
+    FiniteElementNoise,
+    Polygon,
+    Polyhedron,
+    solve_dirichlet_eigenproblem,
+    solve_problem1,
+    unit_ball_eigenvalue,
+)
+from ._report import RowBuilder
+
+__all__ = ["SUPPORTS_SETUP", "SupportsSetup", "general_support_rows", "general_support_figures"]
+
+PI2 = math.pi**2
+#: λ₁ of the L-shaped domain of side 2 with a unit square removed (Trefethen & Betcke, 2006).
+L_SHAPE_LAMBDA = 9.6397238440219
+
+
+def _inverse_sqrt(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    v, u = np.linalg.eigh(a)
+    return np.asarray((u / np.sqrt(v)) @ u.T)
+
+
+@dataclass(frozen=True)
+class SupportsSetup:
+    """Supports, queries and tolerances of the general-support rows."""
+
+    correlated_c: tuple[tuple[float, ...], ...] = ((1.0, 0.6), (0.0, 1.0))
+    box: tuple[tuple[float, float], tuple[float, float]] = ((-1.0, -1.0), (1.0, 1.0))
+    l_shape: tuple[tuple[float, float], ...] = ((0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2))
+    diagonal_a: tuple[float, float] = (2.0, 0.5)
+    rectangle: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (2.0, 1.0))
+    ellipse_scale: float = 1.5
+    correlated_c3: tuple[tuple[float, ...], ...] = ((1.0, 0.4, 0.0), (0.0, 1.0, 0.3), (0.0, 0.0, 1.0))
+    rtol: float = 1e-6
+    rtol_3d: float = 1e-3
+    problem1_rtol: float = 1e-3
+    problem1_iterations: int = 3
+    mixture_weights: tuple[float, ...] = (0.25, 0.5, 0.75)
+    grid: int = 400
+
+
+SUPPORTS_SETUP = SupportsSetup()
+
+
+@lru_cache(maxsize=2)
+def _solutions(s: SupportsSetup) -> dict[str, Any]:
+    """Every finite-element solve of the section (cached: the rows and the figures share them)."""
+    c = np.array(s.correlated_c)
+    gram = c @ c.T
+    box = Box(*s.box)
+    out: dict[str, Any] = {"gram": gram, "box": box}
+    out["box-correlated"] = solve_dirichlet_eigenproblem(box, gram, rtol=s.rtol)
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float) @ _inverse_sqrt(gram).T
+    out["box-sheared"] = solve_dirichlet_eigenproblem(Polygon(corners), rtol=s.rtol)
+    out["l-shape"] = solve_dirichlet_eigenproblem(Polygon(s.l_shape), gram, rtol=s.rtol)
+    out["l-shape-identity"] = solve_dirichlet_eigenproblem(Polygon(s.l_shape), rtol=s.rtol)
+    out["rectangle"] = solve_dirichlet_eigenproblem(Box(*s.rectangle), np.diag(s.diagonal_a), rtol=s.rtol)
+    out["ellipse"] = solve_dirichlet_eigenproblem(
+        Ellipsoid([0.0, 0.0], s.ellipse_scale * gram), gram, rtol=s.rtol
+    )
+    c3 = np.array(s.correlated_c3)
+    gram3 = c3 @ c3.T
+    cube = [[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    out["gram3"] = gram3
+    out["box3-correlated"] = solve_dirichlet_eigenproblem(Box([-1] * 3, [1] * 3), gram3, rtol=s.rtol_3d)
+    out["box3-sheared"] = solve_dirichlet_eigenproblem(
+        Polyhedron(np.array(cube, dtype=float) @ _inverse_sqrt(gram3).T), rtol=s.rtol_3d
+    )
+    out["ball3"] = solve_dirichlet_eigenproblem(Ball([0, 0, 0], 1.0), rtol=s.rtol_3d)
+    q = queries.LinearQuery(c)
+    out["p1-box"] = solve_problem1(q, box, rtol=s.problem1_rtol, max_iterations=s.problem1_iterations)
+    out["p1-l-shape"] = solve_problem1(
+        q, Polygon(s.l_shape), rtol=s.problem1_rtol, max_iterations=s.problem1_iterations
+    )
+    out["p1-ellipse"] = solve_problem1(
+        q, Ellipsoid([0.0, 0.0], s.ellipse_scale * gram), rtol=s.problem1_rtol, max_iterations=2
+    )
+    out["p1-separable"] = solve_problem1(
+        queries.LinearQuery(np.diag(np.sqrt(s.diagonal_a))),
+        Box(*s.rectangle),
+        rtol=s.problem1_rtol,
+        max_iterations=2,
+    )
+    return out
+
+
+def _b_radius(support_vertices: NDArray[np.float64], c: NDArray[np.float64]) -> float:
+    """max over vertices of (v − centre)ᵀ(CCᵀ)⁻¹(v − centre), with the vertex mean as centre: ≥ sup Tr 𝓘⁻¹."""
+    b = np.linalg.inv(c @ c.T)
+    centred = support_vertices - support_vertices.mean(axis=0)
+    return float(np.max(np.einsum("ni,ij,nj->n", centred, b, centred)))
+
+
+def _mixture_information(
+    noise: FiniteElementNoise, other: Any, gram: NDArray[np.float64], t: float, s: SupportsSetup
+) -> tuple[float, float, float]:
+    """Tr 𝓘 of γ₁, γ₂ and (1 − t)γ₁ + tγ₂ on the box by the midpoint rule (∫∇γᵀCCᵀ∇γ/γ)."""
+    lo, hi = np.array(s.box[0]), np.array(s.box[1])
+    h = (hi - lo) / s.grid
+    axes = [lo[i] + h[i] * (np.arange(s.grid) + 0.5) for i in range(2)]
+    w = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 2)
+    values = []
+    g1, g2 = noise.pdf(w), other.pdf(w)
+    d1, d2 = noise.score(w) * g1[:, None], other.score(w) * g2[:, None]
+    for gamma, grad in ((g1, d1), (g2, d2), ((1 - t) * g1 + t * g2, (1 - t) * d1 + t * d2)):
+        pos = gamma > 0
+        quad = np.einsum("ni,ij,nj->n", grad[pos], gram, grad[pos]) / gamma[pos]
+        values.append(float(quad.sum() * h.prod()))
+    return values[0], values[1], values[2]
+
+
+def general_support_rows(b: RowBuilder, s: SupportsSetup) -> None:
+    """Rows for Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1 and Proposition 2."""
+    sol = _solutions(s)
+    gram = sol["gram"]
+    c = np.array(s.correlated_c)
+    a = np.array(s.diagonal_a)
+    (x0, y0), (x1, y1) = s.rectangle
+    b.add(
+        "thm2-box-diagonal",
+        "Thm 2 / Cor. 1: λ₁ = π²Σaᵢ/Lᵢ² on a box with diagonal CCᵀ = diag(2, 0.5), box [0, 2]×[0, 1]",
+        PI2 * (a[0] / (x1 - x0) ** 2 + a[1] / (y1 - y0) ** 2),
+        sol["rectangle"].eigenvalue,
+        "match",
+        f"P2 finite elements, adaptive, rtol {s.rtol:g}; error estimate {sol['rectangle'].error_estimate:.1e}",
+    )
+    b.add(
+        "thm2-ellipse-matched",
+        f"Thm 2 on the ellipse with shape {s.ellipse_scale:g}·CCᵀ: λ₁ = j₀,₁²/{s.ellipse_scale:g} (w = (sCCᵀ)^½ v)",
+        unit_ball_eigenvalue(2) / s.ellipse_scale,
+        sol["ellipse"].eigenvalue,
+        "match",
+        "P2 finite elements on inscribed meshes, uniform refinement, Hadamard boundary correction, Richardson",
+    )
+    b.add(
+        "thm2-ball-3d",
+        "Thm 2 on the unit ball in 3-D, CCᵀ = I: λ₁ = π²",
+        PI2,
+        sol["ball3"].eigenvalue,
+        "match",
+        f"3-D P2 finite elements at rtol {s.rtol_3d:g} (LOBPCG with an algebraic multigrid preconditioner)",
+    )
+    b.add(
+        "thm2-box-correlated",
+        "Thm 2 on the box [−1, 1]² with correlated CCᵀ (C = [[1, 0.6], [0, 1]]): λ₁ (printed = second method)",
+        sol["box-sheared"].eigenvalue,
+        sol["box-correlated"].eigenvalue,
+        "check",
+        "second method: the Laplacian on the sheared box (CCᵀ)^(−½)W, meshed as a polygon",
+    )
+    b.add(
+        "thm2-box-correlated-3d",
+        "Thm 2 on the cube [−1, 1]³ with a correlated 3×3 CCᵀ: λ₁ (printed = second method)",
+        sol["box3-sheared"].eigenvalue,
+        sol["box3-correlated"].eigenvalue,
+        "check",
+        "second method: the Laplacian on the sheared cube, meshed as the convex hull of its corners",
+    )
+    b.add(
+        "thm2-l-shape",
+        "Thm 2 on the (non-convex) L-shape with CCᵀ = I: λ₁ (printed = Trefethen & Betcke 2006)",
+        L_SHAPE_LAMBDA,
+        sol["l-shape-identity"].eigenvalue,
+        "check",
+        "adaptive refinement toward the re-entrant corner; literature value 9.6397238440219",
+    )
+    noise = FiniteElementNoise(solution=sol["box-correlated"])
+    info = np.asarray(noise.fisher_information())
+    b.add(
+        "thm2-trace-identity",
+        "Thm 2: Tr 𝓘 = Tr(Cᵀ𝓘_w C) = 4λ for the density u² actually sampled (printed = 4 × discrete λ)",
+        4.0 * sol["box-correlated"].discrete_eigenvalue,
+        float(np.trace(c.T @ info @ c)),
+        "check",
+        "𝓘_w = 4∫∇u∇uᵀ by exact quadrature of the piecewise-linear gradient",
+    )
+    lo, hi = np.array(s.box[0]), np.array(s.box[1])
+    separable = float(np.sum(np.diag(gram) * 4.0 * PI2 / (hi - lo) ** 2))
+    b.add(
+        "remark7-correlated-gain",
+        "Remark 7: on a box with correlated CCᵀ the product cos² (Cor. 1) is feasible but not optimal "
+        "(printed = its Tr 𝓘, computed = the optimum 4λ₁)",
+        separable,
+        4.0 * sol["box-correlated"].eigenvalue,
+        "check",
+        "Tr 𝓘 of the product cos² = Σ(CCᵀ)ᵢᵢ·4π²/Lᵢ²; the finite-element optimum is lower",
+    )
+    # Proposition 2: Tr 𝓘 is convex in γ (on mixtures of the optimum and the product cos²)
+    from ..mechanisms import RaisedCosine
+
+    cosine = RaisedCosine(lower=lo, upper=hi)
+    worst = -math.inf
+    for t in s.mixture_weights:
+        j1, j2, jt = _mixture_information(noise, cosine, gram, t, s)
+        worst = max(worst, jt - ((1 - t) * j1 + t * j2))
+    b.add(
+        "prop2-convexity",
+        "Prop. 2: Tr 𝓘 is convex in γ: max over t of Tr 𝓘((1−t)γ₁ + tγ₂) − [(1−t)Tr 𝓘(γ₁) + t Tr 𝓘(γ₂)] ≤ 0 "
+        "(printed = 0)",
+        0.0,
+        worst,
+        "check",
+        f"γ₁ = the optimum, γ₂ = product cos² on the correlated box; midpoint rule on a {s.grid}² grid, "
+        f"t ∈ {list(s.mixture_weights)}",
+    )
+    # Problem 1 against Problem 2
+    for key, label in (("p1-separable", "box with diagonal CCᵀ"), ("p1-ellipse", "ellipse matched to CCᵀ")):
+        p1 = sol[key]
+        b.add(
+            f"thm1-{key[3:]}",
+            f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1)",
+            p1.history[0],
+            p1.trace_inverse,
+            "match",
+            "Problem 2's solution is a fixed point of (11): M = C𝓘⁻²Cᵀ ∝ CCᵀ there",
+        )
+    for key, support_vertices, label in (
+        ("p1-box", np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float), "correlated box"),
+        ("p1-l-shape", np.array(s.l_shape, dtype=float), "L-shape"),
+    ):
+        p1 = sol[key]
+        bound = _b_radius(support_vertices, c)
+        b.add(
+            f"thm1-{key[3:]}",
+            f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1 "
+            f"after {len(p1.history) - 1} ascent steps)",
+            p1.history[0],
+            p1.trace_inverse,
+            "check",
+            f"every step of the iteration on (11) increases Tr 𝓘⁻¹ ({', '.join(f'{h:.4g}' for h in p1.history)}); "
+            f"bounded by Tr(Cov(w)(CCᵀ)⁻¹) ≤ {bound:.4g}; converged: {p1.converged}",
+        )
+    # Remark 3: post-processing can only lose Fisher information (Tr 𝓘⁻¹ can only grow)
+    sigma = np.array([[0.5, 0.2], [0.2, 0.3]])
+    extra = np.array([[0.4, -0.1], [-0.1, 0.2]])  # z = y + w₂, w₂ ~ N(0, Σ₂) independent: a randomised f(y)
+    info_y = c.T @ np.linalg.inv(sigma) @ c
+    info_z = c.T @ np.linalg.inv(sigma + extra) @ c
+    b.add(
+        "remark3-post-processing",
+        "Remark 3: Tr 𝓘⁻¹ can only increase under post-processing (Gaussian release y = Cx + w, z = y + w₂; "
+        "printed = Tr 𝓘_y⁻¹, computed = Tr 𝓘_z⁻¹)",
+        float(np.trace(np.linalg.inv(info_y))),
+        float(np.trace(np.linalg.inv(info_z))),
+        "check",
+        f"𝓘 = Cᵀ(Σ + Σ₂)⁻¹C ⪯ CᵀΣ⁻¹C; smallest eigenvalue of 𝓘_y − 𝓘_z = "
+        f"{float(np.linalg.eigvalsh(info_y - info_z)[0]):.4g} ≥ 0",
+    )
+    p1 = sol["p1-box"]
+    b.add(
+        "thm1-multiplier",
+        "Thm 1 / Remark 5: the multiplier of (11) is μ = Tr 𝓘⁻¹/4 (correlated box, last iterate)",
+        p1.trace_inverse / 4.0,
+        p1.multiplier,
+        "check",
+        "μ = ∫∇uᵀ(C𝓘⁻²Cᵀ)∇u = Tr(𝓘⁻²Cᵀ𝓘_wC)/4 from the density's exact 𝓘_w",
+    )
+
+
+def general_support_figures(output: Path, s: SupportsSetup) -> list[tuple[str, str]]:
+    """Figures of the optimal densities on general supports, and Problem 1 against Problem 2."""
+    import matplotlib.tri as mtri
+
+    from ..plotting import figure, save
+
+    sol = _solutions(s)
+    out: list[tuple[str, str]] = []
+
+    def density_panel(ax: Any, solution: Any, title: str) -> None:
+        noise = FiniteElementNoise(solution=solution)
+        pts = np.asarray(solution.points)
+        tri = mtri.Triangulation(pts[:, 0], pts[:, 1], np.asarray(solution.cells))
+        image = ax.tricontourf(tri, noise.pdf(pts), levels=30, cmap="viridis")
+        ax.set_aspect("equal")
+        ax.set_title(title, fontsize=9)
+        ax.figure.colorbar(image, ax=ax, shrink=0.8, label="γ*(w)")
+
+    fig = figure(figsize=(13, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    density_panel(axes[0], sol["box-correlated"], "box, correlated CCᵀ (C = [[1, .6], [0, 1]])")
+    density_panel(axes[1], sol["l-shape"], "L-shape (non-convex), same C")
+    density_panel(axes[2], sol["ellipse"], "ellipse matched to CCᵀ (closed form J₀²)")
+    fig.suptitle("Theorem 2 on general supports: the optimal density γ* = u², u the principal eigenfunction")
+    save(fig, output / "general-supports.png")
+    out.append(
+        (
+            "general-supports.png",
+            "Optimal noise densities on a box with correlated CCᵀ, a non-convex L-shape and a matched ellipse "
+            "(finite elements; the ellipse agrees with the Bessel closed form).",
+        )
+    )
+
+    fig = figure(figsize=(12, 4), layout="constrained")
+    axes = fig.subplots(1, 3)
+    sol3 = sol["box3-correlated"]
+    noise3 = FiniteElementNoise(solution=sol3)
+    grid = np.linspace(-1, 1, 121)
+    gx, gy = np.meshgrid(grid, grid, indexing="xy")
+    for ax, z in zip(axes, (-0.5, 0.0, 0.5), strict=True):
+        pts = np.column_stack([gx.ravel(), gy.ravel(), np.full(gx.size, z)])
+        image = ax.imshow(
+            noise3.pdf(pts).reshape(gx.shape), origin="lower", extent=(-1, 1, -1, 1), cmap="viridis"
+        )
+        ax.set_title(f"slice w₃ = {z:g}", fontsize=9)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+    fig.suptitle("Theorem 2 in 3-D: optimal density on the cube [−1, 1]³ with a correlated 3×3 CCᵀ")
+    save(fig, output / "general-supports-3d.png")
+    out.append(
+        ("general-supports-3d.png", "Three slices of the optimal 3-D density on a cube with correlated CCᵀ.")
+    )
+
+    fig = figure(figsize=(13, 4.2), layout="constrained")
+    axes = fig.subplots(1, 3)
+    density_panel(axes[0], sol["box-correlated"], r"Problem 2 (min Tr $\mathcal{I}$)")
+    density_panel(
+        axes[1], sol["p1-box"].noise.solution, r"Problem 1 (max Tr $\mathcal{I}^{-1}$), last iterate"
+    )
+    for key, label in (
+        ("p1-box", "correlated box"),
+        ("p1-l-shape", "L-shape"),
+        ("p1-separable", "diagonal box"),
+    ):
+        hist = np.array(sol[key].history)
+        axes[2].plot(np.arange(hist.size), hist / hist[0], marker="o", label=label)
+    axes[2].set_xlabel("iteration on (11)")
+    axes[2].set_ylabel(r"Tr $\mathcal{I}^{-1}$ relative to Problem 2's solution")
+    axes[2].legend(fontsize=8)
+    axes[2].grid(alpha=0.3)
+    fig.suptitle("Problem 1 against Problem 2 on the same supports")
+    save(fig, output / "problem1-vs-problem2.png")
+    out.append(
+        (
+            "problem1-vs-problem2.png",
+            "Problem 1 (Theorem 1) against Problem 2: they coincide where the support is separable or matched to "
+            "CCᵀ; elsewhere each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density.",
+        )
+    )
+    return out
