@@ -9,18 +9,14 @@
 * :func:`record_bound_svg`: the per-record Cramér–Rao bound 1/Σ_k 𝓘^{(k)}_ii of a column after each release so
   far (information adds over independent releases, Proposition 1), with the column's floor.
 
-:func:`inline_svg` turns a figure into SVG markup for an HTML page: matplotlib's ``style`` attributes become
-presentation attributes and its ``<style>`` element goes (a CSP without ``'unsafe-inline'`` refuses both), ids
-no element refers to are dropped (several figures share one page), and a ``<title>`` names the figure.
+The figures are drawn by :func:`privnoise.plotting.figure` and inlined in the page by
+:func:`privnoise.plotting.inline_svg` (no inline style, which the console's Content-Security-Policy refuses).
 """
 
 from __future__ import annotations
 
 import functools
-import io
 import math
-import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,66 +24,11 @@ import numpy as np
 
 from ...fisher import fisher_guarantee, optimal_noise
 from ...mechanisms import Laplace, Mechanism
+from ...plotting import figure, inline_svg
 from ...queries import LinearQuery
 from ..config import PolicySpec
 
-__all__ = ["figure", "inline_svg", "record_bound_svg", "release_slope", "tradeoff_curve", "tradeoff_svg"]
-
-_SVG = "http://www.w3.org/2000/svg"
-_XLINK = "http://www.w3.org/1999/xlink"
-_REFERENCE = re.compile(r"url\(#([^)]+)\)")
-
-
-def figure(figsize: tuple[float, float] = (6.4, 3.8), **kwargs: Any) -> Any:
-    """A matplotlib Figure on the Agg canvas (no pyplot state: safe in the server's threads)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=figsize, **kwargs)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def inline_svg(fig: Any, title: str) -> str:
-    """``fig`` as an ``<svg>`` element for an HTML page under a strict CSP (see the module docstring)."""
-    import matplotlib
-
-    buffer = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    ET.register_namespace("", _SVG)
-    ET.register_namespace("xlink", _XLINK)
-    root = ET.fromstring(buffer.getvalue().encode())
-    for parent in list(root.iter()):
-        for child in list(parent):
-            if child.tag in (f"{{{_SVG}}}metadata", f"{{{_SVG}}}style"):
-                parent.remove(child)
-    referenced: set[str] = set()
-    for element in root.iter():
-        href = element.get(f"{{{_XLINK}}}href") or element.get("href") or ""
-        if href.startswith("#"):
-            referenced.add(href[1:])
-        for value in element.attrib.values():
-            referenced.update(_REFERENCE.findall(value))
-    for element in root.iter():
-        style = element.attrib.pop("style", None)
-        if style:
-            for declaration in style.split(";"):
-                name, _, value = declaration.partition(":")
-                if name.strip() and value.strip():
-                    element.set(name.strip(), value.strip())
-        if element.get("id") is not None and element.get("id") not in referenced:
-            del element.attrib["id"]
-    root.set("stroke-linejoin", "round")
-    root.set("stroke-linecap", "butt")
-    for size in ("width", "height"):
-        root.attrib.pop(size, None)
-    root.set("class", "figure")
-    root.set("role", "img")
-    label = ET.Element(f"{{{_SVG}}}title")
-    label.text = title
-    root.insert(0, label)
-    return ET.tostring(root, encoding="unicode")
+__all__ = ["record_bound_svg", "release_slope", "tradeoff_curve", "tradeoff_svg"]
 
 
 def release_slope(kind: str, records: int) -> float:
@@ -126,7 +67,7 @@ def tradeoff_svg(dataset: str, policy: PolicySpec, records: int) -> str:
     widths = np.sqrt(qualities / (1.0 / 3.0 - 2.0 / math.pi**2))
     cosine = [optimal_noise(query, support=(-float(h), float(h))) for h in widths]
     laplace = [Laplace(scale=math.sqrt(q / 2.0)) for q in qualities]
-    fig = figure(layout="constrained")
+    fig = figure(figsize=(6.4, 3.8), layout="constrained")
     ax = fig.add_subplot()
     curves: list[tuple[Sequence[Any], str, dict[str, Any]]] = [
         (gaussian, "Gaussian (Problem 4, optimal unbounded)", {"color": "C0", "lw": 2.0}),
