@@ -1,4 +1,4 @@
-"""The console over HTTP (no browser): cookies, headers, CSRF, sessions, throttled sign-in, the API's own path.
+"""The console over HTTP (no browser; SECURITY.md, requirement 18): cookies, headers, CSRF, sessions, throttled sign-in, the API's own path.
 
 Runs the application in process (FastAPI's test client) on SQLite and PostgreSQL, except the logging test, which
 runs ``privnoise serve`` with its access log and debug logging and reads what it wrote.

@@ -1,4 +1,4 @@
-"""The console's guard (an ASGI middleware in front of every path under ``/console``).
+"""The console's guard (an ASGI middleware in front of every path under ``/console``; SECURITY.md, requirement 18).
 
 For every console request it:
 
@@ -140,9 +140,11 @@ class ConsoleGuard:
         if scope["type"] != "http" or not (path == PREFIX or path.startswith(PREFIX + "/")):
             await self.app(scope, receive, send)
             return
-        send = _secured(send, static=path.startswith(PREFIX + "/static/"))
+        static = path.startswith(PREFIX + "/static/")
+        send = _secured(send, static=static)
         jar = cookies(scope)
-        session = await to_thread.run_sync(self.sessions.resolve, jar.get(SESSION_COOKIE))
+        token = None if static else jar.get(SESSION_COOKIE)  # static files need no session
+        session = await to_thread.run_sync(self.sessions.resolve, token) if token else None
         scope["privnoise.console"] = session
         scope["privnoise.cookies"] = jar
         method = scope["method"]
