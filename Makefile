@@ -25,6 +25,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks docs
 	bash scripts/ensure-postgres.sh
+	bash scripts/ensure-chromium.sh
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -366,6 +367,11 @@ def test_demo_runs_the_server_end_to_end_and_writes_csv_plot_and_summary(tmp_pat
     assert "refused" in flat
     for path in (csv_path, png, summary):
         assert str(path) in flat
+    # the console's URL is printed; the keys go to a file only its owner reads, never to the output
+    assert "http://127.0.0.1:8000/console/" in flat and payload["console"]["url"] in flat
+    keys = tomllib.loads((out / "keys.toml").read_text(encoding="utf-8"))
+    assert set(keys) == {"admin", "analyst"} and (out / "keys.toml").stat().st_mode & 0o777 == 0o600
+    assert all(key.startswith("pn_") and key not in flat for key in keys.values())
 
 
 def test_demo_can_run_twice_in_the_same_directory(tmp_path):

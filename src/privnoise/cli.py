@@ -391,7 +391,7 @@ def demo(
     from rich.markup import escape
     from rich.table import Table
 
-    from ._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, DAYS, run_demo
+    from ._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, CONSOLE_URL, DAYS, run_demo
     from ._cli.server import guarantee_text, remaining_text
 
     out = _out()
@@ -440,8 +440,13 @@ def demo(
         ("config", result.config),
         ("plot", result.figure),
         ("summary", result.summary),
+        ("keys", result.keys),
     ):
         out.print(f"{label + ':':9} {escape(str(path))}")
+    out.print(
+        f"console:  {CONSOLE_URL} — run [bold]privnoise serve --config {escape(str(result.config))}[/bold], "
+        "open the URL and sign in with a key of the keys file (admin: the owner's pages; analyst: the querier's)"
+    )
 
 
 # -- reproduce --------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from privnoise import dp
-from privnoise.dp._invert import smallest_epsilon
+from privnoise.dp.inversion import smallest_epsilon
 from privnoise.exceptions import CalibrationError, InvalidParameterError
 from privnoise.mechanisms import Gaussian, L2Laplace, Laplace, Mechanism, MultiUserLaplace
 

@@ -9,7 +9,6 @@ import pytest
 from scipy import integrate, stats
 
 import privnoise as pn
-
 from privnoise.dp.exponential import (
     exponential_mechanism,
     exponential_mechanism_epsilon,

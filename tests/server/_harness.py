@@ -177,8 +177,11 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(config_path: Path, *, timeout: float = 60.0) -> Iterator[ServerProcess]:
-    """Run the server of ``config_path`` in a subprocess on a free loopback port until the block exits."""
+def running_server(
+    config_path: Path, *, timeout: float = 60.0, command: tuple[str, ...] = ("-m", "privnoise.server")
+) -> Iterator[ServerProcess]:
+    """Run the server of ``config_path`` in a subprocess on a free loopback port until the block exits
+    (``command``: the interpreter's arguments before ``--config``; e.g. the CLI's ``serve`` with its options)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "src"), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep
@@ -190,8 +193,7 @@ def running_server(config_path: Path, *, timeout: float = 60.0) -> Iterator[Serv
             process = subprocess.Popen(
                 [
                     sys.executable,
-                    "-m",
-                    "privnoise.server",
+                    *command,
                     "--config",
                     str(config_path),
                     "--host",

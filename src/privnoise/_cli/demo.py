@@ -10,6 +10,8 @@
 4. Household-level releases in the library (:mod:`privnoise._cli.demo_analyst`): a :class:`privnoise.Session`
    over the half-hourly readings with the household as privacy unit (at most 48 × days readings each).
 5. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
+6. The keys (admin and analyst) go to ``keys.toml`` (readable by its owner only), never to the output: with
+   ``privnoise serve --config owner.toml`` the web console at :data:`CONSOLE_URL` shows all of it to the owner.
 
 The noise is drawn from the cryptographically strong default generator; only the synthetic data are seeded.
 """
@@ -17,6 +19,7 @@ The noise is drawn from the cryptographically strong default generator; only the
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,6 +39,8 @@ __all__ = ["DemoItem", "DemoResult", "run_demo"]
 
 DAYS = 7
 MEAN_SUPPORT = (-0.2, 0.2)
+#: Where ``privnoise serve --config owner.toml`` serves the web console (the configuration's default port).
+CONSOLE_URL = "http://127.0.0.1:8000/console/"
 
 
 OWNER_TOML = """\
@@ -115,6 +120,7 @@ class DemoResult:
     figure: Path
     summary: Path
     url: str
+    keys: Path
     household: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -164,6 +170,16 @@ def _server_in_process(app: Any) -> Iterator[str]:
         thread.join(timeout=30.0)
 
 
+def _write_keys(path: Path, keys: dict[str, str]) -> Path:
+    """The demo's keys, in a file only its owner may read (keys are never printed)."""
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+        out.write("# Keys of the demo (shown nowhere else): sign in to the console with one of them.\n")
+        out.writelines(f'{name} = "{key}"\n' for name, key in keys.items())
+    return path
+
+
 def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoItem], Path, str]:
     """Owner set-up, in-process server, the analyst's queries until the budget is exhausted."""
     from ..client import BudgetRefused, Client
@@ -178,10 +194,11 @@ def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoIte
         (output / f"privnoise.db{suffix}").unlink(missing_ok=True)
     config = load_config(config_path)
     engine = store.init_database(config)
-    store.ensure_admin(engine, config)
+    admin = store.ensure_admin(engine, config)
     key = store.create_querier(
         engine, config, "analyst", epsilon=ANALYST_EPSILON, delta=0, fisher_floor=ANALYST_FISHER_FLOOR
     )
+    _write_keys(output / "keys.toml", {"admin": admin or "", "analyst": key})
     items: list[DemoItem] = []
     try:
         with _server_in_process(create_app(config, engine=engine)) as url, Client(url, key) as client:
@@ -291,6 +308,7 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
             "database": "mean daily consumption of each household (kWh/day), embedded SQLite",
         },
         "server": {"config": config_path.name, "url": url, "database": "privnoise.db"},
+        "console": {"url": CONSOLE_URL, "serve": f"privnoise serve --config {config_path}", "keys": "keys.toml"},
         "noise_rng": "cryptographically strong default (not seeded)",
         "releases": [item.as_dict() for item in items],
         "household_level_releases": {
@@ -303,4 +321,4 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
     }
     path = output / "demo.json"
     path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return DemoResult(data, items, csv_path, config_path, figure, path, url, household)
+    return DemoResult(data, items, csv_path, config_path, figure, path, url, output / "keys.toml", household)

@@ -9,8 +9,11 @@ Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``, chec
   ``{"error": "query failed"}``, the same bytes whatever the data. No field accepts a seed (unknown fields: 422).
 * ``GET /v1/budget`` — the calling querier's own budgets.
 * Admin (admin key): ``POST /v1/admin/queriers``, ``GET /v1/admin/queriers``,
-  ``GET /v1/admin/queriers/{name}/budget``, ``GET /v1/admin/ledger``, ``GET /v1/admin/datasets``.
+  ``GET /v1/admin/queriers/{name}/budget``, ``DELETE /v1/admin/queriers/{name}`` (revoke),
+  ``GET /v1/admin/ledger``, ``GET /v1/admin/datasets``.
 * ``/openapi.json``, ``/docs``, ``/redoc``: only with ``api_docs = true`` in ``[server]``.
+* ``/console/...``: the web console (:mod:`.console`), with ``[console] enabled`` (by default on loopback); it
+  authenticates by session cookie behind its own guard, and answers queries through the same path.
 
 Unauthenticated requests get 401 ``{"error": "unauthorized"}`` whether or not the key's querier exists (429 once
 an address or key id has failed too often); a querier on an admin endpoint gets 403 ``{"error": "forbidden"}``;
@@ -129,9 +132,14 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         Gate,
         authenticator=authenticator,
         max_body=config.max_body_bytes,
-        open_paths=open_paths,
+        open_paths=open_paths | ({"/console"} if config.console.enabled else set()),
         routes={("POST", "/v1/queries"): functools.partial(answer_query, service)},
+        open_prefixes=("/console/",) if config.console.enabled else (),
     )
+    if config.console.enabled:
+        from .console import mount
+
+        mount(app, config=config, service=service, authenticator=authenticator)
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> Response:
@@ -220,6 +228,16 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         if row is None:
             raise ApiError(404, {"error": "no such querier"})
         return {"querier": name, "datasets": service.budget(row[0])}
+
+    @app.delete("/v1/admin/queriers/{name}", responses=responses | {404: {"description": "no such querier"}})
+    def revoke_querier(
+        name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
+    ) -> dict[str, Any]:
+        key_id = store.revoke_querier(engine, name)
+        if key_id is None:
+            raise ApiError(404, {"error": "no such querier"})
+        authenticator.cache.forget(key_id)
+        return {"name": name, "revoked": True}
 
     @app.get("/v1/admin/ledger", responses=responses)
     def get_ledger(

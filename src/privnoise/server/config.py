@@ -11,6 +11,10 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     api_docs = false               # /openapi.json, /docs and /redoc are off unless switched on
     # admin_key_hash = "..."       # the admin key's stored form (python -m privnoise.server hash-key)
 
+    [console]                      # the web console (privnoise.server.console)
+    enabled = true                 # default: on when the server listens on a loopback address
+    session_minutes = 30           # a console session lasts this long, then the key is asked again
+
     [datasets.meters]
     source = "meters.csv"          # a CSV or Parquet file imported into the database, or: table = "readings"
     epsilon = 10.0                 # global (ε, δ) budget of the dataset, shared by every querier
@@ -48,19 +52,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE, SCALE_RANGE, checked_rational
+from .querylang import KINDS as QUERY_KINDS
 
 __all__ = [
     "QUERY_KINDS",
     "ColumnSpec",
     "ConfigError",
+    "ConsoleConfig",
     "DatasetSpec",
     "PolicySpec",
     "ServerConfig",
+    "is_loopback",
     "load_config",
     "sqlalchemy_url",
 ]
 
-QUERY_KINDS = ("count", "sum", "mean", "weighted_mean", "variance", "linear", "identity")
 MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom")
 FISHER_KINDS = ("sum", "mean", "linear", "identity")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -112,6 +118,16 @@ class DatasetSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ConsoleConfig:
+    """``[console]``: the web console for the owner and the queriers (see ``docs/server.md``)."""
+
+    enabled: bool = True
+    session_minutes: float = 30.0
+    secure_cookies: bool = False  # Secure cookies even when a request did not come over TLS (behind a proxy)
+    page_size: int = 25
+
+
+@dataclass(frozen=True, slots=True)
 class ServerConfig:
     path: Path
     database_url: str
@@ -126,6 +142,7 @@ class ServerConfig:
     auth_failures: int = 10
     auth_window_seconds: float = 60.0
     auth_tarpit_seconds: float = 1.0
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
 
 
 def sqlalchemy_url(url: str) -> str:
@@ -379,9 +396,30 @@ class _Server(BaseModel):
         return v
 
 
+class _Console(BaseModel):
+    model_config = _Strict
+    enabled: Annotated[bool, Field(strict=True)] | None = None
+    session_minutes: Annotated[float, Field(gt=0, le=24 * 60, allow_inf_nan=False)] = 30.0
+    secure_cookies: Annotated[bool, Field(strict=True)] = False
+    page_size: Annotated[int, Field(ge=5, le=500, strict=True)] = 25
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names a loopback address (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class _Owner(BaseModel):
     model_config = _Strict
     server: _Server = Field(default_factory=_Server)
+    console: _Console = Field(default_factory=_Console)
     datasets: dict[str, _Dataset]
 
     @model_validator(mode="after")
@@ -462,4 +500,11 @@ def load_config(path: str | Path) -> ServerConfig:
         auth_failures=s.auth_failures,
         auth_window_seconds=s.auth_window_seconds,
         auth_tarpit_seconds=s.auth_tarpit_seconds,
+        console=ConsoleConfig(
+            # on by default where only this machine can reach it
+            enabled=is_loopback(s.host) if owner.console.enabled is None else owner.console.enabled,
+            session_minutes=owner.console.session_minutes,
+            secure_cookies=owner.console.secure_cookies,
+            page_size=owner.console.page_size,
+        ),
     )

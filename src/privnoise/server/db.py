@@ -9,7 +9,9 @@
 Tables: ``pn_queriers`` (API keys as salted scrypt hashes), ``pn_datasets`` (what the dataset's global budget
 has spent, and its number of records), ``pn_budgets`` (one row per querier and dataset), ``pn_ledger``
 (append-only: what was asked, what was charged, when, and ``status`` "charged", or "failed" when the answer
-could not be computed after its charge; never a true value) and one data table per imported dataset.
+could not be computed after its charge; never a true value), one data table per imported dataset, and the web
+console's ``pn_sessions`` (server-side sessions: a hash of the cookie's token, the CSRF token, the expiry) and
+``pn_answers`` (the noisy answers a querier received through the console, its history).
 Rationals are stored as text "p/q" and Fisher information as JSON ``{column: "p/q"}``.
 
 Reads of the data and of the budget views go through a second engine (:func:`make_read_engine`) that never takes
@@ -38,6 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 
 __all__ = [
+    "answers",
     "budgets",
     "data_table",
     "datasets",
@@ -46,6 +49,7 @@ __all__ = [
     "make_read_engine",
     "metadata",
     "queriers",
+    "sessions",
     "upgrade",
     "utcnow",
 ]
@@ -64,6 +68,9 @@ queriers = Table(
     Column("delta", Text, nullable=False),
     Column("fisher_floor", Float, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column(
+        "revoked_at", DateTime(timezone=True), nullable=True
+    ),  # set once: the key no longer opens anything
 )
 
 datasets = Table(
@@ -104,10 +111,30 @@ ledger = Table(
     Column("status", String(16), nullable=False, server_default="charged"),  # "charged" | "failed"
 )
 
+sessions = Table(
+    "pn_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # SHA-256 of the cookie's 256-bit random token
+    Column("querier_id", Integer, ForeignKey("pn_queriers.id"), nullable=False, index=True),
+    Column("csrf", String(64), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+answers = Table(
+    "pn_answers",
+    metadata,
+    Column("ledger_id", Integer, ForeignKey("pn_ledger.id"), primary_key=True),
+    Column("querier_id", Integer, ForeignKey("pn_queriers.id"), nullable=False, index=True),
+    Column("text", Text, nullable=False),  # the query as the querier wrote or composed it
+    Column("answer", Text, nullable=False),  # the JSON the querier received (noisy values only)
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+
 #: Columns added since the first schema, with their DDL type (added to older databases by :func:`upgrade`).
 _ADDED = {
     ("pn_datasets", "records"): "INTEGER",
     ("pn_ledger", "status"): "VARCHAR(16) NOT NULL DEFAULT 'charged'",
+    ("pn_queriers", "revoked_at"): "TIMESTAMP WITH TIME ZONE",
 }
 #: Columns that were varchar(200) in the first schema (PostgreSQL enforces the length): widened to text.
 _WIDENED = {
@@ -176,7 +203,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _begin(conn: Connection) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")  # the driver emits no BEGIN; this one takes the write lock
+            conn.exec_driver_sql(
+                "BEGIN IMMEDIATE"
+            )  # the driver emits no BEGIN; this one takes the write lock
 
         return engine
     return create_engine(url, pool_size=8, max_overflow=16, pool_timeout=120, pool_pre_ping=True)

@@ -1,6 +1,8 @@
 """The gate in front of the API (an ASGI middleware): authentication before the body, bounded strict bodies.
 
-For every request but ``GET /health`` (and the API description when the owner switched it on):
+For every request but ``GET /health`` (and the API description when the owner switched it on, and the paths under
+``open_prefixes``: the web console, which authenticates by session cookie with its own guard in
+:mod:`.console.guard`, using the same :class:`Authenticator`, body limit and reader):
 
 1. The ``Authorization: Bearer <key>`` header is checked before a byte of the body is read: a cached key costs
    one HMAC (:class:`~.keys.KeyCache`); otherwise one scrypt, at most ``concurrent`` at a time, unless the
@@ -29,7 +31,7 @@ from anyio import CapacityLimiter, to_thread
 from . import keys
 from .throttle import FailureThrottle
 
-__all__ = ["Authenticator", "Gate"]
+__all__ = ["Authenticator", "Gate", "read_limited", "replay", "respond"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -142,13 +144,20 @@ class Authenticator:
         return 200, who, 0.0
 
 
-async def _respond(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    headers: list[tuple[bytes, bytes]],
+    content_type: bytes = b"application/json",
+) -> None:
+    """Send a whole response (the gate's own answers, the console guard's refusals)."""
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
@@ -168,15 +177,21 @@ class Gate:
         max_body: int,
         open_paths: frozenset[str],
         routes: dict[tuple[str, str], Route] | None = None,
+        open_prefixes: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.authenticator = authenticator
         self.max_body = max_body
         self.open_paths = open_paths
+        self.open_prefixes = open_prefixes
         self.routes = routes or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.open_paths:
+        if (
+            scope["type"] != "http"
+            or scope["path"] in self.open_paths
+            or (self.open_prefixes and scope["path"].startswith(self.open_prefixes))
+        ):
             await self.app(scope, receive, send)
             return
         authorization = length = None
@@ -190,19 +205,17 @@ class Gate:
         client = scope.get("client")
         status, who, wait = await self.authenticator.authenticate(authorization, client[0] if client else "")
         if status == 401:
-            await _respond(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer"), *close])
+            await respond(send, 401, UNAUTHORIZED, [(b"www-authenticate", b"Bearer"), *close])
             return
         if status == 429:
-            await _respond(
-                send, 429, THROTTLED, [(b"retry-after", str(max(1, round(wait))).encode()), *close]
-            )
+            await respond(send, 429, THROTTLED, [(b"retry-after", str(max(1, round(wait))).encode()), *close])
             return
         if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            await _respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
+            await respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
             return
-        body = await self._read(receive) if has_body else b""
+        body = await read_limited(receive, self.max_body) if has_body else b""
         if body is None:
-            await _respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
+            await respond(send, 413, TOO_LARGE, [(b"connection", b"close")])
             return
         parsed: Any = None
         if body:
@@ -210,7 +223,7 @@ class Gate:
                 parsed = orjson.loads(body)
             except orjson.JSONDecodeError as exc:
                 detail = orjson.dumps({"error": f"the body is not strict JSON (RFC 8259): {exc}"})
-                await _respond(send, 400, detail, [])
+                await respond(send, 400, detail, [])
                 return
         route = self.routes.get((scope["method"], scope["path"]))
         assert who is not None
@@ -222,32 +235,35 @@ class Gate:
             return
         scope["privnoise.who"] = who
         scope["privnoise.json"] = parsed
-        await self.app(scope, _replay(body, receive), send)
-
-    async def _read(self, receive: Receive) -> bytes | None:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return b"".join(chunks)
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        await self.app(scope, replay(body, receive), send)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
+async def read_limited(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None as soon as it exceeds ``limit`` bytes (the rest is never read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` (already read) once, then the connection's own messages."""
     sent = False
 
-    async def replay() -> Message:
+    async def again() -> Message:
         nonlocal sent
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
-    return replay
+    return again

@@ -6,6 +6,10 @@ Aggregates: ``count()`` (or ``count(*)``), ``sum(c)``, ``mean(c)``, ``weighted_m
 or quoted strings. The parser builds a :class:`QuerySpec`; the server turns it into SQLAlchemy expressions with
 bound parameters — no SQL text is ever built from user input.
 
+:data:`ARGUMENTS` is the one description of the kinds: their arguments in order (a column, a linear combination
+of columns) and whether they take a ``where`` clause. The parser reads its arguments from it, and the console
+builds its query form from it, so a kind added here is parsed and offered without other changes.
+
 >>> parse_query("mean(kwh) where region = 'north' and kwh < 40")
 QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condition(column='region', op='=', value='north'), Condition(column='kwh', op='<', value=40.0)), dataset=None)
 """
@@ -20,11 +24,62 @@ from typing import Any
 from ..exceptions import InvalidParameterError
 from .checks import checked_coefficient
 
-__all__ = ["Condition", "QueryError", "QuerySpec", "parse_query", "spec_from_json"]
+__all__ = [
+    "ARGUMENTS",
+    "KINDS",
+    "OPS",
+    "Argument",
+    "Condition",
+    "KindSyntax",
+    "QueryError",
+    "QuerySpec",
+    "parse_query",
+    "spec_from_json",
+]
 
 OPS = ("=", "!=", "<", "<=", ">", ">=")
 _ALIASES = {"wmean": "weighted_mean", "var": "variance", "avg": "mean"}
-_KINDS = ("count", "sum", "mean", "weighted_mean", "variance", "linear", "identity")
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """One argument of a query kind: the :class:`QuerySpec` field it fills, its form and a label for people.
+
+    Forms: ``"column"`` (the name of a numeric column) and ``"terms"`` (a linear combination of numeric columns,
+    ``2*kwh + 0.5*weight``).
+    """
+
+    field: str
+    form: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class KindSyntax:
+    """How a kind is written: ``kind(arguments…)``, and whether a ``where`` clause may follow."""
+
+    arguments: tuple[Argument, ...] = ()
+    where: bool = True
+    summary: str = ""
+
+
+_COLUMN = Argument("column", "column", "column")
+ARGUMENTS: dict[str, KindSyntax] = {
+    "count": KindSyntax((), summary="the number of records"),
+    "sum": KindSyntax((_COLUMN,), summary="the sum of a column"),
+    "mean": KindSyntax((_COLUMN,), summary="the mean of a column (noisy sum / noisy count)"),
+    "weighted_mean": KindSyntax(
+        (_COLUMN, Argument("weights", "column", "weight column")), summary="Σ w·x / Σ w"
+    ),
+    "variance": KindSyntax((_COLUMN,), summary="the variance of a column"),
+    "linear": KindSyntax(
+        (Argument("coefficients", "terms", "linear combination, e.g. 2*kwh + 0.5*weight"),),
+        summary="the sum over records of a linear combination of columns",
+    ),
+    "identity": KindSyntax((_COLUMN,), where=False, summary="every record of a column, in record order"),
+}
+#: The query kinds, in the order of :data:`ARGUMENTS`.
+KINDS = tuple(ARGUMENTS)
 _MAX_CONDITIONS = 8
 _MAX_TEXT = 1000
 _TOKEN = re.compile(
@@ -138,21 +193,18 @@ class _Parser:
     def parse(self) -> QuerySpec:
         agg = self.take("name").lower()
         agg = _ALIASES.get(agg, agg)
-        if agg not in _KINDS:
-            raise QueryError(f"unknown aggregate {agg!r}; choose among {', '.join(_KINDS)}.")
+        if agg not in KINDS:
+            raise QueryError(f"unknown aggregate {agg!r}; choose among {', '.join(KINDS)}.")
         self.take("punct", "(")
-        column = weights = None
-        coefficients: tuple[tuple[str, float], ...] = ()
-        if agg == "count":
-            if self.at("*"):
-                self.take()
-        elif agg == "linear":
-            coefficients = self.linear()
-        else:
-            column = self.take("name")
-            if agg == "weighted_mean":
+        values: dict[str, Any] = {}
+        if agg == "count" and self.at("*"):
+            self.take()
+        for i, argument in enumerate(ARGUMENTS[agg].arguments):
+            if i:
                 self.take("punct", ",")
-                weights = self.take("name")
+            values[argument.field] = self.linear() if argument.form == "terms" else self.take("name")
+        column, weights = values.get("column"), values.get("weights")
+        coefficients: tuple[tuple[str, float], ...] = values.get("coefficients", ())
         self.take("punct", ")")
         dataset = None
         if self.at("from"):
@@ -188,14 +240,12 @@ def _checked(spec: QuerySpec) -> QuerySpec:
     for name in spec.columns() | ({spec.dataset} if spec.dataset else set()):
         if not _IDENT.match(name):
             raise QueryError(f"{name!r} is not a column or dataset name.")
-    if spec.kind == "linear" and not spec.coefficients:
-        raise QueryError("linear needs at least one term.")
-    if spec.kind in ("sum", "mean", "weighted_mean", "variance", "identity") and spec.column is None:
-        raise QueryError(f"{spec.kind} needs a column.")
-    if spec.kind == "weighted_mean" and spec.weights is None:
-        raise QueryError("weighted_mean needs a weight column.")
-    if spec.kind == "identity" and spec.where:
-        raise QueryError("identity releases every record; it takes no where clause.")
+    syntax = ARGUMENTS[spec.kind]
+    for argument in syntax.arguments:
+        if not getattr(spec, argument.field):
+            raise QueryError(f"{spec.kind} needs a {argument.label.split(',')[0]}.")
+    if spec.where and not syntax.where:
+        raise QueryError(f"{spec.kind} ({syntax.summary}) takes no where clause.")
     for c in spec.where:
         if isinstance(c.value, str):
             if len(c.value) > 200:
@@ -228,8 +278,8 @@ def spec_from_json(body: dict[str, Any]) -> QuerySpec:
     """The structured form: ``{"kind", "column", "weights", "coefficients", "where", "dataset"}``."""
     kind = body.get("kind")
     kind = _ALIASES.get(kind, kind) if isinstance(kind, str) else kind
-    if kind not in _KINDS:
-        raise QueryError(f"`kind` must be one of {', '.join(_KINDS)}; got {kind!r}.")
+    if kind not in KINDS:
+        raise QueryError(f"`kind` must be one of {', '.join(KINDS)}; got {kind!r}.")
     where = []
     for c in body.get("where") or []:
         if c["op"] not in OPS:

@@ -12,7 +12,7 @@ import json
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import MetaData, func, insert, inspect, select, update
+from sqlalchemy import MetaData, delete, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -27,8 +27,11 @@ __all__ = [
     "create_querier",
     "ensure_admin",
     "init_database",
+    "LEDGER_ORDER",
+    "count_ledger",
     "list_queriers",
     "read_ledger",
+    "revoke_querier",
 ]
 
 
@@ -270,6 +273,32 @@ def ensure_admin(engine: Engine, config: ServerConfig, *, rotate: bool = False) 
     return create_querier(engine, config, "admin", epsilon=0, role="admin")
 
 
+def revoke_querier(engine: Engine, name: str) -> str | None:
+    """Revoke a querier: its key no longer opens anything and its console sessions end; its budgets and ledger
+    rows stay. Return its key id (for the key caches), or None if there is no such querier (or it is the admin).
+
+    The stored hash is replaced by the hash of a secret nobody knows, so a revoked key costs the same scrypt as
+    any wrong key. A server process that verified the key recently keeps it for at most ``key_cache_seconds``
+    unless it is told (the console forgets it in its own process).
+    """
+    _, _, unusable = keys.new_key()
+    with engine.begin() as conn:
+        row = conn.execute(
+            select(db.queriers.c.id, db.queriers.c.key_id).where(
+                db.queriers.c.name == name, db.queriers.c.role == "querier"
+            )
+        ).first()
+        if row is None:
+            return None
+        conn.execute(
+            update(db.queriers)
+            .where(db.queriers.c.id == row[0], db.queriers.c.revoked_at.is_(None))
+            .values(key_hash=unusable, revoked_at=db.utcnow())
+        )
+        conn.execute(delete(db.sessions).where(db.sessions.c.querier_id == row[0]))
+    return str(row[1])
+
+
 def list_queriers(engine: Engine) -> list[dict[str, Any]]:
     with engine.connect() as conn:
         rows = (
@@ -281,6 +310,7 @@ def list_queriers(engine: Engine) -> list[dict[str, Any]]:
                     db.queriers.c.delta,
                     db.queriers.c.fisher_floor,
                     db.queriers.c.created_at,
+                    db.queriers.c.revoked_at,
                 ).order_by(db.queriers.c.id)
             )
             .mappings()
@@ -289,8 +319,49 @@ def list_queriers(engine: Engine) -> list[dict[str, Any]]:
     return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(r).items()} for r in rows]
 
 
-def read_ledger(engine: Engine, *, limit: int = 100, querier: str | None = None) -> list[dict[str, Any]]:
-    """The most recent ledger rows (newest first); a ledger row never holds a true value."""
+#: The orders :func:`read_ledger` knows: a column of its rows, and the direction.
+LEDGER_ORDER = ("id", "querier", "dataset", "mechanism", "created_at", "status")
+
+
+def _ledger_filters(stmt: Any, querier: str | None, dataset: str | None, status: str | None) -> Any:
+    if querier is not None:
+        stmt = stmt.where(db.queriers.c.name == querier)
+    if dataset is not None:
+        stmt = stmt.where(db.ledger.c.dataset == dataset)
+    if status is not None:
+        stmt = stmt.where(db.ledger.c.status == status)
+    return stmt
+
+
+def count_ledger(
+    engine: Engine, *, querier: str | None = None, dataset: str | None = None, status: str | None = None
+) -> int:
+    """The number of ledger rows that :func:`read_ledger` filters with the same arguments."""
+    stmt = select(func.count()).select_from(
+        db.ledger.join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
+    )
+    with engine.connect() as conn:
+        return int(conn.execute(_ledger_filters(stmt, querier, dataset, status)).scalar_one())
+
+
+def read_ledger(
+    engine: Engine,
+    *,
+    limit: int = 100,
+    querier: str | None = None,
+    dataset: str | None = None,
+    status: str | None = None,
+    offset: int = 0,
+    order: str = "id",
+    descending: bool = True,
+) -> list[dict[str, Any]]:
+    """Ledger rows (by default the most recent first), filtered by querier name, dataset and status, ordered
+    by one of :data:`LEDGER_ORDER` (then by id); a ledger row never holds a true value."""
+    if order not in LEDGER_ORDER:
+        raise InvalidParameterError(
+            f"`order` of `read_ledger` must be one of {', '.join(LEDGER_ORDER)}; got {order!r}."
+        )
+    key = db.queriers.c.name if order == "querier" else db.ledger.c[order]
     stmt = (
         select(
             db.ledger.c.id,
@@ -305,11 +376,11 @@ def read_ledger(engine: Engine, *, limit: int = 100, querier: str | None = None)
             db.ledger.c.status,
         )
         .join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
-        .order_by(db.ledger.c.id.desc())
+        .order_by(*((key.desc(), db.ledger.c.id.desc()) if descending else (key.asc(), db.ledger.c.id.asc())))
         .limit(limit)
+        .offset(offset)
     )
-    if querier is not None:
-        stmt = stmt.where(db.queriers.c.name == querier)
+    stmt = _ledger_filters(stmt, querier, dataset, status)
     with engine.connect() as conn:
         rows = conn.execute(stmt).mappings().all()
     out = []

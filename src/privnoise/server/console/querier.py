@@ -1,0 +1,234 @@
+"""The querier's pages (their own key): compose a query, read the answer, keep a history of answers.
+
+A query composed by the form (:mod:`.queryform`) or written as text is sent down the API's own path,
+:func:`privnoise.server.answers.answer_query`, with the querier's identity: validated and planned without reading
+data, charged durably, then released; refusals (429), malformed queries (422), failures after the charge (the
+generic ``{"error": "query failed"}``) and unrecorded charges (503) come back with the API's status and body, which
+the page shows as they are. An answer is kept in ``pn_answers`` (the noisy values the querier received, never a true
+value) and the browser is sent to its page, so reloading a page never sends a query again.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+import orjson
+from anyio import to_thread
+from fastapi import APIRouter, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import func, insert, select
+
+from .. import db
+from ..answers import answer_query
+from .guard import PREFIX
+from .paging import Paging
+from .queryform import CONDITIONS, compose, kind_form, kinds_of
+from .render import page, signed_in_as
+
+__all__ = ["router"]
+
+router = APIRouter(prefix=PREFIX, include_in_schema=False)
+#: Keys of an answer that the answer page shows in their own places; any other key is shown as it comes.
+SHOWN = ("dataset", "query", "value", "guarantee", "charged", "remaining", "ledger_id")
+_PREVIEW = 20
+
+
+def _querier(request: Request) -> Any:
+    """The querier's session, or the response to give instead (sign-in, or 403 for the owner)."""
+    return signed_in_as(request, "querier")
+
+
+def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
+    console = request.app.state.console
+    datasets = console.config.datasets
+    values: dict[str, str] = context.pop("values", {}) or dict(request.query_params)
+    name = values.get("dataset", "")
+    if name not in datasets:
+        name = next(iter(datasets))
+    spec = datasets[name]
+    kinds = kinds_of(spec)
+    kind = values.get("kind", "")
+    if kind not in kinds:
+        kind = kinds[0] if kinds else ""
+    budget = console.service.budget(session.who["id"])
+    return page(
+        request,
+        "query.html",
+        status=status,
+        datasets=list(datasets),
+        dataset=name,
+        spec=spec,
+        kinds=kinds,
+        kind=kind,
+        form=kind_form(spec, kind) if kind else None,
+        conditions=range(CONDITIONS),
+        columns=list(spec.columns),
+        values=values,
+        budget=budget,
+        **({"outcome": None, "text": ""} | context),
+    )
+
+
+@router.get("/query")
+def query_form(request: Request) -> Response:
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    return _form_page(request, session)
+
+
+def _store_answer(engine: Any, querier_id: int, text: str, payload: dict[str, Any]) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            insert(db.answers).values(
+                ledger_id=payload["ledger_id"],
+                querier_id=querier_id,
+                text=text,
+                answer=orjson.dumps(payload).decode(),
+                created_at=db.utcnow(),
+            )
+        )
+
+
+@router.post("/query")
+async def ask(request: Request) -> Response:
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    console = request.app.state.console
+    form: dict[str, str] = request.scope["privnoise.form"]
+    values = {k: v for k, v in form.items() if k != "csrf"}
+    if form.get("mode") == "text":
+        text = form.get("query", "").strip()
+        request_body: dict[str, Any] = {"query": text}
+    else:
+        spec = console.config.datasets.get(form.get("dataset", ""))
+        if spec is None:
+            return _form_page(
+                request, session, status=422, values=values, outcome={"error": "choose a dataset"}
+            )
+        try:
+            text = compose(spec, form)
+        except ValueError as exc:
+            return _form_page(request, session, status=422, values=values, outcome={"error": str(exc)})
+        request_body = {"query": text}
+    body = orjson.dumps(request_body)
+    status, content, _headers = await answer_query(console.service, session.who, body, request_body)
+    outcome = orjson.loads(content)
+    if status != 200:
+        return _form_page(request, session, status=status, values=values, outcome=outcome, text=text)
+    await to_thread.run_sync(_store_answer, console.engine, session.who["id"], text, outcome)
+    return RedirectResponse(f"{PREFIX}/answers/{outcome['ledger_id']}", status_code=303)
+
+
+def _answer(console: Any, querier_id: int, ledger_id: str) -> tuple[str, dict[str, Any], str] | None:
+    if not ledger_id.isdigit() or len(ledger_id) > 18:
+        return None
+    a = db.answers
+    with console.service.reader.connect() as conn:
+        row = conn.execute(
+            select(a.c.text, a.c.answer, a.c.created_at).where(
+                a.c.ledger_id == int(ledger_id), a.c.querier_id == querier_id
+            )
+        ).first()
+    if row is None:
+        return None
+    return row.text, json.loads(row.answer), row.created_at.isoformat(timespec="seconds")
+
+
+def _own_answer(request: Request, ledger_id: str) -> Response | tuple[str, dict[str, Any], str]:
+    """The signed-in querier's answer ``ledger_id``, or the response to give instead."""
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    found = _answer(request.app.state.console, session.who["id"], ledger_id)
+    if found is None:
+        return page(request, "error.html", status=404, message="No such answer of yours.")
+    return found
+
+
+@router.get("/answers/{ledger_id}")
+def answer(request: Request, ledger_id: str) -> Response:
+    found = _own_answer(request, ledger_id)
+    if isinstance(found, Response):
+        return found
+    text, payload, created = found
+    value = payload.get("value")
+    return page(
+        request,
+        "answer.html",
+        text=text,
+        answer=payload,
+        created=created,
+        values=value if isinstance(value, list) else None,
+        preview=_PREVIEW,
+        extra={k: v for k, v in payload.items() if k not in SHOWN},
+    )
+
+
+@router.get("/answers/{ledger_id}.csv")
+def answer_csv(request: Request, ledger_id: str) -> Response:
+    found = _own_answer(request, ledger_id)
+    if isinstance(found, Response):
+        return found
+    value = found[1].get("value")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(("index", "noisy value"))
+    for i, v in enumerate(value if isinstance(value, list) else [value]):
+        writer.writerow((i, repr(v)))
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": f'attachment; filename="answer-{int(ledger_id)}.csv"'},
+    )
+
+
+_HISTORY_ORDER = {
+    "id": db.answers.c.ledger_id,
+    "created": db.answers.c.created_at,
+    "query": db.answers.c.text,
+}
+
+
+@router.get("/history")
+def history(request: Request) -> Response:
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    console = request.app.state.console
+    a = db.answers
+    paging = Paging.of(
+        request, tuple(_HISTORY_ORDER), default="id", descending=True, size=console.config.console.page_size
+    )
+    key = _HISTORY_ORDER[paging.sort]
+    order = (key.desc(), a.c.ledger_id.desc()) if paging.descending else (key.asc(), a.c.ledger_id.asc())
+    with console.service.reader.connect() as conn:
+        total = conn.execute(
+            select(func.count()).select_from(a).where(a.c.querier_id == session.who["id"])
+        ).scalar_one()
+        paging = paging.counted(int(total))
+        rows = conn.execute(
+            select(a.c.ledger_id, a.c.text, a.c.answer, a.c.created_at)
+            .where(a.c.querier_id == session.who["id"])
+            .order_by(*order)
+            .limit(paging.size)
+            .offset(paging.offset)
+        ).all()
+    entries = []
+    for row in rows:
+        payload = json.loads(row.answer)
+        entries.append(
+            {
+                "id": row.ledger_id,
+                "text": row.text,
+                "created": row.created_at.isoformat(timespec="seconds"),
+                "value": payload.get("value"),
+                "charged": payload.get("charged"),
+                "dataset": payload.get("dataset"),
+            }
+        )
+    return page(request, "history.html", entries=entries, paging=paging)
