@@ -29,8 +29,12 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     type = "text"                  # usable in `where` clauses only
 
     [datasets.meters.policies.mean]
-    mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | custom
+    mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | fisher-fem | custom
     epsilon = 0.1
+
+    [datasets.meters.policies.identity]
+    mechanism = "fisher-fem"       # Theorem 2's optimal noise on a 2-D or 3-D support, by finite elements
+    support = "polygon:0,0;2,0;2,1;1,1;1,2;0,2"   # as `privnoise design --support`
 
     [datasets.big]
     source = "meters/*.parquet"    # Parquet files (a glob or a directory) read by Dask at query time
@@ -64,11 +68,14 @@ __all__ = [
     "ServerConfig",
     "is_loopback",
     "load_config",
+    "parse_owner_support",
     "sqlalchemy_url",
 ]
 
-MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom")
+MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom")
 FISHER_KINDS = ("sum", "mean", "linear", "identity")
+FEM_KINDS = ("identity",)  # a d-dimensional support noises d consecutive records together
+FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 
@@ -94,10 +101,17 @@ class PolicySpec:
     half_width: float | None = None
     quality: float | None = None
     factory: str | None = None
+    support: str | None = None  # fisher-fem: the support as ``KIND:POINTS`` (privnoise._cli.supports)
+    tolerance: float | None = None  # fisher-fem: relative tolerance of the finite-element eigenvalue
 
     @property
     def is_fisher(self) -> bool:
         return self.mechanism.startswith("fisher-")
+
+    @property
+    def is_scalar_fisher(self) -> bool:
+        """A Fisher policy whose noise is designed per scalar output (cos² or Gaussian)."""
+        return self.mechanism in ("fisher-cosine", "fisher-gaussian")
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +186,14 @@ def _rational(kind: str) -> Any:
             ) from exc
 
     return check
+
+
+def parse_owner_support(text: str) -> Any:
+    """The :class:`~privnoise.fisher.Support` of a fisher-fem policy's ``support`` (``KIND:POINTS``, as
+    ``privnoise design --support``); :class:`~privnoise.exceptions.InvalidParameterError` names the rule."""
+    from .._cli.supports import parse_support
+
+    return parse_support(text, "support")
 
 
 def _positive_in(low: float, high: float) -> Any:
@@ -257,10 +279,30 @@ class _Budgeted(BaseModel):
 
 
 class _Policy(_Budgeted):
-    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom"]
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom"]
     half_width: Any = None
     quality: Any = None
     factory: Any = None
+    support: Any = None
+    tolerance: Any = None
+
+    @field_validator("support")
+    @classmethod
+    def _support(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, str):
+            raise ValueError(f"must be a support written KIND:POINTS, e.g. 'box:-1,-1;1,1'; got {v!r}")
+        try:
+            parse_owner_support(v)
+        except InvalidParameterError as exc:
+            raise ValueError(f"must be a 2-D or 3-D support KIND:POINTS ({exc}); got {v!r}") from None
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, v: Any) -> Any:
+        return None if v is None else _positive_in(*FEM_TOLERANCE_RANGE)(v)
 
     @field_validator("half_width", "quality")
     @classmethod
@@ -281,11 +323,16 @@ class _Policy(_Budgeted):
             "gaussian": ("epsilon", "delta"),
             "fisher-cosine": ("half_width",),
             "fisher-gaussian": ("quality",),
+            "fisher-fem": ("support",),
             "custom": ("factory", "epsilon"),
         }[self.mechanism]
         for name in need:
             if getattr(self, name) is None:
                 raise _KeyError(name, f"is required for mechanism {self.mechanism!r}")
+        if self.mechanism != "fisher-fem":
+            for name in ("support", "tolerance"):
+                if getattr(self, name) is not None:
+                    raise _KeyError(name, f"is for mechanism 'fisher-fem' only, not {self.mechanism!r}")
         if self.mechanism == "laplace" and self.delta is not None:
             raise _KeyError("delta", "Laplace noise is pure ε-DP; remove `delta`")
         return self
@@ -350,6 +397,14 @@ class _Dataset(_Budgeted):
                         f"{key}.mechanism",
                         f"Fisher policies answer {', '.join(FISHER_KINDS)} (linear, unfiltered); not {kind!r}",
                     )
+                if policy.mechanism == "fisher-fem" and kind not in FEM_KINDS:
+                    raise _KeyError(
+                        f"{key}.mechanism",
+                        f"fisher-fem noise is a vector on a 2-D or 3-D support: it answers "
+                        f"{', '.join(FEM_KINDS)} (blocks of consecutive records); not {kind!r}",
+                    )
+                if policy.mechanism == "fisher-fem" and self.engine == "dask":
+                    raise _KeyError(f"{key}.mechanism", "fisher-fem answers datasets of engine 'sql' only")
                 unfloored = [
                     n for n, c in self.columns.items() if c.type == "number" and c.fisher_floor is None
                 ]
@@ -460,7 +515,9 @@ def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
         for c, col in d.columns.items()
     }
     policies = {
-        kind: PolicySpec(kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory)
+        kind: PolicySpec(
+            kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory, p.support, p.tolerance
+        )
         for kind, p in d.policies.items()
     }
     source = None if d.source is None else (base / d.source).resolve()

@@ -13,6 +13,14 @@ builds; an answer is ``noise.release(value)`` (the protocol's ``add_to``: clamp,
   Gaussian noise with E w² = Q per record (Problem 4), kept structured (an identity over a million records is a
   σ²·I). The information a release carries about each record is ``slope² 𝓘_w`` (Proposition 1), charged to the
   Fisher budgets.
+* ``mechanism = "fisher-fem"``: Theorem 2's optimal noise on the owner's 2-D or 3-D support W, the principal
+  Dirichlet eigenfunction of −Δu = λu on W by finite elements (:func:`privnoise.fisher.fem.solve_dirichlet_eigenproblem`,
+  :class:`privnoise.fisher.FiniteElementNoise`; C = I on the released block), designed once per policy
+  (:func:`fem_design`). An identity release of n records is cut into blocks of d = dim W consecutive records,
+  each with its own draw from W (the optimal noise on the product support Wᵏ is the product of the optimal
+  noises, its Dirichlet eigenfunction being the product); a last, shorter block keeps the first coordinates of
+  a draw (a marginal, whose information about a record is at most the diagonal entry it comes from). A record
+  at coordinate j of its block is charged (𝓘_w)_jj ≤ max_j (𝓘_w)_jj, the amount charged.
 * ``mechanism = "custom"`` calls an owner-supplied ``module:function`` returning a privnoise Mechanism; the server
   hardens it and charges the declared (ε, δ). It exists for owners with their own noise (and for the failure
   tests).
@@ -32,6 +40,9 @@ import importlib
 import math
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from .. import queries
 from ..dp.gaussian import gaussian_sigma
 from ..dp.hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
@@ -40,11 +51,13 @@ from ..dp.lattice import default_grid_exponent
 from ..dp.profile import NoProfile, profile_of
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..fisher import optimal_noise
+from ..fisher.fem import solve_dirichlet_eigenproblem
+from ..fisher.fem_noise import FiniteElementNoise
 from ..mechanisms import Mechanism
 from .checks import SCALE_RANGE
-from .config import PolicySpec
+from .config import PolicySpec, parse_owner_support
 
-__all__ = ["build_noise", "describe_noise", "root_information"]
+__all__ = ["build_noise", "describe_noise", "fem_design", "release_blocks", "root_information"]
 
 _BOUND_STEPS = 2.0**50
 _OWNER = "query"
@@ -88,10 +101,54 @@ def root_information(noise: HardenedMechanism, policy: PolicySpec) -> float | No
     return math.sqrt(info)
 
 
+@functools.lru_cache(maxsize=64)
+def fem_design(support: str, tolerance: float | None = None) -> FiniteElementNoise:
+    """The optimal noise of a fisher-fem policy on ``support`` (``KIND:POINTS``): Problem 2 with C = I (the
+    noise is added to the released block itself), solved by finite elements to ``tolerance`` relative in λ₁
+    (default 1e-6). Cached: designed once per support and tolerance.
+
+    Raises
+    ------
+    CalibrationError
+        When the finite-element solution did not reach the tolerance.
+    """
+    region = parse_owner_support(support)
+    solution = solve_dirichlet_eigenproblem(region, rtol=1e-6 if tolerance is None else tolerance)
+    if not solution.converged:
+        raise CalibrationError(
+            f"the finite-element design on {support!r} did not reach the tolerance "
+            f"(error estimate {solution.error_estimate:g} at {solution.unknowns} unknowns)."
+        )
+    return FiniteElementNoise(solution=solution)
+
+
+def release_blocks(noise: HardenedMechanism, value: Any) -> Any:
+    """``noise.release(value)``, and for vector noise of shape (d,) on a longer vector of n values: blocks of d
+    consecutive values, each with its own draw (the last block padded, its padding dropped)."""
+    shape = noise.shape
+    if np.ndim(value) != 1 or len(shape) != 1 or np.shape(value) == shape:
+        return noise.release(value)
+    d = shape[0]
+    values: NDArray[np.float64] = np.asarray(value, dtype=float)
+    n = values.size
+    padded = np.zeros(-(-n // d) * d)
+    padded[:n] = values
+    return np.asarray(noise.release(padded.reshape(-1, d))).reshape(-1)[:n]
+
+
 def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:
     """The family, the grid and the scale of a component's noise (from its privacy profile)."""
     inner: Any = noise.mechanism
     out: dict[str, Any] = {"family": type(inner).__name__, "grid": noise.grid, "hardened": True}
+    if isinstance(inner, FiniteElementNoise):  # the design itself: W, 𝓘_w, λ₁ and its error estimate
+        sol = inner.solution
+        out["support"] = sol.support.describe()
+        out["block"] = sol.dim
+        out["fisher_information"] = np.asarray(inner.fisher_information()).tolist()
+        out["eigenvalue"] = float(sol.discrete_eigenvalue)
+        out["error_estimate"] = float(sol.error_estimate)
+        out["mesh_size"] = float(sol.mesh_size)
+        out["mean"] = np.asarray(inner.mean()).tolist()
     profile = profile_of(inner)
     if isinstance(profile, NoProfile):  # Fisher noise without a DP profile: its quality
         out["second_moment"] = float(inner.second_moment())
@@ -142,6 +199,9 @@ def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> Hard
         return _harden(mech, sensitivity)
     # Fisher policies: the optimal noise of the release itself, one scalar or an identity over `dim` records
     # (Problems 2 and 4 for C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured).
+    if policy.mechanism == "fisher-fem":
+        assert policy.support is not None
+        return _harden(fem_design(policy.support, policy.tolerance), sensitivity)
     query = queries.mean(1) if dim == 1 else queries.identity(dim)
     if policy.mechanism == "fisher-cosine":
         assert policy.half_width is not None

@@ -129,6 +129,13 @@ def _information(components: list[Component]) -> dict[str, Fraction]:
     return out
 
 
+_FISHER_NOTES = {
+    "fisher-cosine": "bounded cos² noise gives no pure ε-DP",
+    "fisher-fem": "bounded noise gives no pure ε-DP; records are noised in consecutive blocks of the support's "
+    "dimension, each block with its own draw from the finite-element design (noise[0].fisher_information)",
+}
+
+
 def _guarantee(
     policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
 ) -> dict[str, Any]:
@@ -140,7 +147,7 @@ def _guarantee(
             "per_record_information": info,
             "record_bound_of_this_release": {c: (1.0 / v if v > 0 else None) for c, v in info.items()},
             "noise": noise,
-            "note": "bounded cos² noise gives no pure ε-DP" if policy.mechanism == "fisher-cosine" else "",
+            "note": _FISHER_NOTES.get(policy.mechanism, ""),
         }
     return {
         "notion": "differential-privacy",

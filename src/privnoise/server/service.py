@@ -31,6 +31,7 @@ from . import db
 from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
 from .charging import Charged, Committer, StalePlan
 from .config import ConfigError, ServerConfig
+from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
 
@@ -240,7 +241,7 @@ class Service:
             if plan.records is not None and int(found) != plan.records:
                 raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
             if noisy is None:
-                noisy = [c.noise.release(v) for c, v in zip(plan.components, true, strict=True)]
+                noisy = [release_blocks(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
             value = plan.combine(noisy)
             value = value.tolist() if isinstance(value, np.ndarray) else float(value)
             if not is_finite(value):

@@ -91,7 +91,7 @@ def dataset(request: Request, name: str) -> Response:
     tradeoffs = [
         (kind, policy, figures.tradeoff_svg(name, policy, max(records, 1)))
         for kind, policy in spec.policies.items()
-        if policy.is_fisher
+        if policy.is_scalar_fisher
     ]
     releases, information = _released_information(console, name)
     bounds = [
