@@ -1,0 +1,158 @@
+"""The charge path's arithmetic on its own: interval products and sensitivities of bounds that do not start at 0,
+the Fisher information of a plan's components (Σ over components of (slope·√𝓘_w)², per column), the guarantee
+with the record bounds after a charge, and the retries of :meth:`Service.charge` on a stale plan.
+
+Expected values are worked out by hand from the definitions (neighbours add, remove or replace one record).
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Future
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from privnoise.exceptions import InvalidParameterError
+from privnoise.server.charging import StalePlan
+from privnoise.server.planner import Component, Plan, _information, _range_product, _sensitivity
+from privnoise.server.querylang import QueryError
+from privnoise.server.service import Service
+
+F = Fraction
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ((10.0, 60.0), (0.5, 2.0), (5.0, 120.0)),
+        ((-5.0, 3.0), (2.0, 3.0), (-15.0, 9.0)),
+        ((-60.0, -10.0), (1.0, 1.5), (-90.0, -10.0)),
+        ((-5.0, 3.0), (-5.0, 3.0), (-15.0, 25.0)),
+        ((-3.0, -2.0), (-7.0, -5.0), (10.0, 21.0)),
+        ((2.0, 3.0), (-4.0, 5.0), (-12.0, 15.0)),
+    ],
+)
+def test_range_product_is_the_interval_product(a: Any, b: Any, expected: Any) -> None:
+    assert _range_product(a, b) == expected
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "expected"),
+    [
+        (10.0, 60.0, 60.0),  # adding a record at 60 changes the sum by 60, not 50
+        (-60.0, -10.0, 60.0),  # removing a record at −60
+        (-5.0, 3.0, 8.0),  # replacing −5 by 3
+        (0.0, 1.0, 1.0),
+        (-1000.0, 2.0, 1002.0),
+        (0.25, 0.5, 0.5),
+    ],
+)
+def test_sensitivity_is_the_largest_change_of_one_record(lo: float, hi: float, expected: float) -> None:
+    assert _sensitivity(lo, hi) == expected
+    # by enumeration: add or remove a record at any value, or replace one value by another
+    corners = [lo, hi]
+    brute = max([abs(v) for v in corners] + [abs(u - v) for u in corners for v in corners])
+    assert _sensitivity(lo, hi) == brute
+
+
+def _component(name: str, root: float | None, slopes: dict[str, float]) -> Component:
+    noise: Any = None  # _information reads only the root information and the slopes
+    return Component(name, noise, root, slopes)
+
+
+def test_information_sums_slope_squared_times_noise_information_per_column() -> None:
+    components = [
+        _component("weighted_sum", 0.5, {"x": 2.0, "w": 3.0}),  # (2·0.5)² = 1, (3·0.5)² = 9/4
+        _component("weight_sum", 4.0, {"w": 1.0}),  # 16
+        _component("count", 4.0, {}),
+    ]
+    assert _information(components) == {"x": F(1), "w": F(9, 4) + F(16)}
+    assert all(type(v) is Fraction for v in _information(components).values())
+
+
+def test_information_skips_custom_noise_and_zero_slopes() -> None:
+    components = [_component("sum", None, {"x": 1.0}), _component("sum", 2.0, {"x": 0.0, "y": 0.5})]
+    assert _information(components) == {"y": F(1)}
+    assert _information([]) == {}
+
+
+def test_information_is_the_exact_rational_of_the_float() -> None:
+    info = _information([_component("mean", 0.1, {"x": 1.0 / 3.0})])
+    assert info == {"x": F((1.0 / 3.0 * 0.1) ** 2)}
+
+
+@pytest.mark.parametrize(("root", "slope"), [(1e200, 1e200), (1e-200, 1e-200)])
+def test_information_refuses_what_overflows_or_underflows(root: float, slope: float) -> None:
+    with pytest.raises(InvalidParameterError, match="column 'x'"):
+        _information([_component("sum", root, {"x": slope})])
+
+
+def _plan(base: dict[str, Any]) -> Plan:
+    fields: dict[str, Any] = {name: None for name in Plan.__dataclass_fields__}
+    fields["guarantee_base"] = base
+    return Plan(**fields)
+
+
+def test_guarantee_adds_the_record_bounds_after_the_charge() -> None:
+    base = {"notion": "fisher-information", "per_record_information": {"x": 2.0}}
+    plan = _plan(base)
+    after = {"epsilon": {}, "fisher": {"x": {"record_bound": 0.25}, "y": {"record_bound": None}}}
+    out = plan.guarantee(after)
+    assert out == {**base, "record_bound_after": {"x": 0.25, "y": None}}
+    assert "record_bound_after" not in base  # the cached base is not changed
+    assert plan.guarantee() == base and plan.guarantee() is not base
+    assert plan.guarantee({"epsilon": {}}) == base
+
+
+class _Committer:
+    """Raises StalePlan ``stale`` times, then charges."""
+
+    def __init__(self, stale: int) -> None:
+        self.stale = stale
+        self.submitted: list[tuple[Any, int]] = []
+
+    def submit(self, plan: Any, querier_id: int) -> Future[Any]:
+        self.submitted.append((plan, querier_id))
+        future: Future[Any] = Future()
+        if len(self.submitted) <= self.stale:
+            future.set_exception(StalePlan(100 + len(self.submitted)))
+        else:
+            future.set_result(("charged", plan))
+        return future
+
+
+def _service(stale: int) -> tuple[Service, _Committer, list[Any]]:
+    service = Service.__new__(Service)
+    committer = _Committer(stale)
+    refreshed: list[Any] = []
+
+    def refresh(plan: Any, records: int | None) -> Any:
+        refreshed.append((plan, records))
+        return f"plan for {records}"
+
+    service.committer = committer  # type: ignore[assignment]
+    service.refreshed = refresh  # type: ignore[method-assign]
+    return service, committer, refreshed
+
+
+@pytest.mark.parametrize("stale", [0, 1, 2])
+def test_charge_replans_a_stale_plan_up_to_three_attempts(stale: int) -> None:
+    service, committer, refreshed = _service(stale)
+    plan, charged = service.charge("plan", 7)  # type: ignore[arg-type]
+    expected = "plan" if stale == 0 else f"plan for {100 + stale}"
+    assert plan == expected and charged == ("charged", expected)
+    assert len(committer.submitted) == stale + 1 and all(q == 7 for _, q in committer.submitted)
+    assert [r for _, r in refreshed] == [101, 102][:stale]
+
+
+def test_charge_gives_up_after_three_stale_plans() -> None:
+    service, committer, refreshed = _service(3)
+    with pytest.raises(QueryError, match="re-imported"):
+        service.charge("plan", 7)  # type: ignore[arg-type]
+    assert len(committer.submitted) == 3 and len(refreshed) == 3
+
+
+def test_sensitivity_of_a_degenerate_range_is_its_magnitude() -> None:
+    assert _sensitivity(-2.0, -2.0) == 2.0 and math.isfinite(_sensitivity(-1e100, 1e100))
