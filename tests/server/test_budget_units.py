@@ -389,3 +389,49 @@ def test_is_finite() -> None:
     assert is_finite(1.0) and is_finite([1.0, -2.0]) and is_finite([]) and is_finite("3")
     assert not is_finite(float("nan")) and not is_finite([1.0, float("inf")]) and not is_finite(None)
     assert not is_finite("x") and not is_finite([1.0, None])
+
+
+def test_stored_value_errors_name_where_the_value_is() -> None:
+    with pytest.raises(StoredValueError, match=r"^fisher_information: 'nope' is not JSON"):
+        load_information("nope")
+    row = {"name": "d", "spent_epsilon": "0", "spent_delta": "0", "fisher_information": "[]"}
+    with pytest.raises(StoredValueError, match=r"^pn_datasets\['d'\]: '\[\]' is not a JSON object"):
+        DatasetState.from_row(row)
+    qrow = {
+        "querier_id": 3,
+        "dataset": "d",
+        "epsilon": "1",
+        "delta": "0",
+        "fisher_floor": None,
+        "spent_epsilon": "0",
+        "spent_delta": "0",
+        "fisher_information": '{"x": "-1"}',
+    }
+    with pytest.raises(StoredValueError, match=r"^pn_budgets\[3, 'd'\]: a negative information"):
+        QuerierState.from_row(qrow)
+
+
+def test_a_column_without_floor_does_not_stop_the_check_of_the_next() -> None:
+    spec = _spec(floors={"y": None, "x": 0.01})  # the unfloored column comes first
+    querier, dataset = _querier(), _dataset()
+    with pytest.raises(Refusal, match="querier"):
+        apply_charge(dataset, querier, spec, Charge(F(0), F(0), information={"y": F(1), "x": F(101)}))
+    apply_charge(dataset, querier, spec, Charge(F(0), F(0), information={"y": F(1), "x": F(100)}))
+    assert querier.information == dataset.information == {"y": F(1), "x": F(100)}
+
+
+def test_views_list_every_floored_column_whatever_the_order() -> None:
+    spec = _spec(floors={"y": None, "x": 0.01, "z": 0.5})
+    view = querier_view(_querier(info={"x": F(2)}), spec)
+    assert set(view["fisher"]) == {"x", "z"}
+    assert view["fisher"]["x"]["information"] == "2" and view["fisher"]["z"]["information"] == "0"
+    fresh = dataset_view(_dataset(info={"x": F(2)}), spec)["fisher"]
+    assert set(fresh) == {"y", "x", "z"}
+    assert fresh["z"] == {
+        "floor": 0.5,
+        "information": "0",
+        "information_float": 0.0,
+        "record_bound": None,
+        "remaining_information": 2.0,
+    }
+    assert fresh["y"] == {"floor": None, "information": "0", "information_float": 0.0, "record_bound": None}
