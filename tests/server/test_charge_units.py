@@ -145,6 +145,7 @@ def test_charge_replans_a_stale_plan_up_to_three_attempts(stale: int) -> None:
     assert plan == expected and charged == ("charged", expected)
     assert len(committer.submitted) == stale + 1 and all(q == 7 for _, q in committer.submitted)
     assert [r for _, r in refreshed] == [101, 102][:stale]
+    assert [p for p, _ in refreshed] == ["plan", "plan for 101"][:stale]  # each stale plan is the one remade
 
 
 def test_charge_gives_up_after_three_stale_plans() -> None:
