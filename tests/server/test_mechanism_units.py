@@ -260,3 +260,10 @@ def test_release_blocks_passes_other_shapes_through() -> None:
     np.testing.assert_array_equal(release_blocks(per_record, [1.0, 2.0, 3.0]), [1.5, 2.5, 3.5])
     vector: Any = _Recorder((4,))
     np.testing.assert_array_equal(release_blocks(vector, [1.0, 2.0, 3.0, 4.0]), [1.5, 2.5, 3.5, 4.5])
+
+
+def test_release_blocks_only_cuts_a_vector_of_values_for_vector_noise() -> None:
+    scalar_noise: Any = _Recorder(())
+    np.testing.assert_array_equal(release_blocks(scalar_noise, [1.0, 2.0]), [1.5, 2.5])
+    vector_noise: Any = _Recorder((2,))
+    assert release_blocks(vector_noise, 2.0) == 2.5 and vector_noise.seen[0].shape == ()
