@@ -157,3 +157,60 @@ def test_charge_gives_up_after_three_stale_plans() -> None:
 
 def test_sensitivity_of_a_degenerate_range_is_its_magnitude() -> None:
     assert _sensitivity(-2.0, -2.0) == 2.0 and math.isfinite(_sensitivity(-1e100, 1e100))
+
+
+def _components(policy: Any, n: int) -> list[Component]:
+    from privnoise.server.mechanisms import build_noise, root_information
+
+    noise = build_noise(policy, sensitivity=2.0, share=n)
+    return [Component(f"c{i}", noise, root_information(noise, policy), {"x": 1.0}) for i in range(n)]
+
+
+def test_the_stated_dp_guarantee_is_the_charge() -> None:
+    from privnoise.dp.accounting import Charge
+    from privnoise.server.config import PolicySpec
+    from privnoise.server.mechanisms import describe_noise
+    from privnoise.server.planner import _guarantee
+
+    policy = PolicySpec("mean", "gaussian", epsilon=F(3, 10), delta=F(1, 10**6))
+    components = _components(policy, 2)
+    charge = Charge(F(3, 10), F(1, 10**6), information={"x": F(1, 4)})
+    noise = [describe_noise(c.noise) for c in components]
+    assert _guarantee(policy, components, charge, False) == {
+        "notion": "differential-privacy",
+        "epsilon": 0.3,
+        "delta": 1e-6,
+        "epsilon_exact": "3/10",
+        "delta_exact": "1/1000000",
+        "adjacency": "one record added, removed or replaced",
+        "composition": "2 hardened release(s), (ε, δ) split evenly",
+        "noise": noise,
+        "per_record_information": {"x": 0.25},
+    }
+    laplace = PolicySpec("identity", "laplace", epsilon=F(1, 2))
+    out = _guarantee(laplace, _components(laplace, 1), Charge(F(1, 2), None), True)
+    assert (out["epsilon"], out["delta"], out["delta_exact"]) == (0.5, 0.0, "0")
+    assert out["adjacency"] == "one record replaced" and out["composition"].startswith("1 hardened")
+    assert _guarantee(laplace, [], Charge(None, None), False)["epsilon"] == 0.0
+
+
+def test_the_stated_fisher_guarantee_is_the_information_charged() -> None:
+    from privnoise.dp.accounting import Charge
+    from privnoise.server.config import PolicySpec
+    from privnoise.server.mechanisms import describe_noise
+    from privnoise.server.planner import _guarantee
+
+    for mechanism, note in [
+        ("fisher-cosine", "bounded cos² noise gives no pure ε-DP"),
+        ("fisher-gaussian", ""),
+    ]:
+        policy = PolicySpec("sum", mechanism, half_width=0.5, quality=0.5)
+        components = _components(policy, 1)
+        charge = Charge(F(0), F(0), information={"x": F(4), "y": F(0)})
+        assert _guarantee(policy, components, charge, False) == {
+            "notion": "fisher-information",
+            "per_record_information": {"x": 4.0, "y": 0.0},
+            "record_bound_of_this_release": {"x": 0.25, "y": None},
+            "noise": [describe_noise(c.noise) for c in components],
+            "note": note,
+        }
