@@ -206,11 +206,11 @@ def test_the_stated_fisher_guarantee_is_the_information_charged() -> None:
     ]:
         policy = PolicySpec("sum", mechanism, half_width=0.5, quality=0.5)
         components = _components(policy, 1)
-        charge = Charge(F(0), F(0), information={"x": F(4), "y": F(0)})
+        charge = Charge(F(0), F(0), information={"x": F(4), "y": F(0), "z": F(1, 2)})
         assert _guarantee(policy, components, charge, False) == {
             "notion": "fisher-information",
-            "per_record_information": {"x": 4.0, "y": 0.0},
-            "record_bound_of_this_release": {"x": 0.25, "y": None},
+            "per_record_information": {"x": 4.0, "y": 0.0, "z": 0.5},
+            "record_bound_of_this_release": {"x": 0.25, "y": None, "z": 2.0},
             "noise": [describe_noise(c.noise) for c in components],
             "note": note,
         }
