@@ -214,3 +214,18 @@ def test_the_stated_fisher_guarantee_is_the_information_charged() -> None:
             "noise": [describe_noise(c.noise) for c in components],
             "note": note,
         }
+
+
+def test_the_stated_fem_guarantee_carries_the_design() -> None:
+    from privnoise.dp.accounting import Charge
+    from privnoise.server.config import PolicySpec
+    from privnoise.server.mechanisms import describe_design
+    from privnoise.server.planner import _guarantee
+
+    policy = PolicySpec("identity", "fisher-fem", support="box:-1,-1;1,1", tolerance=1e-3)
+    out = _guarantee(policy, _components(policy, 1), Charge(F(0), F(0), information={"x": F(10)}), True)
+    assert out["design"] == describe_design(policy)
+    assert out["note"].startswith(
+        "bounded noise gives no pure ε-DP; records are noised in consecutive blocks"
+    )
+    assert out["record_bound_of_this_release"] == {"x": 0.1}

@@ -181,6 +181,7 @@ def test_answers_lie_in_the_support(fem_lab: Lab) -> None:
         for _ in range(20):
             body = _answer(fem_lab, dataset)
             grid = body["guarantee"]["noise"][0]["grid"]
+            assert body["guarantee"]["design"]["block"] == 2
             noise = _noise(fem_lab, dataset, body)
             blocks = noise[: noise.size // 2 * 2].reshape(-1, 2)
             # rounding the noise to the grid moves it by at most half a step per coordinate
@@ -198,7 +199,8 @@ def test_stated_information_is_the_library_design_and_the_closed_forms(fem_lab: 
         ((drawn, _true),) = spy.take()
         served = drawn.mechanism
         assert served is fem_design(support, TOLERANCE)  # designed once, at start-up
-        noise = body["guarantee"]["noise"][0]
+        noise = body["guarantee"]["design"]
+        assert body["guarantee"]["noise"][0]["family"] == "FiniteElementNoise"
         stated = np.asarray(noise["fisher_information"])
         # what the answer states is the information of the noise it was drawn from
         assert np.array_equal(stated, np.asarray(served.fisher_information()))

@@ -28,6 +28,7 @@ from privnoise.server.mechanisms import (
     _harden,
     _import_factory,
     build_noise,
+    describe_design,
     describe_noise,
     fem_design,
     release_blocks,
@@ -207,12 +208,11 @@ def test_describe_noise_reports_the_scale_of_each_family() -> None:
     assert out["second_moment"] == pytest.approx(0.75**2 * (1 / 3 - 2 / math.pi**2), rel=1e-12)
 
 
-def test_describe_noise_states_the_fem_design() -> None:
+def test_describe_design_states_the_fem_design() -> None:
     h = build_noise(FEM, sensitivity=1.0, dim=4)
     sol = h.mechanism.solution
-    out = describe_noise(h)
-    assert out["family"] == "FiniteElementNoise" and out["block"] == 2 and out["hardened"] is True
-    assert out["support"] == sol.support.describe()
+    out = describe_design(FEM)
+    assert out["block"] == 2 and out["support"] == sol.support.describe()
     assert out["fisher_information"] == np.asarray(h.mechanism.fisher_information()).tolist()
     assert (out["eigenvalue"], out["error_estimate"], out["mesh_size"]) == (
         sol.discrete_eigenvalue,
@@ -221,7 +221,21 @@ def test_describe_noise_states_the_fem_design() -> None:
     )
     assert out["mean"] == np.asarray(h.mechanism.mean()).tolist()
     assert out["mean"] == pytest.approx([0.0, 0.0], abs=1e-4)  # a centred box: mean 0 up to the mesh
-    assert out["second_moment"] == pytest.approx(float(h.mechanism.second_moment()), rel=1e-12)
+    assert set(out) == {
+        "support",
+        "block",
+        "fisher_information",
+        "eigenvalue",
+        "error_estimate",
+        "mesh_size",
+        "mean",
+    }
+    noise = describe_noise(h)
+    assert (
+        set(noise) == {"family", "grid", "hardened", "second_moment"}
+        and noise["family"] == "FiniteElementNoise"
+    )
+    assert noise["second_moment"] == pytest.approx(float(h.mechanism.second_moment()), rel=1e-12)
 
 
 # --- release of vector noise in blocks ---------------------------------------------------------------------------

@@ -57,7 +57,7 @@ from ..mechanisms import Mechanism
 from .checks import SCALE_RANGE
 from .config import PolicySpec, parse_owner_support
 
-__all__ = ["build_noise", "describe_noise", "fem_design", "release_blocks", "root_information"]
+__all__ = ["build_noise", "describe_design", "describe_noise", "fem_design", "release_blocks", "root_information"]
 
 _BOUND_STEPS = 2.0**50
 _OWNER = "query"
@@ -122,6 +122,24 @@ def fem_design(support: str, tolerance: float | None = None) -> FiniteElementNoi
     return FiniteElementNoise(solution=solution)
 
 
+def describe_design(policy: PolicySpec) -> dict[str, Any]:
+    """What a fisher-fem answer states about its design: the support, the block size d, 𝓘_w of the noise drawn
+    (4∫∇u∇uᵀ, exact for the density sampled), λ₁ of the discrete solution with its error estimate, the mesh size
+    and the noise's mean."""
+    assert policy.support is not None
+    noise = fem_design(policy.support, policy.tolerance)
+    sol = noise.solution
+    return {
+        "support": sol.support.describe(),
+        "block": sol.dim,
+        "fisher_information": np.asarray(noise.fisher_information()).tolist(),
+        "eigenvalue": float(sol.discrete_eigenvalue),
+        "error_estimate": float(sol.error_estimate),
+        "mesh_size": float(sol.mesh_size),
+        "mean": np.asarray(noise.mean()).tolist(),
+    }
+
+
 def release_blocks(noise: HardenedMechanism, value: Any) -> Any:
     """``noise.release(value)``, and for vector noise of shape (d,) on a longer vector of n values: blocks of d
     consecutive values, each with its own draw (the last block padded, its padding dropped)."""
@@ -140,15 +158,6 @@ def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:
     """The family, the grid and the scale of a component's noise (from its privacy profile)."""
     inner: Any = noise.mechanism
     out: dict[str, Any] = {"family": type(inner).__name__, "grid": noise.grid, "hardened": True}
-    if isinstance(inner, FiniteElementNoise):  # the design itself: W, 𝓘_w, λ₁ and its error estimate
-        sol = inner.solution
-        out["support"] = sol.support.describe()
-        out["block"] = sol.dim
-        out["fisher_information"] = np.asarray(inner.fisher_information()).tolist()
-        out["eigenvalue"] = float(sol.discrete_eigenvalue)
-        out["error_estimate"] = float(sol.error_estimate)
-        out["mesh_size"] = float(sol.mesh_size)
-        out["mean"] = np.asarray(inner.mean()).tolist()
     profile = profile_of(inner)
     if isinstance(profile, NoProfile):  # Fisher noise without a DP profile: its quality
         out["second_moment"] = float(inner.second_moment())

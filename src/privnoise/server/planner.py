@@ -45,7 +45,7 @@ from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
-from .mechanisms import build_noise, describe_noise, root_information
+from .mechanisms import build_noise, describe_design, describe_noise, root_information
 from .querylang import QueryError, QuerySpec
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
@@ -132,7 +132,7 @@ def _information(components: list[Component]) -> dict[str, Fraction]:
 _FISHER_NOTES = {
     "fisher-cosine": "bounded cos² noise gives no pure ε-DP",
     "fisher-fem": "bounded noise gives no pure ε-DP; records are noised in consecutive blocks of the support's "
-    "dimension, each block with its own draw from the finite-element design (noise[0].fisher_information)",
+    "dimension, each block with its own draw from the finite-element design (see `design`)",
 }
 
 
@@ -142,13 +142,16 @@ def _guarantee(
     noise = [describe_noise(c.noise) for c in components]
     info = information_floats(charge)
     if policy.is_fisher:
-        return {
+        out = {
             "notion": "fisher-information",
             "per_record_information": info,
             "record_bound_of_this_release": {c: (1.0 / v if v > 0 else None) for c, v in info.items()},
             "noise": noise,
             "note": _FISHER_NOTES.get(policy.mechanism, ""),
         }
+        if policy.mechanism == "fisher-fem":
+            out["design"] = describe_design(policy)
+        return out
     return {
         "notion": "differential-privacy",
         "epsilon": float(charge.epsilon or 0),
