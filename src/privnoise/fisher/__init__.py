@@ -10,6 +10,8 @@
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
   :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support.
 * :func:`solve_problem1` — Theorem 1 (max Tr 𝓘⁻¹), the nonlinear eigenproblem (11).
+* :func:`minimum_fisher_noise` — the Fisher program: minimum Fisher information under a support and/or
+  second-moment budget by finite elements in u = √g (recovers cos² and the Gaussian numerically).
 """
 
 from . import comparison, cramer_rao
@@ -18,6 +20,7 @@ from .design import gram_sqrt, gram_sqrt_form, optimal_noise, problem3_objective
 from .ellipsoidal import EllipsoidalNoise, unit_ball_eigenvalue
 from .fem import EigenSolution, solve_dirichlet_eigenproblem
 from .fem_noise import FiniteElementNoise
+from .fisher_program import FisherProgramSolution, minimum_fisher_noise
 from .information import (
     MonteCarloEstimate,
     fisher_guarantee,
@@ -36,6 +39,7 @@ __all__ = [
     "Ellipsoid",
     "EllipsoidalNoise",
     "FiniteElementNoise",
+    "FisherProgramSolution",
     "MeshSupport",
     "MonteCarloEstimate",
     "Polygon",
@@ -55,6 +59,7 @@ __all__ = [
     "gram_sqrt",
     "gram_sqrt_form",
     "jensen_bound",
+    "minimum_fisher_noise",
     "optimal_noise",
     "problem3_objective",
     "query_information",
