@@ -8,8 +8,10 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import optimize
 
+from ...systems import initial_state_noise, observability_gramian
 from .._report import Row, make_row
 from .common import cholesky_matrix
+from .example4 import example4_closed_forms, example4_system, printed_initial_state_noise, theorem4_objective
 from .parameters import Setup
 
 __all__ = ["rows"]
@@ -18,14 +20,6 @@ __all__ = ["rows"]
 def rows(s: Setup) -> list[Row]:
     """Rows of Section 4: Remark 8, Theorem 4, Example 4 and the Cramér–Rao bounds (ERRATA 4–6)."""
     rows: list[Row] = []
-    from ...systems import (
-        example4_closed_forms,
-        example4_system,
-        initial_state_noise,
-        observability_gramian,
-        theorem4_objective,
-    )
-
     system = example4_system()
     t, rho = s.thm4_case
     g = observability_gramian(system, t)
@@ -40,7 +34,7 @@ def rows(s: Setup) -> list[Row]:
             reason="direct product Ψ_TᵀΨ_T",
         )
     )
-    printed = initial_state_noise(system, horizon=t, quality_weight=rho, variant="printed")
+    printed = printed_initial_state_noise(system, horizon=t, quality_weight=rho)
     corrected = initial_state_noise(system, horizon=t, quality_weight=rho)
     obj_printed = theorem4_objective(system, t, printed.initial_covariance, rho)
     obj_corrected = theorem4_objective(system, t, corrected.initial_covariance, rho)
@@ -66,7 +60,7 @@ def rows(s: Setup) -> list[Row]:
     )
     for horizon, weight in s.ex4_cases:
         q_closed, e_closed = example4_closed_forms(horizon, weight, variant="printed")
-        mech = initial_state_noise(system, horizon=horizon, quality_weight=weight, variant="printed")
+        mech = printed_initial_state_noise(system, horizon=horizon, quality_weight=weight)
         tag = f"T{horizon}-rho{weight:g}"
         rows.append(
             make_row(
