@@ -58,7 +58,6 @@ __all__ = [
     "Session",
     "SolverError",
     "TabulatedDensity",
-    "TiltedRaisedCosine",
     "__version__",
     "analysis",
     "default_rng",
@@ -98,7 +97,6 @@ _EXPORTS = {
     "Noise": "mechanisms",
     "RaisedCosine": "mechanisms",
     "TabulatedDensity": "mechanisms",
-    "TiltedRaisedCosine": "mechanisms",
     "FunctionQuery": "queries",
     "LinearQuery": "queries",
     "default_rng": "random",
@@ -151,7 +149,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         Noise,
         RaisedCosine,
         TabulatedDensity,
-        TiltedRaisedCosine,
     )
     from .queries import FunctionQuery, LinearQuery
     from .random import default_rng

@@ -4,7 +4,7 @@
 * :func:`fisher_guarantee`, :func:`query_information` — the information a release carries and its bounds.
 * :mod:`~privnoise.fisher.cramer_rao` — Proposition 1, eqs. (7)–(8), Proposition 5.
 * :func:`fisher_information_quadrature`, :func:`fisher_information_monte_carlo` — second methods for any density.
-* :class:`OutputConstrainedPolicy`, :class:`WeightedCosinePolicy` — data-dependent policies.
+* :class:`OutputConstrainedPolicy` — a data-dependent policy (the release stays in a box Y).
 * :mod:`~privnoise.fisher.comparison` — Section 5: Laplace and Gaussian differential privacy side by side.
 * :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
@@ -28,7 +28,7 @@ from .information import (
     fisher_information_quadrature,
     query_information,
 )
-from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .policies import OutputConstrainedPolicy, Policy
 from .problem1 import Problem1Solution, solve_problem1
 from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
@@ -48,7 +48,6 @@ __all__ = [
     "Support",
     "OutputConstrainedPolicy",
     "Policy",
-    "WeightedCosinePolicy",
     "biased_bound",
     "comparison",
     "cramer_rao",

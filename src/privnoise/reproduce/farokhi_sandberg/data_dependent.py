@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
-from ... import queries
-from ...fisher import WeightedCosinePolicy, optimal_noise
 from ...mechanisms import RaisedCosine
 from .._report import Row, make_row
 from .common import quad
 from .parameters import Setup
+from .printed_policy import WeightedCosinePolicy
 
 __all__ = ["figure1", "rows"]
 
@@ -21,8 +19,7 @@ __all__ = ["figure1", "rows"]
 def rows(s: Setup) -> list[Row]:
     """Rows of Corollary 4 (the printed p-weighted policy, ERRATA 3)."""
     rows: list[Row] = []
-    q = queries.identity(1)
-    policy = cast(WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x))
+    policy = WeightedCosinePolicy(lower=s.cor4_support[0], upper=s.cor4_support[1], log_weight=lambda x: -x)
     printed_info = policy.fisher_information_at(s.cor4_x)
     rows.append(
         make_row(
@@ -57,8 +54,8 @@ def rows(s: Setup) -> list[Row]:
         return math.exp(2.0 * x0 * (w + x0)) * math.cos(math.pi / width * (w - (lo + hi) / 2.0)) ** 2
 
     c_x = 1.0 / quad(printed_unnormalised, lo, hi)
-    gauss_policy = cast(
-        WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=lambda x: -x * x)
+    gauss_policy = WeightedCosinePolicy(
+        lower=s.cor4_support[0], upper=s.cor4_support[1], log_weight=lambda x: -x * x
     )
     rows.append(
         make_row(
@@ -77,7 +74,6 @@ def figure1(output: Path, s: Setup) -> tuple[str, str]:
     """Figure 1: Corollary 4's printed policy γ(w ∣ x) for two priors, with the plain cos²."""
     from ...plotting import figure, save
 
-    q = queries.identity(1)
     lo, hi = s.cor4_support
     w = np.linspace(lo, hi, 201)
     xs = np.linspace(-1.5, 1.5, 25)  # contains the five x of the line plots
@@ -87,7 +83,7 @@ def figure1(output: Path, s: Setup) -> tuple[str, str]:
     for row, (label, log_weight) in enumerate(
         (("p(x) ∝ exp(−x²)", lambda x: -x * x), ("p(x) ∝ exp(−x)", lambda x: -x))
     ):
-        policy = cast(WeightedCosinePolicy, optimal_noise(q, support=s.cor4_support, log_weight=log_weight))
+        policy = WeightedCosinePolicy(lower=s.cor4_support[0], upper=s.cor4_support[1], log_weight=log_weight)
         table = np.array([policy.density_at(x).pdf(w) for x in xs])
         ax = axes[row, 0]
         image = ax.imshow(
