@@ -18,6 +18,7 @@ from ...fisher import fisher_guarantee, fisher_information_quadrature
 from ...mechanisms import Gaussian, Laplace
 from ...random import default_rng
 from .._report import Row, make_row
+from . import printed_section5
 from .common import noise_for, quad
 from .parameters import Setup
 
@@ -57,7 +58,7 @@ def evaluate(s: Setup) -> DPComparison:
     delta_s = cmp.sensitivity_of_weighted_mean(c, x_lo, x_hi)
     eps, theta = s.sec5_epsilon, s.sec5_theta
 
-    b_printed = cmp.printed_laplace_scale(eps, delta_s)
+    b_printed = printed_section5.printed_laplace_scale(eps, delta_s)
     lap = cast(Laplace, laplace_for_epsilon(eps, sensitivity=delta_s))  # the ℓ1 calibration of a scalar query
     rows.append(
         make_row(
@@ -96,7 +97,7 @@ def evaluate(s: Setup) -> DPComparison:
         make_row(
             key="sec5-epsilon-at-quality",
             claim=f"Sec. 5: at Q = ϑ = {theta}, ε = (x̄−x̲)√(ϑ/2)max c_i",
-            printed=cmp.printed_laplace_epsilon_at_quality(theta, delta_s),
+            printed=printed_section5.printed_laplace_epsilon_at_quality(theta, delta_s),
             computed=cmp.laplace_epsilon_at_quality(theta, delta_s),
             status="erratum",
             reason="ERRATA 7: ε = Δ√(2/ϑ); "
@@ -195,7 +196,7 @@ def evaluate(s: Setup) -> DPComparison:
         make_row(
             key="sec5-entropy-laplace",
             claim=f"Sec. 5: H(Laplace) = log₂(e√2·ϑ) bits (ϑ = {th:g})",
-            printed=cmp.printed_laplace_entropy_bits(th),
+            printed=printed_section5.printed_laplace_entropy_bits(th),
             computed=lap_h.entropy() / math.log(2.0),
             status="erratum",
             reason=f"ERRATA 9: ϑ used as a std; H = log₂(e√(2ϑ)); quadrature {lap_quad_h:.10g}",
@@ -205,7 +206,7 @@ def evaluate(s: Setup) -> DPComparison:
         make_row(
             key="sec5-entropy-gaussian",
             claim=f"Sec. 5: H(γ*) = log₂(√(2πe)·ϑ) bits (ϑ = {th:g})",
-            printed=cmp.printed_gaussian_entropy_bits(th),
+            printed=printed_section5.printed_gaussian_entropy_bits(th),
             computed=gauss_h.entropy() / math.log(2.0),
             status="erratum",
             reason=f"ERRATA 9: H = log₂√(2πeϑ); quadrature {gauss_quad_h:.10g}",
