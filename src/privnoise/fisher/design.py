@@ -10,14 +10,15 @@ about the database, under one of these goals:
 ``quality_budget=ϑ``                  unbounded noise, min Tr 𝓘 s.t. Q ≤ ϑ (Problem 4): Σ = ϑ(CCᵀ)^{1/2}/Tr(CCᵀ)^{1/2}
 =====================================  ==============================================================================
 
-The printed Corollary 6 carries a spurious factor 2 in the Problem 3 covariance; ``variant="printed"`` gives it
-for reproduction, the default is the corrected minimiser.
+The printed Corollary 6 carries a spurious factor 2 in the Problem 3 covariance (ERRATA 4); :func:`optimal_noise`
+gives the corrected minimiser, and the printed form lives with the reproduction
+(:mod:`privnoise.reproduce.farokhi_sandberg`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,7 +33,6 @@ from .supports import Support
 
 __all__ = ["gram_sqrt", "gram_sqrt_form", "optimal_noise", "problem3_objective"]
 
-Variant = Literal["corrected", "printed"]
 
 
 def gram_sqrt_form(query: LinearQuery) -> SymmetricForm:
@@ -138,7 +138,6 @@ def optimal_noise(
     output_range: tuple[Any, Any] | None = None,
     quality_weight: float | None = None,
     quality_budget: float | None = None,
-    variant: Variant = "corrected",
 ) -> Mechanism | Policy:
     """The noise minimising the trace of the Fisher information for ``query`` under one goal.
 
@@ -158,8 +157,6 @@ def optimal_noise(
         ϱ > 0 of Problem 3, min Tr 𝓘 + ϱ E‖w‖² over unbounded noise (linear queries).
     quality_budget : float, optional
         ϑ > 0 of Problem 4, min Tr 𝓘 subject to E‖w‖² ≤ ϑ (linear queries).
-    variant : {"corrected", "printed"}
-        For ``quality_weight``: "printed" reproduces Corollary 6's Σ = 2(CCᵀ)^{1/2}/√ϱ.
 
     Returns
     -------
@@ -215,10 +212,6 @@ def optimal_noise(
             "`optimal_noise` needs exactly one goal among support, output_range, quality_weight, quality_budget; "
             f"got {given or 'none'}."
         )
-    if variant not in ("corrected", "printed"):
-        raise InvalidParameterError(
-            f"`variant` of `optimal_noise` must be 'corrected' or 'printed'; got {variant!r}."
-        )
     goal = given[0]
     shape = query.output_shape
 
@@ -244,7 +237,7 @@ def optimal_noise(
         )
     if goal == "quality_weight":
         rho = check_positive(quality_weight, "quality_weight", "optimal_noise")
-        factor = (2.0 if variant == "printed" else 1.0) / math.sqrt(rho)
+        factor = 1.0 / math.sqrt(rho)
     else:
         theta = check_positive(quality_budget, "quality_budget", "optimal_noise")
     root = gram_sqrt_form(query)

@@ -9,13 +9,30 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from ... import queries
-from ...fisher import fisher_guarantee, gram_sqrt, problem3_objective
+from ..._validation import check_positive
+from ...fisher import fisher_guarantee, gram_sqrt, optimal_noise, problem3_objective
 from ...mechanisms import Gaussian
 from .._report import Row, make_row
 from .common import cholesky_matrix, noise_for
 from .parameters import Setup
 
-__all__ = ["rows"]
+__all__ = ["printed_corollary6_noise", "rows"]
+
+
+def printed_corollary6_noise(query: queries.Query, *, quality_weight: float) -> Gaussian:
+    """Corollary 6 as printed for Problem 3: Gaussian noise with Σ = 2(CCᵀ)^{1/2}/√ϱ (ERRATA 4: twice the minimiser).
+
+    Twice the minimiser for ϱ is the minimiser for ϱ/4, so the covariance keeps the structure the corrected design
+    gives the query (scalar, structured or dense), bit for bit twice the corrected one.
+
+    Examples
+    --------
+    >>> from privnoise import queries
+    >>> printed_corollary6_noise(queries.sum_query(4), quality_weight=4.0).covariance()   # corrected: 1
+    2.0
+    """
+    rho = check_positive(quality_weight, "quality_weight", "printed_corollary6_noise")
+    return cast(Gaussian, optimal_noise(query, quality_weight=rho / 4.0))
 
 
 def _minimise_problem3(gram: NDArray[np.float64], rho: float) -> NDArray[np.float64]:
@@ -49,7 +66,7 @@ def rows(s: Setup) -> list[Row]:
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
     root = gram_sqrt(q)
-    printed = cast(Gaussian, noise_for(q, quality_weight=rho, variant="printed"))
+    printed = printed_corollary6_noise(q, quality_weight=rho)
     corrected = cast(Gaussian, noise_for(q, quality_weight=rho))
     sigma_opt = _minimise_problem3(q.gram(), rho)
     opt_value = problem3_objective(q, sigma_opt, rho)
