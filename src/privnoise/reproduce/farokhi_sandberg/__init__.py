@@ -1,4 +1,4 @@
-"""Reproduction of Farokhi & Sandberg's Fisher-information privacy paper, Sections 2, 3 and 5.
+"""Reproduction of Farokhi & Sandberg's Fisher-information privacy paper, Sections 2–5 and Appendices.
 
 One :class:`~privnoise.reproduce.Row` per checkable claim: the paper's printed formula evaluated at concrete
 parameters (or its printed number) beside the value privnoise computes, with a status:
@@ -23,6 +23,12 @@ Corollary 3, the regions of condition (16), the finite-element solutions) is ret
 :mod:`.dynamic`                        Section 4: Theorem 4, Remark 8, Example 4 (ERRATA 4–6)
 :mod:`.general_supports`               Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1
 =====================================  ==========================================================================
+
+The paper's printed forms, which the library does not offer, are kept beside them: :mod:`.printed_policy`
+(Corollary 4's tilted cos² and its policy), :func:`.unbounded_support.printed_corollary6_noise`,
+:mod:`.example4` (Example 4's system and closed forms, Theorem 4's objective and printed covariance) and
+:mod:`.printed_section5` (Section 5's printed formulas). :mod:`.parameters` holds :data:`SETUP` and
+:mod:`.common` the helpers the sections share.
 
 Notes
 -----
