@@ -55,8 +55,8 @@ def _dataset(name: str, support: str, records: int, floor: float = 1e-12) -> Dat
 
 @functools.cache
 def _design(support: str) -> FiniteElementNoise:
-    """The library's own design, computed here independently of the server (its adaptive mesh may differ from
-    the server's, the eigensolver starting from a random vector: they agree to the solver's tolerance)."""
+    """The library's own design, solved here independently of the server's cached one (compared to the solver's
+    tolerance, not bit for bit)."""
     return FiniteElementNoise(
         solution=solve_dirichlet_eigenproblem(parse_support(support, "W"), rtol=TOLERANCE)
     )
