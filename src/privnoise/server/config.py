@@ -26,10 +26,15 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     fisher_floor = 0.01            # global Cramér–Rao floor of a record (for Fisher policies)
 
     [datasets.meters.columns.region]
-    type = "text"                  # usable in `where` clauses only
+    type = "text"                  # usable in `where` clauses, `group by` and `histogram(region)`
+    categories = ["north", "south", "east", "west"]   # public keys of `group by region` / `histogram(region)`
 
     [datasets.meters.policies.mean]
     mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | custom
+    epsilon = 0.1                  # also the charge of `mean(kwh) group by region` (one charge for all keys)
+
+    [datasets.meters.policies.quantile]
+    mechanism = "exponential"      # quantiles: the exponential mechanism, pure ε
     epsilon = 0.1
 
     [datasets.big]
@@ -67,7 +72,10 @@ __all__ = [
     "sqlalchemy_url",
 ]
 
-MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom")
+MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom", "exponential")
+#: The kinds answered by additive Laplace or Gaussian noise only (vectors of counts and sums, one charge).
+NOISE_ONLY_KINDS = ("histogram",)
+_MAX_CATEGORIES = 256
 FISHER_KINDS = ("sum", "mean", "linear", "identity")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -83,6 +91,7 @@ class ColumnSpec:
     bounds: tuple[float, float] | None = None
     out_of_bounds: str = "clamp"
     fisher_floor: float | None = None
+    categories: tuple[str, ...] | None = None  # declared (public) values of a text column
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +204,26 @@ class _Column(BaseModel):
     bounds: Any = None
     out_of_bounds: Literal["clamp", "reject"] = "clamp"
     fisher_floor: Any = None
+    categories: Any = None
+
+    @field_validator("categories")
+    @classmethod
+    def _categories(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if (
+            not isinstance(v, list)
+            or not 1 <= len(v) <= _MAX_CATEGORIES
+            or any(not isinstance(c, str) or not 0 < len(c) <= 200 for c in v)
+            or len(set(v)) != len(v)
+        ):
+            raise ValueError(
+                f"must be a list of 1 to {_MAX_CATEGORIES} distinct non-empty strings (at most 200 characters each); "
+                f"got {v!r}"
+            )
+        if any(ch < " " or ch == "\x7f" for c in v for ch in c):
+            raise ValueError("must not contain control characters")
+        return tuple(v)
 
     @field_validator("bounds")
     @classmethod
@@ -225,9 +254,12 @@ class _Column(BaseModel):
                 or self.fisher_floor is not None
                 or "out_of_bounds" in self.model_fields_set
             ):
-                raise ValueError("a text column takes no bounds or policies (it is used in `where` only)")
+                raise ValueError("a text column takes no bounds or policies (it is used in `where`, `group by` and `histogram`)")
         elif self.bounds is None:
             raise _KeyError("bounds", "must be [LO, HI], two finite numbers with LO < HI (required)")
+        elif self.categories is not None:
+            raise _KeyError("categories", "categories are declared on text columns (histogram bins of a number "
+                            "column are given in the query)")
         return self
 
 
@@ -257,7 +289,7 @@ class _Budgeted(BaseModel):
 
 
 class _Policy(_Budgeted):
-    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom"]
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "custom", "exponential"]
     half_width: Any = None
     quality: Any = None
     factory: Any = None
@@ -282,12 +314,13 @@ class _Policy(_Budgeted):
             "fisher-cosine": ("half_width",),
             "fisher-gaussian": ("quality",),
             "custom": ("factory", "epsilon"),
+            "exponential": ("epsilon",),
         }[self.mechanism]
         for name in need:
             if getattr(self, name) is None:
                 raise _KeyError(name, f"is required for mechanism {self.mechanism!r}")
-        if self.mechanism == "laplace" and self.delta is not None:
-            raise _KeyError("delta", "Laplace noise is pure ε-DP; remove `delta`")
+        if self.mechanism in ("laplace", "exponential") and self.delta is not None:
+            raise _KeyError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
         return self
 
 
@@ -344,6 +377,14 @@ class _Dataset(_Budgeted):
             key = f"policies.{kind}"
             if kind not in QUERY_KINDS:
                 raise _KeyError(key, f"unknown query kind; choose among {', '.join(QUERY_KINDS)}")
+            if (kind == "quantile") != (policy.mechanism == "exponential"):
+                raise _KeyError(
+                    f"{key}.mechanism",
+                    "quantiles are answered by the exponential mechanism (mechanism = 'exponential'), and it "
+                    f"answers quantiles only; got {policy.mechanism!r} for {kind!r}",
+                )
+            if kind in NOISE_ONLY_KINDS and policy.mechanism not in ("laplace", "gaussian"):
+                raise _KeyError(f"{key}.mechanism", f"{kind} is answered with laplace or gaussian noise")
             if policy.mechanism.startswith("fisher-"):
                 if kind not in FISHER_KINDS:
                     raise _KeyError(
@@ -456,7 +497,7 @@ def _error(file: Path, exc: ValidationError) -> ConfigError:
 
 def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
     columns = {
-        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor)
+        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor, col.categories)
         for c, col in d.columns.items()
     }
     policies = {

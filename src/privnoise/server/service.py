@@ -174,7 +174,7 @@ class Service:
         spec = self.config.datasets.get(name)
         if spec is None:
             raise QueryError(f"unknown dataset {name!r}.")
-        query = QuerySpec(query.kind, query.column, query.weights, query.coefficients, query.where, name)
+        query = query.on(name)
         return self.cached(("spec", query), lambda: self._make_plan(query, spec.name))
 
     def _make_plan(self, query: QuerySpec, name: str) -> Plan:
@@ -228,8 +228,19 @@ class Service:
     def release(self, plan: Plan, ledger_id: int) -> Any:
         """Read the data and release the hardened answer; any failure marks the ledger row and raises
         :class:`QueryFailed`."""
+        return self.answer(plan, ledger_id)[0]
+
+    def answer(self, plan: Plan, ledger_id: int) -> tuple[Any, dict[str, Any] | None]:
+        """(the released value, its accuracy) — :meth:`release`, with the accuracy stated from the noise law."""
         try:
             noisy: list[Any] | None = None
+            if plan.quantile is not None:
+                values, weights = self._read_rows(plan)
+                chosen = plan.quantile.release(values, weights)
+                accuracy = plan.accuracy([]) if plan.accuracy is not None else None
+                if not is_finite(chosen):
+                    raise ArithmeticError("non-finite release")
+                return chosen, accuracy
             if plan.spec.engine == "dask" and plan.identity:  # noised on the workers (dask_engine)
                 values, found = self.dask.release_identity(plan)
                 noisy = [values]
@@ -245,7 +256,7 @@ class Service:
             value = value.tolist() if isinstance(value, np.ndarray) else float(value)
             if not is_finite(value):
                 raise ArithmeticError("non-finite release")
-            return value
+            return value, (None if plan.accuracy is None else plan.accuracy(noisy))
         except Exception:
             log.exception("query failed after its charge was committed (ledger row %d)", ledger_id)
             self._mark_failed(ledger_id)
@@ -259,7 +270,14 @@ class Service:
                 rows = cur.fetchall()
                 return [np.array([float(r[0]) for r in rows])], len(rows)
             *values, found = cur.fetchone()
-            return [float(v) for v in values], int(found)
+            return plan.split([float(v) for v in values]), int(found)
+
+    def _read_rows(self, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+        """Every record's (clamped value, filter weight) of a quantile plan (one pass over the table)."""
+        with self._readers.cursor() as cur:
+            cur.execute(plan.sql, plan.parameters)
+            rows = np.array(cur.fetchall(), dtype=float).reshape(-1, 2)
+        return rows[:, 0], rows[:, 1]
 
     def _mark_failed(self, ledger_id: int) -> None:
         try:
