@@ -69,7 +69,8 @@ def _unavailable(reason: str) -> Accuracy:
 def rank_accuracy(epsilon: float, sensitivities: list[float], candidates: int) -> Accuracy:
     """The rank radius of each quantile level (``epsilon`` each)."""
     radii = [rank_radius(epsilon, s, candidates)(LEVEL) for s in sensitivities]
-    return lambda noisy: {"level": LEVEL, "rank_radius": radii, "meaning": RANK}
+    shown: float | list[float] = radii[0] if len(radii) == 1 else radii
+    return lambda noisy: {"level": LEVEL, "rank_radius": shown, "meaning": RANK}
 
 
 def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, float] | None,

@@ -52,11 +52,16 @@ class QuantileRelease:
         counts = np.bincount(inverse, weights=weights, minlength=occupied.size)
         return quantile_blocks(occupied, counts, q, self.low, self.high, self.step)
 
+    def sample(self, values: NDArray[np.float64], weights: NDArray[np.float64], q: float, size: int,
+               generator: np.random.Generator) -> NDArray[np.float64]:
+        """``size`` independent releases of level ``q`` (what :meth:`release` draws once; for tests and audits)."""
+        return np.asarray(sample_quantile(self.blocks(values, weights, q), self.epsilon_each, SENSITIVITY, size,
+                                          generator))
+
     def release(self, values: NDArray[np.float64], weights: NDArray[np.float64],
-                generator: np.random.Generator | None = None) -> list[float]:
-        """One grid value per level, drawn from the server's cryptographically strong generator."""
+                generator: np.random.Generator | None = None) -> float | list[float]:
+        """One grid value per level (a number for one level), drawn from the server's cryptographically strong
+        generator (``generator`` is for tests only: no request can give one)."""
         rng = default_rng() if generator is None else generator
-        return [
-            float(sample_quantile(self.blocks(values, weights, q), self.epsilon_each, SENSITIVITY, None, rng))
-            for q in self.levels
-        ]
+        chosen = [float(self.sample(values, weights, q, 1, rng)[0]) for q in self.levels]
+        return chosen[0] if len(chosen) == 1 else chosen

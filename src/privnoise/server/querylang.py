@@ -415,6 +415,9 @@ def _checked(spec: QuerySpec) -> QuerySpec:
             raise QueryError(f"at most {_MAX_NUMBERS} {field}; got {len(numbers)}.")
         if not all(isinstance(v, float) and math.isfinite(v) for v in numbers):
             raise QueryError(f"the {field} of {spec.kind} must be finite numbers.")
+    for field, owner in (("levels", "quantile"), ("bins", "histogram")):
+        if getattr(spec, field) and spec.kind != owner:
+            raise QueryError(f"{spec.kind} takes no {field} (only {owner} does).")
     if spec.levels and not all(0.0 <= q <= 1.0 for q in spec.levels):
         raise QueryError(f"quantile levels must lie in [0, 1]; got {list(spec.levels)}.")
     if spec.bins and (len(spec.bins) < 2 or any(b >= c for b, c in zip(spec.bins, spec.bins[1:], strict=False))):
