@@ -46,6 +46,7 @@ delta = "1/1000000"
 [policies.mean]
 mechanism = "laplace"
 epsilon = "1/5"
+partition_delta = "1/1000000"
 [policies.histogram]
 mechanism = "laplace"
 epsilon = "1/10"
@@ -143,7 +144,7 @@ BAD = [
     ("quantile(x, 2) from m", "levels must lie in [0, 1]"),
     ("histogram(x) from m", "needs its bins"),
     ("histogram(region, bins = [0, 1]) from m", "bins are for a numeric column"),
-    ("mean(x) from plain group by region", "declare `categories"),
+    ("sum(x) from plain group by region", "declare `categories"),
     ("mean(x) from m group by nope", "'nope' is not a declared column"),
     ("variance(x) from m", "does not answer variance"),
     ("mean(x) from m group by region where", "unexpected 'where'"),
@@ -167,7 +168,7 @@ def test_bad_queries_are_refused_before_anything_is_charged(lab: Lab) -> None:
 # --- values, sensitivities, charges ---------------------------------------------------------------------------
 
 
-def _reference_cells(kind: str) -> tuple[np.ndarray, np.ndarray]:
+def _reference_cells() -> tuple[np.ndarray, np.ndarray]:
     x = np.array([r["x"] for r in ROWS])
     keys = np.array([r["region"] for r in ROWS])
     counts = np.array([np.sum(keys == k) for k in REGIONS], dtype=float)
@@ -199,7 +200,7 @@ def test_the_vector_sensitivity_is_the_brute_force_over_neighbours(mechanism: st
 
 
 def test_group_by_and_histogram_release_every_cell_once_at_the_vector_sensitivity(lab: Lab) -> None:
-    counts, sums = _reference_cells("mean")
+    counts, sums = _reference_cells()
     spy = NoiseSpy()
     with spy.installed():
         r = lab.post("q", {"query": "mean(x) from m group by region"})
@@ -321,7 +322,7 @@ def test_stated_intervals_cover_at_their_level(lab: Lab) -> None:
     mean and a histogram cover the true values within the binomial tolerance; intervals shrunk by 30 % do not."""
     service: Any = lab.app.state.service
     rng = np.random.default_rng(5)
-    counts, sums = _reference_cells("mean")
+    counts, sums = _reference_cells()
     runs = 600
     tolerance = 5.0 * math.sqrt(0.95 * 0.05 / runs)
     for text, truth in [
@@ -370,3 +371,65 @@ def test_a_group_by_is_one_statement_over_every_record_and_every_key(lab: Lab) -
     assert [c.dim for c in plan.components] == [len(REGIONS), len(REGIONS)]
     quantile = service.plan(parse_query("quantile(x, 0.5) from m where region = 'north'"))
     assert " WHERE " not in quantile.sql.upper() and "GROUP BY" not in quantile.sql.upper()
+
+
+# --- partition selection (keys not declared) ----------------------------------------------------------------------
+
+SELECTION_POLICIES = """
+[policies.mean]
+mechanism = "laplace"
+epsilon = "10"
+partition_delta = "{delta}"
+[policies.count]
+mechanism = "laplace"
+epsilon = "10"
+partition_delta = "{delta}"
+"""
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def selecting(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
+    database = "sqlite"
+    if request.param == "postgresql":
+        database = _fresh_postgres_database(str(request.getfixturevalue("_postgres_url")))
+    rows = [*ROWS, {"x": 11.0, "region": "lonely"}]  # a key held by one record
+    datasets = [
+        DatasetDef("keys", rows, {"x": BOUNDS}, SELECTION_POLICIES.format(delta="1/1000000"), "laplace"),
+        DatasetDef("loose", rows, {"x": BOUNDS}, SELECTION_POLICIES.format(delta="1/20"), "laplace"),
+    ]
+    with Lab(tmp_path, datasets, database=database) as lab:
+        lab.add_querier("q", epsilon="100", delta="1/10")
+        yield lab
+
+
+def test_undeclared_keys_are_selected_by_a_noisy_count_and_charge_the_partition_delta(selecting: Lab) -> None:
+    before = len(selecting.get("admin", "/v1/admin/ledger", limit=500).json()["ledger"])
+    r = selecting.post("q", {"query": "mean(x) from keys group by region"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["keys"] == ["east", "north", "south"]  # sorted; "lonely" released with probability ≤ 1e-6
+    assert body["charged"]["epsilon"] == "10" and body["charged"]["delta"] == "1/1000000"
+    assert body["guarantee"]["delta_exact"] == "1/1000000"
+    low, high = body["accuracy"]["low"], body["accuracy"]["high"]
+    assert len(body["value"]) == len(low) == len(high) == 3  # the accuracy of the released keys only
+    ledger = selecting.get("admin", "/v1/admin/ledger", limit=500).json()["ledger"]
+    assert len(ledger) == before + 1
+
+
+def test_a_key_of_one_record_is_released_with_probability_at_most_the_partition_delta(selecting: Lab) -> None:
+    """200 000 releases of the plan's own count noise on a key of one record: the release frequency is ≤ δ = 1/20
+    within the binomial tolerance; the threshold lowered by 2 (one below the continuous law's) releases it more
+    often than δ (power)."""
+    service: Any = selecting.app.state.service
+    plan = service.plan(parse_query("count() from loose group by region"))
+    selection, (noise,) = plan.selection, [c.noise for c in plan.components]
+    assert noise.sensitivity == 2.0 and plan.charge.delta == Fraction(1, 20)
+    rng = np.random.default_rng(8)
+    runs = 200_000
+    ones = np.ones(runs)
+    padded = np.asarray(noise.release(ones.reshape(-1, 2), rng=rng), dtype=float).reshape(-1)
+    released = np.rint(padded) >= selection.threshold
+    tolerance = 5.0 * math.sqrt(0.05 * 0.95 / runs)
+    assert released.mean() <= 0.05 + tolerance, released.mean()
+    lowered = np.rint(padded) >= selection.threshold - 2
+    assert lowered.mean() > 0.05 + tolerance, lowered.mean()

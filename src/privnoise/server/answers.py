@@ -146,9 +146,9 @@ async def answer_query(
         return _error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
     try:
         if plan.inline:
-            value, accuracy = service.answer(plan, charged.ledger_id)
+            value, stated = service.answer(plan, charged.ledger_id)
         else:
-            value, accuracy = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
+            value, stated = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
     except QueryFailed:
         return 422, _FAILED, list(_JSON)
     after = service.view(charged.after, plan)
@@ -157,7 +157,7 @@ async def answer_query(
         "query": plan.query_dict,
         "value": value,
         **({} if plan.keys is None else {"keys": list(plan.keys)}),
-        **({} if accuracy is None else {"accuracy": accuracy}),
+        **stated,
         "guarantee": plan.guarantee(after),
         "charged": plan.charged,
         "remaining": after,

@@ -32,6 +32,8 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     [datasets.meters.policies.mean]
     mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | custom
     epsilon = 0.1                  # also the charge of `mean(kwh) group by region` (one charge for all keys)
+    partition_delta = 1e-6         # optional: `group by` a text column without declared categories selects its
+                                   # keys by a thresholded noisy count, and charges this δ besides ε
 
     [datasets.meters.policies.quantile]
     mechanism = "exponential"      # quantiles: the exponential mechanism, pure ε
@@ -103,6 +105,7 @@ class PolicySpec:
     half_width: float | None = None
     quality: float | None = None
     factory: str | None = None
+    partition_delta: Fraction | None = None  # δ of partition selection: `group by` a column without categories
 
     @property
     def is_fisher(self) -> bool:
@@ -293,6 +296,17 @@ class _Policy(_Budgeted):
     half_width: Any = None
     quality: Any = None
     factory: Any = None
+    partition_delta: Any = None
+
+    @field_validator("partition_delta")
+    @classmethod
+    def _partition_delta(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        value = _rational("delta")(v)
+        if value <= 0:
+            raise ValueError(f"must be > 0 (a key held by one record is released with probability ≤ it); got {v!r}")
+        return value
 
     @field_validator("half_width", "quality")
     @classmethod
@@ -321,6 +335,8 @@ class _Policy(_Budgeted):
                 raise _KeyError(name, f"is required for mechanism {self.mechanism!r}")
         if self.mechanism in ("laplace", "exponential") and self.delta is not None:
             raise _KeyError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
+        if self.partition_delta is not None and self.mechanism != "laplace":
+            raise _KeyError("partition_delta", "partition selection is offered with laplace policies")
         return self
 
 
@@ -501,7 +517,7 @@ def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
         for c, col in d.columns.items()
     }
     policies = {
-        kind: PolicySpec(kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory)
+        kind: PolicySpec(kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory, p.partition_delta)
         for kind, p in d.policies.items()
     }
     source = None if d.source is None else (base / d.source).resolve()

@@ -29,6 +29,7 @@ a plan was made for.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -50,7 +51,7 @@ from .config import DatasetSpec, PolicySpec
 from .mechanisms import build_noise, describe_noise, root_information
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
-from .vectors import cell_keys, cell_tests, vector_sensitivity
+from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_sensitivity
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -93,6 +94,7 @@ class Plan:
     accuracy: Accuracy | None = None  # noisy components → the answer's interval or rank accuracy
     keys: tuple[Any, ...] | None = None  # the public cells of a histogram or group-by answer
     quantile: QuantileRelease | None = None  # the exponential mechanism of a quantile query
+    selection: PartitionSelection | None = None  # a group-by's keys chosen by a noisy count (keys not declared)
 
     def split(self, flat: list[float]) -> list[Any]:
         """The statement's flat row of component values, one entry (a float or a vector) per component."""
@@ -200,7 +202,12 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         raise QueryError(f"a group by or histogram is answered with laplace or gaussian noise; the {query.kind} "
                          f"policy of dataset {name!r} is {policy.mechanism!r}.")
     keys: tuple[Any, ...] | None = None
-    if vector:
+    selection: PartitionSelection | None = None
+    if query.group_by is not None and declared_keys(spec, query.group_by) is None and policy.partition_delta:
+        assert policy.epsilon is not None
+        share = policy.epsilon / (1 if query.kind == "count" else 2)
+        selection = PartitionSelection(query.group_by, float(share), float(policy.partition_delta))
+    elif vector:
         _, keys = cell_keys(query, spec)
 
     def bounds(column: str) -> tuple[float, float]:
@@ -245,9 +252,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
                               dialect)
     if vector:
-        assert keys is not None
-        tests = cell_tests(query, table, clamped, keys)
-        parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds)
+        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or ())
+        parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
+                                       counted=selection is not None)
     elif kind == "count":
         parts = [count]
 
@@ -338,19 +345,31 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     components = []
     for n_, expr, s, slopes in parts:
         dim = records if identity else (len(expr) if isinstance(expr, list) else 1)
-        noise = build_noise(policy, sensitivity=s, dim=dim, share=len(parts))
+        used = policy
+        if selection is not None:  # two cells change at most; the counts use ε₀ (vectors.PartitionSelection)
+            dim = 2
+            if n_ == "count":
+                used = dataclasses.replace(policy, epsilon=Fraction(selection.count_epsilon) * len(parts))
+        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts))
+        if selection is not None and n_ == "count":
+            selection.calibrated(noise)
         components.append(Component(n_, noise, root_information(noise, policy), slopes, 1 if identity else dim))
     fisher = _information(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
     else:
         assert policy.epsilon is not None
-        charge = Charge(policy.epsilon, policy.delta or Fraction(0), label=policy.mechanism, information=fisher)
+        selecting = (policy.partition_delta or Fraction(0)) if selection is not None else Fraction(0)
+        delta = (policy.delta or Fraction(0)) + selecting
+        charge = Charge(policy.epsilon, delta, label=policy.mechanism, information=fisher)
     if identity:
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
         flat = [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
         statement = select(*flat, func.count()).select_from(table)
+        if selection is not None:  # one group per stored key; the filter stays a weight (module docstring)
+            key = table.c[selection.column]
+            statement = select(key, *flat, func.count()).select_from(table).group_by(key)
     q = query.on(name)
     sql, parameters = compiled(statement, dialect)
     charged = {
@@ -378,16 +397,20 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         charged=charged,
         accuracy=_accuracy(query, policy, components, bounds),
         keys=keys,
+        selection=selection,
     )
 
 
 def _vector_parts(
     query: QuerySpec, mechanism: str, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
-    bounds: Callable[[str], tuple[float, float]],
+    bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
 ) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
     """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
-    sensitivity of the whole vector for one record added, removed or replaced) and how they combine."""
-    counts = ("count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {})
+    sensitivity of the whole vector for one record added, removed or replaced) and how they combine; ``counted``:
+    a group sum also gets the counts that select its keys."""
+    counts: tuple[str, Any, float, dict[str, float]] = (
+        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {}
+    )
     if query.kind in ("histogram", "count"):
 
         def combine(v: list[Any]) -> Any:
@@ -399,7 +422,7 @@ def _vector_parts(
     x = clamped(query.column)
     sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, mechanism), {query.column: 1.0})
     if query.kind == "sum":
-        return [sums], lambda v: v[0]
+        return ([sums, counts] if counted else [sums]), lambda v: v[0]
 
     def ratio(v: list[Any]) -> Any:
         return np.clip(v[0] / np.maximum(v[1], 1.0), lo, hi)

@@ -49,7 +49,7 @@ class QuantileRelease:
         """The candidate blocks of level ``q`` (every record counted with its filter weight)."""
         points = np.clip(np.rint(values / self.step), self.low, self.high).astype(np.int64)
         occupied, inverse = np.unique(points, return_inverse=True)
-        counts = np.bincount(inverse, weights=weights, minlength=occupied.size)
+        counts = np.bincount(inverse, weights=weights, minlength=occupied.size).astype(np.float64)
         return quantile_blocks(occupied, counts, q, self.low, self.high, self.step)
 
     def sample(self, values: NDArray[np.float64], weights: NDArray[np.float64], q: float, size: int,

@@ -119,14 +119,14 @@ start: call from_clause? where_clause? group_clause?
 call: NAME "(" [arguments] ")"
 arguments: argument ("," argument)*
 ?argument: expression
-         | list
-         | "*"                      -> star
-         | NAME "=" (list | signed) -> named
+         | bracket
+         | "*"                         -> star
+         | NAME "=" (bracket | signed) -> named
 expression: sign? item (ADDOP item)*
 ?item: NUMBER "*" NAME -> scaled
      | NAME             -> bare
      | NUMBER           -> constant
-list: "[" [signed ("," signed)*] "]"
+bracket: "[" [signed ("," signed)*] "]"
 signed: sign? NUMBER
 sign: ADDOP
 from_clause: _FROM NAME
@@ -240,7 +240,7 @@ class _Build(Transformer[Token, Any]):
     def signed(self, *parts: Any) -> float:
         return float(parts[0] * _finite(parts[1])) if len(parts) == 2 else _finite(parts[0])
 
-    def list(self, *values: Any) -> list[float]:
+    def bracket(self, *values: Any) -> list[float]:
         return [v for v in values if v is not None]
 
     def star(self) -> _Star:

@@ -19,6 +19,22 @@ sensitivity, so a group-by over k keys, or a histogram of k bins, charges the po
 (what sequential composition would charge) — and a group-by mean splits it over its two vectors (sums and counts)
 exactly as a mean does.
 
+**Keys not declared: partition selection.** ``... group by c`` on a text column without declared categories, under a
+laplace policy with ``partition_delta = δ``: the cells are the values of c present in the stored table (NULL aside),
+sorted; every cell gets a noisy count, rounded to an integer, and the cell is released only when that count reaches
+a threshold T (:mod:`privnoise.dp.partition`). A replacement changes at most two cells' counts by one each (ℓ1 = 2),
+and may make one key disappear and another appear, each holding one record. With the shared cells' counts
+calibrated to ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`) and T the smallest
+integer with P(a key of one record is released) ≤ δ (:func:`~privnoise.dp.partition.laplace_partition_threshold`,
+k = 1), the conditioning argument of :mod:`privnoise.dp.partition` gives P[M(D) ∈ S] ≤ e^{ε₀}/(1 − δ)·P[M(D′) ∈ S] + δ:
+the query is (ε, δ)-DP and charges the policy's ε and δ = ``partition_delta`` once. The grid noise of the hardened
+release is no heavier-tailed than the continuous noise shifted by its grid step Λ (see :mod:`.accuracy`), so T is
+raised by ⌈Λ⌉. Noise is calibrated for a vector of two cells (only two coordinates ever change) and drawn
+independently for each cell, so the number of cells need not be known before the data are read. The work of such
+a query depends on the number of distinct values of c in the stored table (one ``GROUP BY`` over every record, the
+filter applied as a weight, never as ``WHERE``), not on what a filter selects; owners to whom that number matters
+declare the categories.
+
 **Constant work.** Every cell is one ``CASE WHEN <record in cell> THEN term ELSE 0 END`` term of the same single
 statement over the whole table, multiplied by the record's filter weight: every record is evaluated against every
 cell whatever the data, so the latency does not depend on how many records a group or a bin holds (SECURITY.md,
@@ -30,12 +46,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import Float, case, literal
 
+from ..dp.hardening import HardenedMechanism
+from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
+from ..dp.profile import profile_of
 from .config import DatasetSpec
 from .querylang import QueryError, QuerySpec
 
-__all__ = ["cell_keys", "cell_tests", "vector_sensitivity"]
+__all__ = ["PartitionSelection", "cell_keys", "cell_tests", "vector_sensitivity"]
 
 
 def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
@@ -62,8 +83,50 @@ def _categories(spec: DatasetSpec, column: str, what: str) -> tuple[str, ...]:
     if col.type != "text" or not col.categories:
         raise QueryError(
             f"{what} needs the public values of column {column!r}: declare `categories = [...]` on the text "
-            f"column `datasets.{spec.name}.columns.{column}` in owner.toml."
+            f"column `datasets.{spec.name}.columns.{column}` in owner.toml"
+            + (", or set `partition_delta` on a laplace policy to select the keys by a noisy count."
+               if what == "group by" else ".")
         )
+    return col.categories
+
+
+class PartitionSelection:
+    """The keys of a group-by over undeclared keys (module docstring): ε₀ for the counts, and the threshold."""
+
+    def __init__(self, column: str, count_epsilon: float, delta: float) -> None:
+        self.column = column
+        self.delta = delta
+        self.count_epsilon = pure_budget_share(count_epsilon, delta)
+        self.threshold: int | None = None
+
+    def calibrated(self, count_noise: HardenedMechanism) -> PartitionSelection:
+        """Set T from the count noise's scale and grid."""
+        scale = float(profile_of(count_noise.mechanism).scale)
+        self.threshold = laplace_partition_threshold(scale, self.delta, max_contributions=1) + math.ceil(
+            count_noise.grid
+        )
+        return self
+
+    @staticmethod
+    def noisy(noise: HardenedMechanism, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Independent noise of ``noise`` (calibrated for two cells) on every cell of ``values``."""
+        cells = values.size
+        padded = np.zeros(cells + cells % 2)
+        padded[:cells] = values
+        return np.asarray(noise.release(padded.reshape(-1, 2)), dtype=float).reshape(-1)[:cells]
+
+    def keep(self, noisy_counts: NDArray[np.float64]) -> NDArray[np.bool_]:
+        assert self.threshold is not None
+        return select_partitions(np.rint(noisy_counts), self.threshold)
+
+
+def declared_keys(spec: DatasetSpec, column: str) -> tuple[str, ...] | None:
+    """The declared categories of a text column (None when it has none: partition selection)."""
+    col = spec.columns.get(column)
+    if col is None:
+        raise QueryError(f"{column!r} is not a declared column of dataset {spec.name!r}.")
+    if col.type != "text":
+        raise QueryError(f"group by a text column; {column!r} is numeric.")
     return col.categories
 
 
