@@ -91,6 +91,8 @@ def compose(spec: DatasetSpec, form: dict[str, str]) -> str:
     arguments = []
     for argument in syntax.arguments:
         value = form.get(f"arg_{argument.field}", "").strip()
+        if not value and argument.optional:
+            continue
         if not value:
             raise ValueError(f"{kind} needs its {argument.label.split(',')[0]}")
         arguments.append(value)
