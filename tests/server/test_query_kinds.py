@@ -433,3 +433,38 @@ def test_a_key_of_one_record_is_released_with_probability_at_most_the_partition_
     assert released.mean() <= 0.05 + tolerance, released.mean()
     lowered = np.rint(padded) >= selection.threshold - 2
     assert lowered.mean() > 0.05 + tolerance, lowered.mean()
+
+
+def test_the_existing_kinds_state_their_accuracy_or_that_their_noise_has_none(tmp_path: Path) -> None:
+    rows = [{"x": float(i % 60), "w": 1.0 + (i % 3) * 0.5, "region": "north"} for i in range(300)]
+    policies = """
+[policies.weighted_mean]
+mechanism = "gaussian"
+epsilon = "1/2"
+delta = "1/1000000"
+[policies.variance]
+mechanism = "laplace"
+epsilon = "1"
+[policies.linear]
+mechanism = "laplace"
+epsilon = "1/2"
+[policies.identity]
+mechanism = "fisher-gaussian"
+quality = 1.0
+[policies.mean]
+mechanism = "fisher-cosine"
+half_width = 1.0
+"""
+    bounds = {"x": (0.0, 60.0), "w": (0.0, 2.0)}
+    floors = {"x": 1e-9, "w": 1e-9}
+    with Lab(tmp_path, [DatasetDef("k", rows, bounds, policies, "laplace", fisher_floor=floors)]) as lab:
+        lab.add_querier("q")
+        for text in ("weighted_mean(x, w) from k", "variance(x) from k", "linear(2*x - w) from k"):
+            accuracy = lab.post("q", {"query": text}).json()["accuracy"]
+            assert accuracy["low"] < accuracy["high"] and accuracy["meaning"].startswith("noise only"), text
+        body = lab.post("q", {"query": "identity(x) from k"}).json()
+        assert len(body["accuracy"]["low"]) == len(body["value"]) == len(rows)
+        assert all(0.0 <= lo <= hi <= 60.0 for lo, hi in zip(body["accuracy"]["low"], body["accuracy"]["high"],
+                                                             strict=True))
+        accuracy = lab.post("q", {"query": "mean(x) from k"}).json()["accuracy"]  # cos² noise: no (ε, δ) law
+        assert accuracy["available"] is False and "no interval" in accuracy["meaning"]
