@@ -231,7 +231,7 @@ def test_guarantees_state_their_adjacency():
     g = dp.epsilon_delta_of(L2Laplace(epsilon=1.0, dim=2), sensitivity=0.5)
     assert g.adjacency == "ℓ2 sensitivity 0.5"
     g = dp.epsilon_delta_of(MultiUserLaplace(epsilon=1.0, users=2, user_dim=2), sensitivity=3.0)
-    assert g.adjacency == "one user's block moves by ≤ 3 in ℓ2"
+    assert g.adjacency == "per-user ℓ2 (Σ‖block‖₂) sensitivity 3"
     g = dp.epsilon_delta_of(Gaussian(cov=2.0), sensitivity=1.5, delta=1e-6)
     assert g.adjacency == "ℓ2 sensitivity 1.5" and g.delta == 1e-6
 
@@ -247,8 +247,20 @@ def test_hardened_gaussian_reports_its_own_profile():
     assert dp.epsilon_delta_of(pure, sensitivity=1.0, delta=1e-6).epsilon == pure.epsilon()
 
 
+class _NotSampled(Mechanism):
+    """The protocol's abstract methods, unused: the guarantee is refused from the support (the covariance sets a scale)."""
+
+    def _unused(self, *args, **kwargs):
+        raise AssertionError("epsilon_delta_of must refuse before using the density")
+
+    _logpdf = _sample = _score = describe = entropy = fisher_information = mean = _unused
+
+    def covariance(self):  # the scale that sets the grid of the refusal's NoProfile
+        return np.eye(int(np.prod(self.shape)))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class _OneSided(Mechanism):
+class _OneSided(_NotSampled):
     """Noise on [0, ∞) (an exponential law, say): a shift moves mass below 0, where the original has none."""
 
     @property
@@ -268,7 +280,7 @@ class _OneSidedBelow(_OneSided):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
-class _Unknown(Mechanism):
+class _Unknown(_NotSampled):
     """An unbounded noise family epsilon_delta_of has no profile for."""
 
     @property

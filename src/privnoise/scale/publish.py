@@ -16,8 +16,8 @@ the final name exists. So, whatever the scheduler does:
 
 A retry replays its partition's noise stream (:mod:`privnoise.scale.streams`), so its output is bit for bit the
 published one; were the records to change between the two attempts, the retry's different output would still never
-be published. One partition, one published version: the release is charged once and made once (SECURITY.md,
-requirement 17). ``os.link`` needs a POSIX file system shared by the workers (a local disk for a
+be published. One partition, one published version: the release is charged once and made once
+(SECURITY.md, requirement 17). ``os.link`` needs a POSIX file system shared by the workers (a local disk for a
 ``LocalCluster``, NFS or a parallel file system for a cluster).
 """
 

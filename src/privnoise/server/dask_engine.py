@@ -30,8 +30,8 @@ weight_sum         w
 
 **Constant work.** Every expression is evaluated for every record and multiplied by the weight: no record is
 skipped, no partition is filtered, the task graph has the same tasks whatever a filter selects, and each task
-returns the same few numbers. The work does not reveal how many records a filter selects (SECURITY.md,
-requirement 16). The driver adds the partial sums (an exactly rounded sum per component) and draws the noise from
+returns the same few numbers. The work does not reveal how many records a filter selects
+(SECURITY.md, requirement 16). The driver adds the partial sums (an exactly rounded sum per component) and draws the noise from
 the server's cryptographically strong generator, as for SQL.
 
 **Identity releases** are noised on the workers: each partition's task clamps its records and adds the noise of its
