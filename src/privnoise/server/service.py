@@ -283,6 +283,8 @@ class Service:
             cur.execute(plan.sql, plan.parameters)
             rows = sorted((r for r in cur.fetchall() if r[0] is not None), key=lambda r: str(r[0]))
         keys = [str(r[0]) for r in rows]
+        if not keys:  # no stored key: nothing to select from
+            return [], {"keys": []}
         true = [np.array([float(r[1 + i]) for r in rows]) for i in range(len(plan.components))]
         noisy = [selection.noisy(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
         counts = next(v for c, v in zip(plan.components, noisy, strict=True) if c.name == "count")

@@ -35,10 +35,10 @@ a query depends on the number of distinct values of c in the stored table (one `
 filter applied as a weight, never as ``WHERE``), not on what a filter selects; owners to whom that number matters
 declare the categories.
 
-**Constant work.** Every cell is one ``CASE WHEN <record in cell> THEN term ELSE 0 END`` term of the same single
-statement over the whole table, multiplied by the record's filter weight: every record is evaluated against every
-cell whatever the data, so the latency does not depend on how many records a group or a bin holds (SECURITY.md,
-requirement 16).
+**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one ``CASE WHEN <record in cell> THEN term
+ELSE 0 END`` term of the same single statement over the whole table, multiplied by the record's filter weight:
+every record is evaluated against every cell whatever the data, so the latency does not depend on how many
+records a group or a bin holds.
 """
 
 from __future__ import annotations
