@@ -15,7 +15,7 @@ pn.dp.PrivacyAccountant(mode="pld")
 pn.dp.PrivacyAccountant(mode="pdl")
 pn.queries.mean(3, bounds=(0.0, 1.0)).sensitivity(norm="l3")
 pn.dp.lattice_sensitivity(1.0, 0.5, norm="l2")
-pn.fisher.optimal_noise(pn.queries.mean(3), quality_weight=1.0, variant="printd")
+pn.dp.optimal_noise_lp(1.0, loss="mes")
 """
 
 
@@ -36,7 +36,7 @@ def test_mypy_rejects_misspelt_modes(tmp_path: Path) -> None:
     assert status == 1, out + err
     errors = [line for line in out.splitlines() if ": error:" in line]
     lines = sorted(int(line.split(":")[1]) for line in errors)
-    assert lines == [4, 5, 7], out  # "pdl", "l3" and "printd"; the valid calls pass
+    assert lines == [4, 5, 7], out  # "pdl", "l3" and "mes"; the valid calls pass
     assert all("[arg-type]" in line for line in errors), out
     assert "Literal['pdl']" in errors[0] and "Literal['pure', 'approximate', 'pld', 'rdp']" in errors[0], (
         errors[0]

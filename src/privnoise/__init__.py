@@ -17,7 +17,7 @@ operators and covariances),
 :mod:`privnoise.recoverability` (Nageswaran: MMSE-optimal responses to linear queries of Gaussian data),
 :mod:`privnoise.systems` (dynamical systems: initial-state and statistical-input privacy, streaming),
 :mod:`privnoise.optimization` (Farokhi: Fisher-private projected gradient descent for quadratic programs),
-:mod:`privnoise.solvers` (numerical optimal noise: LP, Fisher program), :mod:`privnoise.random`,
+:mod:`privnoise.random`,
 :mod:`privnoise.reproduce`.
 
 Every name is loaded on first use (PEP 562), so ``import privnoise`` and the ``privnoise`` command start without
@@ -58,7 +58,6 @@ __all__ = [
     "Session",
     "SolverError",
     "TabulatedDensity",
-    "TiltedRaisedCosine",
     "__version__",
     "analysis",
     "default_rng",
@@ -74,7 +73,6 @@ __all__ = [
     "random",
     "recoverability",
     "release",
-    "solvers",
     "systems",
 ]
 
@@ -99,7 +97,6 @@ _EXPORTS = {
     "Noise": "mechanisms",
     "RaisedCosine": "mechanisms",
     "TabulatedDensity": "mechanisms",
-    "TiltedRaisedCosine": "mechanisms",
     "FunctionQuery": "queries",
     "LinearQuery": "queries",
     "default_rng": "random",
@@ -125,7 +122,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         queries,
         random,
         recoverability,
-        solvers,
         systems,
     )
     from .analysis import Session
@@ -153,7 +149,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers and documentatio
         Noise,
         RaisedCosine,
         TabulatedDensity,
-        TiltedRaisedCosine,
     )
     from .queries import FunctionQuery, LinearQuery
     from .random import default_rng

@@ -188,7 +188,7 @@ def design(
     from ._cli import render
     from ._cli.parsing import build_query, choose_goal, parse_list, parse_pair
     from ._cli.supports import is_named_support, parse_matrix_query, parse_support
-    from .fisher import fisher_guarantee, optimal_noise
+    from .fisher import Policy, fisher_guarantee, optimal_noise
     from .mechanisms import Mechanism
 
     region = (
@@ -207,7 +207,13 @@ def design(
         if matrix is not None:
             raise CliInputError("--matrix goes with a KIND:POINTS --support.")
         q = build_query(query.value, n, weights=parse_list(weights, "--weights"), bounds=declared)
-    noise = optimal_noise(q, variant=variant.value, **goal)
+    noise: Mechanism | Policy
+    if variant is Variant.printed and "quality_weight" in goal:  # Corollary 6 as printed (ERRATA 4)
+        from .reproduce.farokhi_sandberg.unbounded_support import printed_corollary6_noise
+
+        noise = printed_corollary6_noise(q, quality_weight=goal["quality_weight"])
+    else:
+        noise = optimal_noise(q, **goal)
     payload: dict[str, Any] = {"query": q.describe(), "goal": render.goal_text(goal, variant.value)}
     notes: list[str] = []
     guarantee = None

@@ -29,7 +29,6 @@ def test_laplace_epsilon_at_quality_is_the_dp_calibration():
     assert comparison.laplace_epsilon_at_quality(theta, sens) == pytest.approx(
         dp.laplace_epsilon(float(lap.scale), sensitivity=sens)
     )
-    assert comparison.printed_laplace_scale(0.5, 2.0) == pytest.approx(0.25)
 
 
 def test_condition16_certifies_only_the_standard_deviation_reading():

@@ -45,10 +45,6 @@ def test_problem3_optimum_matches_numerical_optimiser(rho):
     sigma_num, best = _minimise_over_gaussians(lambda s: problem3_objective(q, s, rho), 2)
     assert problem3_objective(q, mech.covariance(), rho) == pytest.approx(best, rel=1e-7)
     assert np.allclose(mech.covariance(), sigma_num, rtol=1e-4, atol=1e-6)
-    # the printed factor-2 covariance is strictly worse
-    printed = optimal_noise(q, quality_weight=rho, variant="printed")
-    assert problem3_objective(q, printed.covariance(), rho) > best * (1 + 1e-3)
-    assert np.allclose(printed.covariance(), 2 * mech.covariance())
 
 
 @pytest.mark.parametrize("theta", [0.01, 1.0, 7.5])
@@ -153,9 +149,7 @@ def test_nonlinear_unbounded_is_refused():
         ({"quality_budget": np.inf}, "quality_budget"),
         ({"quality_weight": 0.0}, "quality_weight"),
         ({"quality_weight": np.nan}, "quality_weight"),
-        ({"quality_weight": 1.0, "variant": "other"}, "variant"),
         ({"output_range": (2, 1)}, "output_range"),
-        ({"quality_budget": 1.0, "log_weight": lambda x: -x}, "log_weight"),
     ],
 )
 def test_bad_goals_are_named(kwargs, name):
@@ -191,32 +185,3 @@ def test_output_constrained_release_stays_in_range_and_carries_no_information():
     # quality = var of cos² on Y + (centre − f(x))²
     expected = (math.pi**2 - 6) * 4 / (12 * math.pi**2) + (2.0 - q(x)) ** 2
     assert g.quality == pytest.approx(expected)
-
-
-def test_weighted_policy_is_labelled_and_worse_than_plain_cos2():
-    q = queries.identity(1)
-    policy = optimal_noise(q, support=(0.0, 1.0), log_weight=lambda x: -x)
-    assert "not optimal" in policy.label
-    assert policy.fisher_information_at(0.3) == pytest.approx(4 * math.pi**2 + 1, rel=1e-7)
-    assert policy.plain_cosine_information() == pytest.approx(4 * math.pi**2)
-    with pytest.raises(DimensionError):
-        optimal_noise(queries.mean(2), support=(0.0, 1.0), log_weight=lambda x: -x)
-
-
-def test_weighted_policy_information_matches_monte_carlo_score_for_x_dependent_weight():
-    # p ∝ exp(−x²): the policy depends on x; compare the quadrature information with a Monte Carlo estimate of
-    # E[(∂/∂x log p(y|x))²] using finite differences of the normalised log density in x.
-    policy = optimal_noise(queries.identity(1), support=(0.0, 1.0), log_weight=lambda x: -(x**2))
-    x0 = 0.4
-    quad = policy.fisher_information_at(x0)
-    w = policy.density_at(x0).sample(200_000, rng=11)
-    y = x0 + w
-    h = 1e-5
-
-    def log_p(x):
-        return policy.density_at(x).logpdf(y - x)
-
-    score = (log_p(x0 + h) - log_p(x0 - h)) / (2 * h)
-    est = np.mean(score**2)
-    se = np.std(score**2) / np.sqrt(score.size)
-    assert abs(est - quad) < 5 * se

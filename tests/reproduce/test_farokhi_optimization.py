@@ -101,3 +101,22 @@ def test_inverse_trace_is_epsilon_over_n_squared():
     for n, eps in [(11, 0.01), (15, 3.0)]:
         inverse_trace = 1 / np.trace(optimal_noise(eps, n).fisher_information())
         assert inverse_trace == pytest.approx(eps / n**2, rel=1e-12)
+
+
+def test_printed_expansion_misses_the_cost_that_the_corrected_program_meets():
+    """Errata 13: inner products ũᵀũ make Q a multiple of I; the direct cost is met only with outer products."""
+    import privnoise.optimization as po
+    from privnoise.exceptions import DimensionError
+
+    rng = np.random.default_rng(7)
+    u, z = rng.uniform(-1, 1, (40, 3)), rng.uniform(0, 1, 40)
+    ut = np.hstack([u, np.ones((40, 1))])
+    qp, qvp = fo.printed_expansion(u, z)
+    assert np.allclose(qp, qp[0, 0] * np.eye(4))
+    corrected = po.regression_problem(u, z, ridge=0.5)
+    for x in rng.standard_normal((5, 4)):
+        direct = np.mean((ut @ x - z) ** 2) + 0.5 * x @ x
+        assert corrected.objective(x) == pytest.approx(direct, rel=1e-12)
+        assert abs(0.5 * x @ qp @ x + qvp @ x + np.mean(z**2) - direct) > 1e-3
+    with pytest.raises(DimensionError, match="printed_expansion"):
+        fo.printed_expansion(u, z[:-1])

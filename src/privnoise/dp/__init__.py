@@ -8,7 +8,11 @@ Calibration
     :func:`classical_gaussian_sigma` — the classical Δ√(2 ln(1.25/δ))/ε calibration, for comparison;
     :func:`epsilon_delta_of` — the (ε, δ) of any mechanism for a given sensitivity (inverse of the above).
 Lipschitz privacy
-    :func:`lipschitz_constant` — sup ‖∇ log g‖_* of a mechanism's density and its ε for an adjacency radius.
+    :func:`lipschitz_constant` — sup ‖∇ log g‖_* of a mechanism's density and its ε for an adjacency radius;
+    :func:`optimal_noise_lp` — loss-optimal ε-Lipschitz-private scalar noise by linear programming (HiGHS),
+    converging to the Laplace density (Koufogiannis et al., Appendix); :func:`dual_eta`, :func:`dual_eta_ode`,
+    :func:`dual_crossing`, :func:`dual_threshold` — the dual certificates of its Figures 1 and 2 (feasible iff
+    λ < λ* = n(n + 1)/ε²).
 Accounting
     :class:`PrivacyAccountant` — the base: ``PrivacyAccountant(mode=...)`` gives a :class:`RationalAccountant`
     (pure, approximate: basic/advanced composition in exact rationals) or a :class:`LibraryAccountant` (tight PLD,
@@ -69,6 +73,8 @@ from .lipschitz import (
     lipschitz_constant,
     lipschitz_for_epsilon,
 )
+from .lp import NoiseLPSolution, optimal_noise_lp
+from .lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 from .partition import gaussian_partition_threshold, laplace_partition_threshold
 from .profile import PrivacyProfile, epsilon_delta_of, profile_of
 from .rational_accountant import RationalAccountant
@@ -83,6 +89,7 @@ __all__ = [
     "HardenedMechanism",
     "LibraryAccountant",
     "LipschitzConstant",
+    "NoiseLPSolution",
     "PrivacyAccountant",
     "PrivacyProfile",
     "RationalAccountant",
@@ -94,6 +101,10 @@ __all__ = [
     "discrete_gaussian_delta",
     "discrete_gaussian_epsilon",
     "discrete_laplace_epsilon",
+    "dual_crossing",
+    "dual_eta",
+    "dual_eta_ode",
+    "dual_threshold",
     "dual_norm",
     "epsilon_of_laplace",
     "epsilon_delta_of",
@@ -117,6 +128,7 @@ __all__ = [
     "lipschitz_constant",
     "lipschitz_for_epsilon",
     "multi_user_laplace",
+    "optimal_noise_lp",
     "profile_of",
     "proposition4_epsilon",
     "report_noisy_max",

@@ -4,12 +4,14 @@
 * :func:`fisher_guarantee`, :func:`query_information` — the information a release carries and its bounds.
 * :mod:`~privnoise.fisher.cramer_rao` — Proposition 1, eqs. (7)–(8), Proposition 5.
 * :func:`fisher_information_quadrature`, :func:`fisher_information_monte_carlo` — second methods for any density.
-* :class:`OutputConstrainedPolicy`, :class:`WeightedCosinePolicy` — data-dependent policies.
+* :class:`OutputConstrainedPolicy` — a data-dependent policy (the release stays in a box Y).
 * :mod:`~privnoise.fisher.comparison` — Section 5: Laplace and Gaussian differential privacy side by side.
 * :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
   :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support.
 * :func:`solve_problem1` — Theorem 1 (max Tr 𝓘⁻¹), the nonlinear eigenproblem (11).
+* :func:`minimum_fisher_noise` — the Fisher program: minimum Fisher information under a support and/or
+  second-moment budget by finite elements in u = √g (recovers cos² and the Gaussian numerically).
 """
 
 from . import comparison, cramer_rao
@@ -18,6 +20,7 @@ from .design import gram_sqrt, gram_sqrt_form, optimal_noise, problem3_objective
 from .ellipsoidal import EllipsoidalNoise, unit_ball_eigenvalue
 from .fem import EigenSolution, solve_dirichlet_eigenproblem
 from .fem_noise import FiniteElementNoise
+from .fisher_program import FisherProgramSolution, minimum_fisher_noise
 from .information import (
     MonteCarloEstimate,
     fisher_guarantee,
@@ -25,7 +28,7 @@ from .information import (
     fisher_information_quadrature,
     query_information,
 )
-from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .policies import OutputConstrainedPolicy, Policy
 from .problem1 import Problem1Solution, solve_problem1
 from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
@@ -36,6 +39,7 @@ __all__ = [
     "Ellipsoid",
     "EllipsoidalNoise",
     "FiniteElementNoise",
+    "FisherProgramSolution",
     "MeshSupport",
     "MonteCarloEstimate",
     "Polygon",
@@ -44,7 +48,6 @@ __all__ = [
     "Support",
     "OutputConstrainedPolicy",
     "Policy",
-    "WeightedCosinePolicy",
     "biased_bound",
     "comparison",
     "cramer_rao",
@@ -55,6 +58,7 @@ __all__ = [
     "gram_sqrt",
     "gram_sqrt_form",
     "jensen_bound",
+    "minimum_fisher_noise",
     "optimal_noise",
     "problem3_objective",
     "query_information",

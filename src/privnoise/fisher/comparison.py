@@ -4,8 +4,9 @@ The setting is Example 2: a weighted average y = Cx + w over records in [x̲, x�
 is Δ = (x̄ − x̲) max_i |c_i|. Laplace noise of variance ϑ (scale b = √(ϑ/2)) and the optimal Gaussian noise of
 variance ϑ (Corollary 6) are compared in Fisher information, estimation error, differential privacy and entropy.
 
-Each function returns the corrected value; ``printed_*`` functions return the paper's printed expression so that
-the reproduction report can show both (ERRATA items 7–10).
+Each function returns the corrected value (ERRATA items 7–10); the paper's printed expressions live with the
+reproduction (:mod:`privnoise.reproduce.farokhi_sandberg`). :func:`section5_error_bounds` also returns the printed
+bounds beside the corrected ones.
 """
 
 from __future__ import annotations
@@ -26,10 +27,6 @@ __all__ = [
     "gaussian_entropy_bits",
     "laplace_entropy_bits",
     "laplace_epsilon_at_quality",
-    "printed_gaussian_entropy_bits",
-    "printed_laplace_entropy_bits",
-    "printed_laplace_epsilon_at_quality",
-    "printed_laplace_scale",
     "section5_error_bounds",
     "sensitivity_of_weighted_mean",
 ]
@@ -47,25 +44,10 @@ def sensitivity_of_weighted_mean(weights: ArrayLike, lower: float, upper: float)
     return (hi - lo) * float(np.max(np.abs(c)))
 
 
-def printed_laplace_scale(epsilon: float, sensitivity: float) -> float:
-    """Proposition 3 as printed: b = ε/Δ (does not give ε-DP; the correct scale is Δ/ε)."""
-    return check_positive(epsilon, "epsilon", "printed_laplace_scale") / check_positive(
-        sensitivity, "sensitivity", "printed_laplace_scale"
-    )
-
-
 def laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
     """ε of Laplace noise with Q = 2b² = ϑ: ε = Δ/b = Δ√(2/ϑ)."""
     t = check_positive(theta, "theta", "laplace_epsilon_at_quality")
     return check_positive(sensitivity, "sensitivity", "laplace_epsilon_at_quality") * math.sqrt(2.0 / t)
-
-
-def printed_laplace_epsilon_at_quality(theta: float, sensitivity: float) -> float:
-    """The printed Section 5 value (x̄ − x̲)√(ϑ/2) max c_i (follows from the inverted scale)."""
-    t = check_positive(theta, "theta", "printed_laplace_epsilon_at_quality")
-    return check_positive(sensitivity, "sensitivity", "printed_laplace_epsilon_at_quality") * math.sqrt(
-        t / 2.0
-    )
 
 
 def section5_error_bounds(weights: ArrayLike, x: ArrayLike, theta: float) -> dict[str, float]:
@@ -100,18 +82,6 @@ def laplace_entropy_bits(theta: float) -> float:
 def gaussian_entropy_bits(theta: float) -> float:
     """Entropy of Gaussian noise with variance ϑ: log₂√(2πeϑ) bits."""
     return 0.5 * math.log2(2.0 * math.pi * math.e * check_positive(theta, "theta", "gaussian_entropy_bits"))
-
-
-def printed_laplace_entropy_bits(theta: float) -> float:
-    """Printed H(γ) = log₂(e√2 ϑ) (treats ϑ as a standard deviation)."""
-    return math.log2(math.e * math.sqrt(2.0) * check_positive(theta, "theta", "printed_laplace_entropy_bits"))
-
-
-def printed_gaussian_entropy_bits(theta: float) -> float:
-    """Printed H(γ*) = log₂(√(2πe) ϑ) (treats ϑ as a standard deviation)."""
-    return math.log2(
-        math.sqrt(2.0 * math.pi * math.e) * check_positive(theta, "theta", "printed_gaussian_entropy_bits")
-    )
 
 
 def condition16(theta: float, epsilon: float, delta: float, *, sensitivity: float) -> bool:

@@ -10,15 +10,15 @@ about the database, under one of these goals:
 ``quality_budget=ϑ``                  unbounded noise, min Tr 𝓘 s.t. Q ≤ ϑ (Problem 4): Σ = ϑ(CCᵀ)^{1/2}/Tr(CCᵀ)^{1/2}
 =====================================  ==============================================================================
 
-The printed Corollary 6 carries a spurious factor 2 in the Problem 3 covariance; ``variant="printed"`` gives it
-for reproduction, the default is the corrected minimiser.
+The printed Corollary 6 carries a spurious factor 2 in the Problem 3 covariance (ERRATA 4); :func:`optimal_noise`
+gives the corrected minimiser, and the printed form lives with the reproduction
+(:mod:`privnoise.reproduce.farokhi_sandberg`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -28,12 +28,11 @@ from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from ..linalg import DenseForm, SymmetricForm
 from ..mechanisms import Gaussian, Mechanism, RaisedCosine
 from ..queries import LinearQuery, Query
-from .policies import OutputConstrainedPolicy, Policy, WeightedCosinePolicy
+from .policies import OutputConstrainedPolicy, Policy
 from .supports import Support
 
 __all__ = ["gram_sqrt", "gram_sqrt_form", "optimal_noise", "problem3_objective"]
 
-Variant = Literal["corrected", "printed"]
 
 
 def gram_sqrt_form(query: LinearQuery) -> SymmetricForm:
@@ -139,8 +138,6 @@ def optimal_noise(
     output_range: tuple[Any, Any] | None = None,
     quality_weight: float | None = None,
     quality_budget: float | None = None,
-    log_weight: Callable[[float], float] | None = None,
-    variant: Variant = "corrected",
 ) -> Mechanism | Policy:
     """The noise minimising the trace of the Fisher information for ``query`` under one goal.
 
@@ -160,10 +157,6 @@ def optimal_noise(
         ϱ > 0 of Problem 3, min Tr 𝓘 + ϱ E‖w‖² over unbounded noise (linear queries).
     quality_budget : float, optional
         ϑ > 0 of Problem 4, min Tr 𝓘 subject to E‖w‖² ≤ ϑ (linear queries).
-    log_weight : callable, optional
-        With ``support``, for n = m = 1: the weight log p(x) of Corollary 4 (printed form, not optimal).
-    variant : {"corrected", "printed"}
-        For ``quality_weight``: "printed" reproduces Corollary 6's Σ = 2(CCᵀ)^{1/2}/√ϱ.
 
     Returns
     -------
@@ -188,7 +181,8 @@ def optimal_noise(
 
     References
     ----------
-    F. Farokhi, H. Sandberg, Automatica 99 (2019): Theorem 2, Corollaries 1, 3, 4, 5, 6.
+    F. Farokhi, H. Sandberg, Automatica 99 (2019): Theorem 2, Corollaries 1, 3, 5, 6 (Corollary 4 as printed is not optimal, ERRATA 3;
+    it lives with the reproduction, :mod:`privnoise.reproduce.farokhi_sandberg`).
 
     Examples
     --------
@@ -218,12 +212,6 @@ def optimal_noise(
             "`optimal_noise` needs exactly one goal among support, output_range, quality_weight, quality_budget; "
             f"got {given or 'none'}."
         )
-    if variant not in ("corrected", "printed"):
-        raise InvalidParameterError(
-            f"`variant` of `optimal_noise` must be 'corrected' or 'printed'; got {variant!r}."
-        )
-    if log_weight is not None and support is None:
-        raise InvalidParameterError("`log_weight` of `optimal_noise` goes with `support` (Corollary 4).")
     goal = given[0]
     shape = query.output_shape
 
@@ -232,14 +220,8 @@ def optimal_noise(
             from .support_design import optimal_noise_on_support
 
             region = support if isinstance(support, Support) else _as_box(support, shape)
-            if log_weight is not None:
-                raise InvalidParameterError("`log_weight` of `optimal_noise` applies to n = m = 1 only.")
             return optimal_noise_on_support(query, region)
         lo, hi = _box(support, "support", shape)
-        if log_weight is not None:
-            if query.n != 1 or query.m != 1:
-                raise DimensionError("`log_weight` (Corollary 4) applies to n = m = 1 and f(x) = x only.")
-            return WeightedCosinePolicy(lower=lo.item(), upper=hi.item(), log_weight=log_weight)
         _require_separable(query, "bounded-support optimal noise")
         return RaisedCosine(lower=lo[()] if not shape else lo, upper=hi[()] if not shape else hi)
 
@@ -255,7 +237,7 @@ def optimal_noise(
         )
     if goal == "quality_weight":
         rho = check_positive(quality_weight, "quality_weight", "optimal_noise")
-        factor = (2.0 if variant == "printed" else 1.0) / math.sqrt(rho)
+        factor = 1.0 / math.sqrt(rho)
     else:
         theta = check_positive(quality_budget, "quality_budget", "optimal_noise")
     root = gram_sqrt_form(query)

@@ -214,7 +214,9 @@ def _principal_mode(k: Any, m: Any, dim: int) -> FloatArray:
             )
             return np.asarray(vecs[:, 0])
     try:
-        _, vecs = eigsh(k.tocsc(), k=1, M=m.tocsc(), sigma=0.0, which="LM", tol=1e-13)
+        # a fixed start (the ground state is positive, so it overlaps the constant): the same result every run
+        start = np.ones(k.shape[0])
+        _, vecs = eigsh(k.tocsc(), k=1, M=m.tocsc(), sigma=0.0, which="LM", tol=1e-13, v0=start)
     except (ArpackNoConvergence, RuntimeError) as exc:  # pragma: no cover - ARPACK failures are rare
         raise SolverError(f"the sparse eigensolver did not converge: {exc}") from None
     return np.asarray(vecs[:, 0])

@@ -9,7 +9,6 @@ Every noise object implements one protocol (:class:`Noise`: ``shape``, ``sample(
 :class:`RaisedCosine`         cos² noise on a box — optimal bounded noise (Farokhi & Sandberg, Cor. 1/3/5)
 :class:`Gaussian`             any covariance — optimal unbounded noise Σ ∝ (CCᵀ)^{1/2} (Cor. 6)
 :class:`Laplace`              independent Laplace — the classical ε-DP mechanism (Section 5 comparison)
-:class:`TiltedRaisedCosine`   e^{aw}cos² — Corollary 4 as printed (not optimal; kept to reproduce Figure 1)
 :class:`L2Laplace`            ∝ exp(−ε‖v‖₂) — optimal ℓ2 Lipschitz-private noise (Koufogiannis et al., Thm. 8)
 :class:`MultiUserLaplace`     ∝ exp(−ε Σᵢ‖vᵢ‖₂) — multi-user adjacency (Thm. 9)
 :class:`TabulatedDensity`     a density on a grid — output of the numerical solvers
@@ -32,7 +31,6 @@ _FAMILIES = {
     "MultiUserLaplace": "norm_laplace",
     "RaisedCosine": "raised_cosine",
     "TabulatedDensity": "tabulated",
-    "TiltedRaisedCosine": "tilted_raised_cosine",
 }
 
 if TYPE_CHECKING:
@@ -41,7 +39,6 @@ if TYPE_CHECKING:
     from .norm_laplace import L2Laplace, MultiUserLaplace
     from .raised_cosine import RaisedCosine
     from .tabulated import TabulatedDensity
-    from .tilted_raised_cosine import TiltedRaisedCosine
 
 
 def __getattr__(name: str) -> object:
@@ -69,7 +66,6 @@ __all__ = [
     "Perturbation",
     "RaisedCosine",
     "TabulatedDensity",
-    "TiltedRaisedCosine",
     "deliver",
     "sample_shape",
 ]

@@ -1,7 +1,7 @@
 """Scalar noise with a tabulated density: piecewise linear or piecewise constant on a grid.
 
-The numerical optimal-noise solvers (:mod:`privnoise.solvers`) return their solution as a
-:class:`TabulatedDensity`. Sampling is exact for the tabulated law: inverse CDF on the table, where the CDF is
+The numerical optimal-noise solvers (:func:`privnoise.dp.optimal_noise_lp`,
+:func:`privnoise.fisher.minimum_fisher_noise`) return their solution as a :class:`TabulatedDensity`. Sampling is exact for the tabulated law: inverse CDF on the table, where the CDF is
 piecewise quadratic (linear density) or piecewise linear (constant density), vectorised over draws.
 """
 

@@ -5,7 +5,8 @@ The cost of the linear model z ≈ xᵀ[u; 1] on records (u_i, z_i), i = 1…N, 
     f(x) = (1/N) Σ_i (xᵀũ_i − z_i)² + ρ‖x‖²,   ũ_i = [u_i; 1],
          = ½ xᵀ(2ρ I + (2/N) Σ_i ũ_i ũ_iᵀ) x + (−(2/N) Σ_i z_i ũ_i)ᵀ x + (1/N) Σ_i z_i²,
 
-with outer products ũ_i ũ_iᵀ; the paper prints inner products ũ_iᵀũ_i (errata item 13). ρ = ½ is the paper's
+with outer products ũ_i ũ_iᵀ; the paper prints inner products ũ_iᵀũ_i (errata item 13; the printed form lives with
+the reproduction, :mod:`privnoise.reproduce.farokhi_optimization`). ρ = ½ is the paper's
 cost.
 
 Examples
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -214,13 +214,3 @@ def private_linear_regression(
     return LinearRegressionModel(
         weights=readonly(res.x[:-1]), intercept=float(res.x[-1]), problem=problem, result=res
     )
-
-
-def printed_expansion(features: ArrayLike, labels: ArrayLike, *, ridge: float = 0.5) -> tuple[Any, Any]:
-    """The paper's printed Q and q (inner products ũᵀũ, so Q is a multiple of I) — for the errata check only."""
-    u, z = _data(features, labels, "printed_expansion")
-    ut = np.hstack([u, np.ones((z.size, 1))])
-    n = ut.shape[1]
-    q_mat = (2.0 * ridge + 2.0 / z.size * float(np.sum(ut * ut))) * np.eye(n)
-    q_vec = -(2.0 / z.size) * (ut.T @ z)
-    return q_mat, q_vec

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-__all__ = ["Report", "Row", "RowBuilder", "Status"]
+__all__ = ["Report", "Row", "RowBuilder", "Status", "make_row"]
 
 Status = Literal["match", "erratum", "check"]
 
@@ -121,12 +121,31 @@ class Report:
         return path
 
 
+def make_row(
+    *,
+    key: str,
+    claim: str,
+    printed: float | str,
+    computed: float | str,
+    status: Status,
+    reason: str = "",
+) -> Row:
+    """A :class:`Row` from keyword arguments, with numpy numbers turned into floats."""
+    return Row(
+        key=key,
+        claim=claim,
+        printed=printed if isinstance(printed, str) else float(printed),
+        computed=computed if isinstance(computed, str) else float(computed),
+        status=status,
+        reason=reason,
+    )
+
+
 @dataclass
 class RowBuilder:
-    """Adds rows to a report, turning numpy numbers into floats; ``cache`` carries values to the figures."""
+    """Adds rows to a report, turning numpy numbers into floats."""
 
     report: Report
-    cache: dict[str, Any] = field(default_factory=dict)
 
     def add(
         self,
@@ -137,6 +156,6 @@ class RowBuilder:
         status: Status,
         reason: str = "",
     ) -> None:
-        p = printed if isinstance(printed, str) else float(printed)
-        c = computed if isinstance(computed, str) else float(computed)
-        self.report.add(Row(key, claim, p, c, status, reason))
+        self.report.add(
+            make_row(key=key, claim=claim, printed=printed, computed=computed, status=status, reason=reason)
+        )

@@ -19,17 +19,20 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .. import optimization as po
+from .._validation import as_finite_array
+from ..exceptions import DimensionError
 from ..mechanisms import Laplace
 from ..optimization.guarantees import iterates_information_matrix
-from ..optimization.regression import printed_expansion
 from ..random import default_rng
 from ._report import Report, Row
 
-__all__ = ["EPSILONS", "SOURCE", "build_report"]
+__all__ = ["EPSILONS", "SOURCE", "build_report", "printed_expansion"]
 
 SOURCE = (
     'F. Farokhi, "Privacy-preserving constrained quadratic optimization with Fisher information" '
@@ -42,6 +45,26 @@ EPSILONS = np.logspace(-3, 1, 9)
 ITERATIONS = 100
 REPLICAS = 400
 RIDGE = 0.5
+
+
+def printed_expansion(features: ArrayLike, labels: ArrayLike, *, ridge: float = 0.5) -> tuple[Any, Any]:
+    """Section III's printed Q and q, with inner products ũᵀũ (so Q is a multiple of I; errata 13).
+
+    Kept only to show the printed expansion failing; the correct program is
+    :func:`privnoise.optimization.regression_problem` (outer products ũũᵀ).
+    """
+    u = as_finite_array(features, "features", "printed_expansion", ndim=2)
+    z = as_finite_array(labels, "labels", "printed_expansion", ndim=1)
+    if u.shape[0] != z.size or z.size == 0:
+        raise DimensionError(
+            "`features` and `labels` of `printed_expansion` must have the same number (≥ 1) of records; got "
+            f"{u.shape[0]} and {z.size}."
+        )
+    ut = np.hstack([u, np.ones((z.size, 1))])
+    n = ut.shape[1]
+    q_mat = (2.0 * ridge + 2.0 / z.size * float(np.sum(ut * ut))) * np.eye(n)
+    q_vec = -(2.0 / z.size) * (ut.T @ z)
+    return q_mat, q_vec
 
 
 def _figure1(report: Report, data: po.RegressionData, seed: int) -> dict[str, np.ndarray | float]:

@@ -5,7 +5,7 @@ One :class:`~privnoise.reproduce.Row` per checkable claim, with a status:
 * ``match`` — the printed formula (evaluated at :data:`SETUP`) agrees with privnoise's closed form or with an
   independent numerical method (quadrature, ODE integration, bisection, the LP);
 * ``check`` — a claim verified by a second method without an exact printed number (Monte Carlo MSEs, sampler
-  KS tests, LP convergence against the discrete closed form derived in :mod:`privnoise.solvers.lp`);
+  KS tests, LP convergence against the discrete closed form derived in :mod:`privnoise.dp.lp`);
 * ``erratum`` — the printed expression is wrong (here only a typo in the proof of Theorem 9).
 
 Covered: Theorems 6–9 (MSEs 2/ε², 2n/ε², n(n+1)/ε², nm(m+1)/ε²), eq. (14) and the Theorem 9 normaliser, the
@@ -37,10 +37,10 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 from ..dp.lipschitz import lipschitz_constant
+from ..dp.lp import optimal_noise_lp
+from ..dp.lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 from ..mechanisms.laplace import Laplace
 from ..mechanisms.norm_laplace import L2Laplace, MultiUserLaplace
-from ..solvers.dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
-from ..solvers.lp import optimal_noise_lp
 from ._report import Report, Row
 
 __all__ = ["SETUP", "SOURCE", "Setup", "build_report"]

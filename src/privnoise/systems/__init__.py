@@ -26,10 +26,7 @@ from .horizon import (
 )
 from .initial_state import (
     InitialStateNoise,
-    example4_closed_forms,
-    example4_system,
     initial_state_noise,
-    theorem4_objective,
 )
 from .statespace import StateSpace, as_statespace
 from .statistical_input import (
@@ -59,8 +56,6 @@ __all__ = [
     "as_statespace",
     "check_observable",
     "corollary_iii4_noise",
-    "example4_closed_forms",
-    "example4_system",
     "gaussian_total_variation",
     "initial_state_noise",
     "is_adjacent",
@@ -76,7 +71,6 @@ __all__ = [
     "sensitivity_matrix",
     "statistical_input_noise",
     "symmetrized_kl",
-    "theorem4_objective",
     "theorem_iii3_condition",
     "theorem_iii3_noise",
     "theorem_iii5_noise",

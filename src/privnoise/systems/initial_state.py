@@ -7,8 +7,8 @@ that y_T = Ψ_T (x₀ + z). The information about x₀ is 𝓘 = Σ⁻¹ and the
 Notes
 -----
 With G = Ψ_TᵀΨ_T the objective of Problem 3 is Tr Σ⁻¹ + ϱ Tr(GΣ); its stationarity condition Σ⁻² = ϱG gives
-Σ = G^{−1/2}/√ϱ. The paper prints Σ = 2G^{−1/2}/√ϱ (Appendix K drops a 1/4, ERRATA 4); ``variant="printed"``
-reproduces it. The quality-budget version (min Tr 𝓘 s.t. Q ≤ ϑ, the analogue of Problem 4) is
+Σ = G^{−1/2}/√ϱ. The paper prints Σ = 2G^{−1/2}/√ϱ (Appendix K drops a 1/4, ERRATA 4); the printed form and
+Example 4's closed forms live with the reproduction (:mod:`privnoise.reproduce.farokhi_sandberg`). The quality-budget version (min Tr 𝓘 s.t. Q ≤ ϑ, the analogue of Problem 4) is
 Σ = ϑ G^{−1/2}/Tr(G^{1/2}). Only Tr(𝓘⁻¹) ≥ n²/Tr 𝓘 holds in general; the (T+1)²n²/Tr 𝓘 bound printed in Section 4
 is false (ERRATA 6) and privnoise never reports it.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -37,15 +37,7 @@ from ..snapping import grid_exponent_for_variances
 from .horizon import check_observable, observability_gramian, observability_matrix
 from .statespace import StateSpace, as_statespace
 
-__all__ = [
-    "InitialStateNoise",
-    "example4_closed_forms",
-    "example4_system",
-    "initial_state_noise",
-    "theorem4_objective",
-]
-
-Variant = Literal["corrected", "printed"]
+__all__ = ["InitialStateNoise", "initial_state_noise"]
 
 
 def _sym_power(g: NDArray[np.float64], power: float) -> NDArray[np.float64]:
@@ -171,21 +163,12 @@ class InitialStateNoise(Noise):
         }
 
 
-def theorem4_objective(system: Any, horizon: int, covariance: ArrayLike, quality_weight: float) -> float:
-    """Tr 𝓘 + ϱQ = Tr Σ⁻¹ + ϱ Tr(Ψ_TᵀΨ_T Σ) for w_T = Ψ_T z, z ~ N(0, Σ) (Problem 3, Section 4)."""
-    sigma = as_matrix(covariance, "covariance", "theorem4_objective", positive_definite=True)
-    rho = check_positive(quality_weight, "quality_weight", "theorem4_objective")
-    g = observability_gramian(system, horizon)
-    return float(np.trace(np.linalg.inv(sigma)) + rho * np.sum(g * sigma))
-
-
 def initial_state_noise(
     system: Any,
     *,
     horizon: int,
     quality_weight: float | None = None,
     quality_budget: float | None = None,
-    variant: Variant = "corrected",
 ) -> InitialStateNoise:
     """The optimal initial-state noise of Theorem 4 (``quality_weight``) or its quality-budget version.
 
@@ -199,8 +182,6 @@ def initial_state_noise(
         ϱ > 0 of Problem 3: minimise Tr 𝓘 + ϱQ. Gives Σ = (Ψ_TᵀΨ_T)^{−1/2}/√ϱ.
     quality_budget : float, optional
         ϑ > 0: minimise Tr 𝓘 subject to Q ≤ ϑ. Gives Σ = ϑ(Ψ_TᵀΨ_T)^{−1/2}/Tr((Ψ_TᵀΨ_T)^{1/2}).
-    variant : {"corrected", "printed"}
-        "printed" reproduces the paper's Σ = 2(Ψ_TᵀΨ_T)^{−1/2}/√ϱ (ERRATA 4; not optimal). Weight only.
 
     Returns
     -------
@@ -209,7 +190,7 @@ def initial_state_noise(
     Raises
     ------
     InvalidParameterError
-        Neither or both goals, a non-positive goal, an unknown variant.
+        Neither or both goals, or a non-positive goal.
     DimensionError
         An unobservable pair or too short a horizon (Remark 8).
 
@@ -233,48 +214,14 @@ def initial_state_noise(
             f"`{owner}` needs exactly one of `quality_weight` (ϱ) and `quality_budget` (ϑ); got "
             f"{'both' if quality_weight is not None else 'neither'}."
         )
-    if variant not in ("corrected", "printed"):
-        raise InvalidParameterError(
-            f"`variant` of `{owner}` must be 'corrected' or 'printed'; got {variant!r}."
-        )
     sys = as_statespace(system)
     t = check_positive_int(horizon, "horizon", owner, minimum=0)
     check_observable(sys, t, owner=owner)
     g = observability_gramian(sys, t)
     if quality_weight is not None:
         rho = check_positive(quality_weight, "quality_weight", owner)
-        factor = 2.0 if variant == "printed" else 1.0
-        sigma = factor * _sym_power(g, -0.5) / math.sqrt(rho)
+        sigma = _sym_power(g, -0.5) / math.sqrt(rho)
     else:
-        if variant == "printed":
-            raise InvalidParameterError(
-                f"`variant` of `{owner}` may be 'printed' only with `quality_weight` (the factor 2 of Theorem 4); "
-                "the quality-budget solution has no printed variant."
-            )
         theta = check_positive(quality_budget, "quality_budget", owner)
         sigma = theta * _sym_power(g, -0.5) / float(np.trace(_sym_power(g, 0.5)))
     return InitialStateNoise(system=sys, horizon=t, initial_covariance=sigma)
-
-
-def example4_system() -> StateSpace:
-    """Example 4 (traffic crowd-sensing): s[k+1] = s[k] + v[k], v[k+1] = v[k], query C = [1 0]."""
-    return StateSpace(A=[[1.0, 1.0], [0.0, 1.0]], C=[[1.0, 0.0]])
-
-
-def example4_closed_forms(
-    horizon: int, quality_weight: float, *, variant: Variant = "corrected"
-) -> tuple[float, float]:
-    """Example 4's closed forms (Q, E‖x̂₀ − x₀‖²) with Δ = 4T⁴ + 4T³ + 13T² − 12T + 36.
-
-    The printed formulas use the printed Σ (factor 2); the corrected Σ halves both. The eigenvalues of
-    Ψ_TᵀΨ_T are (T+1)(2T² + T + 6 ∓ √Δ)/12, whence Q = 2Tr(G^{1/2})/√ϱ and Tr Σ = 2Tr(G^{−1/2})/√ϱ (printed).
-    """
-    t = check_positive_int(horizon, "horizon", "example4_closed_forms")
-    rho = check_positive(quality_weight, "quality_weight", "example4_closed_forms")
-    delta = 4 * t**4 + 4 * t**3 + 13 * t**2 - 12 * t + 36
-    lo = (t + 1) * (2 * t**2 + t + 6 - math.sqrt(delta))
-    hi = (t + 1) * (2 * t**2 + t + 6 + math.sqrt(delta))
-    quality = (math.sqrt(lo) + math.sqrt(hi)) / math.sqrt(3 * rho)
-    error = 4 * math.sqrt(3) / math.sqrt(rho) * (1 / math.sqrt(lo) + 1 / math.sqrt(hi))
-    scale = 1.0 if variant == "printed" else 0.5
-    return quality * scale, error * scale

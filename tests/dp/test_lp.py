@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from privnoise.dp.lp import optimal_noise_lp
 from privnoise.exceptions import InvalidParameterError
-from privnoise.solvers.lp import optimal_noise_lp
 
 
 @pytest.mark.parametrize("eps", [0.5, 1.0, 3.0])

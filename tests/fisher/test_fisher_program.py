@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from privnoise.exceptions import InvalidParameterError
+from privnoise.fisher.fisher_program import minimum_fisher_noise
 from privnoise.fisher.information import fisher_information_quadrature
-from privnoise.solvers.fisher_program import minimum_fisher_noise
 
 
 @pytest.mark.parametrize("support", [(0.0, 1.0), (-0.3, 1.1), (2.0, 2.05)])

@@ -6,22 +6,22 @@ Remark 7 leaves the PDE (12) on general supports open; privnoise solves it by fi
 on a box is the Laplacian on the sheared box; the L-shape's λ₁ from the literature), and compare Problem 1's
 stationary iteration (11) with Problem 2's solution on the same supports.
 
-All values are computed from :data:`SUPPORTS_SETUP`, passed explicitly to each section.
+The finite-element solutions are computed once by :func:`solve` and passed explicitly to :func:`rows` and
+:func:`figures`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import queries
-from ..fisher import (
+from ... import queries
+from ...fisher import (
     Ball,
     Box,
     Ellipsoid,
@@ -32,11 +32,11 @@ from ..fisher import (
     solve_problem1,
     unit_ball_eigenvalue,
 )
-from ._report import RowBuilder
+from .._report import Row, make_row
+from .common import PI2
 
-__all__ = ["SUPPORTS_SETUP", "SupportsSetup", "general_support_rows", "general_support_figures"]
+__all__ = ["SUPPORTS_SETUP", "SupportsSetup", "figures", "rows", "solve"]
 
-PI2 = math.pi**2
 #: λ₁ of the L-shaped domain of side 2 with a unit square removed (Trefethen & Betcke, 2006).
 L_SHAPE_LAMBDA = 9.6397238440219
 
@@ -68,9 +68,8 @@ class SupportsSetup:
 SUPPORTS_SETUP = SupportsSetup()
 
 
-@lru_cache(maxsize=2)
-def _solutions(s: SupportsSetup) -> dict[str, Any]:
-    """Every finite-element solve of the section (cached: the rows and the figures share them)."""
+def solve(s: SupportsSetup) -> dict[str, Any]:
+    """Every finite-element solve of the section, computed once: the rows and the figures share them."""
     c = np.array(s.correlated_c)
     gram = c @ c.T
     box = Box(*s.box)
@@ -135,110 +134,131 @@ def _mixture_information(
     return values[0], values[1], values[2]
 
 
-def general_support_rows(b: RowBuilder, s: SupportsSetup) -> None:
+def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
     """Rows for Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1 and Proposition 2."""
-    sol = _solutions(s)
+    sol = solutions
+    rows: list[Row] = []
     gram = sol["gram"]
     c = np.array(s.correlated_c)
     a = np.array(s.diagonal_a)
     (x0, y0), (x1, y1) = s.rectangle
-    b.add(
-        "thm2-box-diagonal",
-        "Thm 2 / Cor. 1: λ₁ = π²Σaᵢ/Lᵢ² on a box with diagonal CCᵀ = diag(2, 0.5), box [0, 2]×[0, 1]",
-        PI2 * (a[0] / (x1 - x0) ** 2 + a[1] / (y1 - y0) ** 2),
-        sol["rectangle"].eigenvalue,
-        "match",
-        f"P2 finite elements, adaptive, rtol {s.rtol:g}; error estimate {sol['rectangle'].error_estimate:.1e}",
+    rows.append(
+        make_row(
+            key="thm2-box-diagonal",
+            claim="Thm 2 / Cor. 1: λ₁ = π²Σaᵢ/Lᵢ² on a box with diagonal CCᵀ = diag(2, 0.5), box [0, 2]×[0, 1]",
+            printed=PI2 * (a[0] / (x1 - x0) ** 2 + a[1] / (y1 - y0) ** 2),
+            computed=sol["rectangle"].eigenvalue,
+            status="match",
+            reason=f"P2 finite elements, adaptive, rtol {s.rtol:g}; error estimate {sol['rectangle'].error_estimate:.1e}",
+        )
     )
-    b.add(
-        "thm2-ellipse-matched",
-        f"Thm 2 on the ellipse with shape {s.ellipse_scale:g}·CCᵀ: λ₁ = j₀,₁²/{s.ellipse_scale:g} (w = (sCCᵀ)^½ v)",
-        unit_ball_eigenvalue(2) / s.ellipse_scale,
-        sol["ellipse"].eigenvalue,
-        "match",
-        "P2 finite elements on inscribed meshes, uniform refinement, Hadamard boundary correction, Richardson",
+    rows.append(
+        make_row(
+            key="thm2-ellipse-matched",
+            claim=f"Thm 2 on the ellipse with shape {s.ellipse_scale:g}·CCᵀ: λ₁ = j₀,₁²/{s.ellipse_scale:g} (w = (sCCᵀ)^½ v)",
+            printed=unit_ball_eigenvalue(2) / s.ellipse_scale,
+            computed=sol["ellipse"].eigenvalue,
+            status="match",
+            reason="P2 finite elements on inscribed meshes, uniform refinement, Hadamard boundary correction, Richardson",
+        )
     )
-    b.add(
-        "thm2-ball-3d",
-        "Thm 2 on the unit ball in 3-D, CCᵀ = I: λ₁ = π²",
-        PI2,
-        sol["ball3"].eigenvalue,
-        "match",
-        f"3-D P2 finite elements at rtol {s.rtol_3d:g} (LOBPCG with an algebraic multigrid preconditioner)",
+    rows.append(
+        make_row(
+            key="thm2-ball-3d",
+            claim="Thm 2 on the unit ball in 3-D, CCᵀ = I: λ₁ = π²",
+            printed=PI2,
+            computed=sol["ball3"].eigenvalue,
+            status="match",
+            reason=f"3-D P2 finite elements at rtol {s.rtol_3d:g} (LOBPCG with an algebraic multigrid preconditioner)",
+        )
     )
-    b.add(
-        "thm2-box-correlated",
-        "Thm 2 on the box [−1, 1]² with correlated CCᵀ (C = [[1, 0.6], [0, 1]]): λ₁ (printed = second method)",
-        sol["box-sheared"].eigenvalue,
-        sol["box-correlated"].eigenvalue,
-        "check",
-        "second method: the Laplacian on the sheared box (CCᵀ)^(−½)W, meshed as a polygon",
+    rows.append(
+        make_row(
+            key="thm2-box-correlated",
+            claim="Thm 2 on the box [−1, 1]² with correlated CCᵀ (C = [[1, 0.6], [0, 1]]): λ₁ (printed = second method)",
+            printed=sol["box-sheared"].eigenvalue,
+            computed=sol["box-correlated"].eigenvalue,
+            status="check",
+            reason="second method: the Laplacian on the sheared box (CCᵀ)^(−½)W, meshed as a polygon",
+        )
     )
-    b.add(
-        "thm2-box-correlated-3d",
-        "Thm 2 on the cube [−1, 1]³ with a correlated 3×3 CCᵀ: λ₁ (printed = second method)",
-        sol["box3-sheared"].eigenvalue,
-        sol["box3-correlated"].eigenvalue,
-        "check",
-        "second method: the Laplacian on the sheared cube, meshed as the convex hull of its corners",
+    rows.append(
+        make_row(
+            key="thm2-box-correlated-3d",
+            claim="Thm 2 on the cube [−1, 1]³ with a correlated 3×3 CCᵀ: λ₁ (printed = second method)",
+            printed=sol["box3-sheared"].eigenvalue,
+            computed=sol["box3-correlated"].eigenvalue,
+            status="check",
+            reason="second method: the Laplacian on the sheared cube, meshed as the convex hull of its corners",
+        )
     )
-    b.add(
-        "thm2-l-shape",
-        "Thm 2 on the (non-convex) L-shape with CCᵀ = I: λ₁ (printed = Trefethen & Betcke 2006)",
-        L_SHAPE_LAMBDA,
-        sol["l-shape-identity"].eigenvalue,
-        "check",
-        "adaptive refinement toward the re-entrant corner; literature value 9.6397238440219",
+    rows.append(
+        make_row(
+            key="thm2-l-shape",
+            claim="Thm 2 on the (non-convex) L-shape with CCᵀ = I: λ₁ (printed = Trefethen & Betcke 2006)",
+            printed=L_SHAPE_LAMBDA,
+            computed=sol["l-shape-identity"].eigenvalue,
+            status="check",
+            reason="adaptive refinement toward the re-entrant corner; literature value 9.6397238440219",
+        )
     )
     noise = FiniteElementNoise(solution=sol["box-correlated"])
     info = np.asarray(noise.fisher_information())
-    b.add(
-        "thm2-trace-identity",
-        "Thm 2: Tr 𝓘 = Tr(Cᵀ𝓘_w C) = 4λ for the density u² actually sampled (printed = 4 × discrete λ)",
-        4.0 * sol["box-correlated"].discrete_eigenvalue,
-        float(np.trace(c.T @ info @ c)),
-        "check",
-        "𝓘_w = 4∫∇u∇uᵀ by exact quadrature of the piecewise-linear gradient",
+    rows.append(
+        make_row(
+            key="thm2-trace-identity",
+            claim="Thm 2: Tr 𝓘 = Tr(Cᵀ𝓘_w C) = 4λ for the density u² actually sampled (printed = 4 × discrete λ)",
+            printed=4.0 * sol["box-correlated"].discrete_eigenvalue,
+            computed=float(np.trace(c.T @ info @ c)),
+            status="check",
+            reason="𝓘_w = 4∫∇u∇uᵀ by exact quadrature of the piecewise-linear gradient",
+        )
     )
     lo, hi = np.array(s.box[0]), np.array(s.box[1])
     separable = float(np.sum(np.diag(gram) * 4.0 * PI2 / (hi - lo) ** 2))
-    b.add(
-        "remark7-correlated-gain",
-        "Remark 7: on a box with correlated CCᵀ the product cos² (Cor. 1) is feasible but not optimal "
-        "(printed = its Tr 𝓘, computed = the optimum 4λ₁)",
-        separable,
-        4.0 * sol["box-correlated"].eigenvalue,
-        "check",
-        "Tr 𝓘 of the product cos² = Σ(CCᵀ)ᵢᵢ·4π²/Lᵢ²; the finite-element optimum is lower",
+    rows.append(
+        make_row(
+            key="remark7-correlated-gain",
+            claim="Remark 7: on a box with correlated CCᵀ the product cos² (Cor. 1) is feasible but not optimal "
+            "(printed = its Tr 𝓘, computed = the optimum 4λ₁)",
+            printed=separable,
+            computed=4.0 * sol["box-correlated"].eigenvalue,
+            status="check",
+            reason="Tr 𝓘 of the product cos² = Σ(CCᵀ)ᵢᵢ·4π²/Lᵢ²; the finite-element optimum is lower",
+        )
     )
     # Proposition 2: Tr 𝓘 is convex in γ (on mixtures of the optimum and the product cos²)
-    from ..mechanisms import RaisedCosine
+    from ...mechanisms import RaisedCosine
 
     cosine = RaisedCosine(lower=lo, upper=hi)
     worst = -math.inf
     for t in s.mixture_weights:
         j1, j2, jt = _mixture_information(noise, cosine, gram, t, s)
         worst = max(worst, jt - ((1 - t) * j1 + t * j2))
-    b.add(
-        "prop2-convexity",
-        "Prop. 2: Tr 𝓘 is convex in γ: max over t of Tr 𝓘((1−t)γ₁ + tγ₂) − [(1−t)Tr 𝓘(γ₁) + t Tr 𝓘(γ₂)] ≤ 0 "
-        "(printed = 0)",
-        0.0,
-        worst,
-        "check",
-        f"γ₁ = the optimum, γ₂ = product cos² on the correlated box; midpoint rule on a {s.grid}² grid, "
-        f"t ∈ {list(s.mixture_weights)}",
+    rows.append(
+        make_row(
+            key="prop2-convexity",
+            claim="Prop. 2: Tr 𝓘 is convex in γ: max over t of Tr 𝓘((1−t)γ₁ + tγ₂) − [(1−t)Tr 𝓘(γ₁) + t Tr 𝓘(γ₂)] ≤ 0 "
+            "(printed = 0)",
+            printed=0.0,
+            computed=worst,
+            status="check",
+            reason=f"γ₁ = the optimum, γ₂ = product cos² on the correlated box; midpoint rule on a {s.grid}² grid, "
+            f"t ∈ {list(s.mixture_weights)}",
+        )
     )
     # Problem 1 against Problem 2
     for key, label in (("p1-separable", "box with diagonal CCᵀ"), ("p1-ellipse", "ellipse matched to CCᵀ")):
         p1 = sol[key]
-        b.add(
-            f"thm1-{key[3:]}",
-            f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1)",
-            p1.history[0],
-            p1.trace_inverse,
-            "match",
-            "Problem 2's solution is a fixed point of (11): M = C𝓘⁻²Cᵀ ∝ CCᵀ there",
+        rows.append(
+            make_row(
+                key=f"thm1-{key[3:]}",
+                claim=f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1)",
+                printed=p1.history[0],
+                computed=p1.trace_inverse,
+                status="match",
+                reason="Problem 2's solution is a fixed point of (11): M = C𝓘⁻²Cᵀ ∝ CCᵀ there",
+            )
         )
     for key, support_vertices, label in (
         ("p1-box", np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float), "correlated box"),
@@ -246,49 +266,56 @@ def general_support_rows(b: RowBuilder, s: SupportsSetup) -> None:
     ):
         p1 = sol[key]
         bound = _b_radius(support_vertices, c)
-        b.add(
-            f"thm1-{key[3:]}",
-            f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1 "
-            f"after {len(p1.history) - 1} ascent steps)",
-            p1.history[0],
-            p1.trace_inverse,
-            "check",
-            f"every step of the iteration on (11) increases Tr 𝓘⁻¹ ({', '.join(f'{h:.4g}' for h in p1.history)}); "
-            f"bounded by Tr(Cov(w)(CCᵀ)⁻¹) ≤ {bound:.4g}; converged: {p1.converged}",
+        rows.append(
+            make_row(
+                key=f"thm1-{key[3:]}",
+                claim=f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1 "
+                f"after {len(p1.history) - 1} ascent steps)",
+                printed=p1.history[0],
+                computed=p1.trace_inverse,
+                status="check",
+                reason=f"every step of the iteration on (11) increases Tr 𝓘⁻¹ ({', '.join(f'{h:.4g}' for h in p1.history)}); "
+                f"bounded by Tr(Cov(w)(CCᵀ)⁻¹) ≤ {bound:.4g}; converged: {p1.converged}",
+            )
         )
     # Remark 3: post-processing can only lose Fisher information (Tr 𝓘⁻¹ can only grow)
     sigma = np.array([[0.5, 0.2], [0.2, 0.3]])
     extra = np.array([[0.4, -0.1], [-0.1, 0.2]])  # z = y + w₂, w₂ ~ N(0, Σ₂) independent: a randomised f(y)
     info_y = c.T @ np.linalg.inv(sigma) @ c
     info_z = c.T @ np.linalg.inv(sigma + extra) @ c
-    b.add(
-        "remark3-post-processing",
-        "Remark 3: Tr 𝓘⁻¹ can only increase under post-processing (Gaussian release y = Cx + w, z = y + w₂; "
-        "printed = Tr 𝓘_y⁻¹, computed = Tr 𝓘_z⁻¹)",
-        float(np.trace(np.linalg.inv(info_y))),
-        float(np.trace(np.linalg.inv(info_z))),
-        "check",
-        f"𝓘 = Cᵀ(Σ + Σ₂)⁻¹C ⪯ CᵀΣ⁻¹C; smallest eigenvalue of 𝓘_y − 𝓘_z = "
-        f"{float(np.linalg.eigvalsh(info_y - info_z)[0]):.4g} ≥ 0",
+    rows.append(
+        make_row(
+            key="remark3-post-processing",
+            claim="Remark 3: Tr 𝓘⁻¹ can only increase under post-processing (Gaussian release y = Cx + w, z = y + w₂; "
+            "printed = Tr 𝓘_y⁻¹, computed = Tr 𝓘_z⁻¹)",
+            printed=float(np.trace(np.linalg.inv(info_y))),
+            computed=float(np.trace(np.linalg.inv(info_z))),
+            status="check",
+            reason=f"𝓘 = Cᵀ(Σ + Σ₂)⁻¹C ⪯ CᵀΣ⁻¹C; smallest eigenvalue of 𝓘_y − 𝓘_z = "
+            f"{float(np.linalg.eigvalsh(info_y - info_z)[0]):.4g} ≥ 0",
+        )
     )
     p1 = sol["p1-box"]
-    b.add(
-        "thm1-multiplier",
-        "Thm 1 / Remark 5: the multiplier of (11) is μ = Tr 𝓘⁻¹/4 (correlated box, last iterate)",
-        p1.trace_inverse / 4.0,
-        p1.multiplier,
-        "check",
-        "μ = ∫∇uᵀ(C𝓘⁻²Cᵀ)∇u = Tr(𝓘⁻²Cᵀ𝓘_wC)/4 from the density's exact 𝓘_w",
+    rows.append(
+        make_row(
+            key="thm1-multiplier",
+            claim="Thm 1 / Remark 5: the multiplier of (11) is μ = Tr 𝓘⁻¹/4 (correlated box, last iterate)",
+            printed=p1.trace_inverse / 4.0,
+            computed=p1.multiplier,
+            status="check",
+            reason="μ = ∫∇uᵀ(C𝓘⁻²Cᵀ)∇u = Tr(𝓘⁻²Cᵀ𝓘_wC)/4 from the density's exact 𝓘_w",
+        )
     )
+    return rows
 
 
-def general_support_figures(output: Path, s: SupportsSetup) -> list[tuple[str, str]]:
+def figures(output: Path, s: SupportsSetup, solutions: dict[str, Any]) -> list[tuple[str, str]]:
     """Figures of the optimal densities on general supports, and Problem 1 against Problem 2."""
     import matplotlib.tri as mtri
 
-    from ..plotting import figure, save
+    from ...plotting import figure, save
 
-    sol = _solutions(s)
+    sol = solutions
     out: list[tuple[str, str]] = []
 
     def density_panel(ax: Any, solution: Any, title: str) -> None:

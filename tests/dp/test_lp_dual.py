@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from privnoise.dp.lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 from privnoise.exceptions import InvalidParameterError
-from privnoise.solvers.dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 
 
 @pytest.mark.parametrize("eps, n", [(1.0, 1), (0.5, 1), (2.0, 2), (1.0, 3)])

@@ -1,0 +1,143 @@
+"""Reproduction of Farokhi & Sandberg's Fisher-information privacy paper, Sections 2–5 and Appendices.
+
+One :class:`~privnoise.reproduce.Row` per checkable claim: the paper's printed formula evaluated at concrete
+parameters (or its printed number) beside the value privnoise computes, with a status:
+
+* ``match`` — they agree;
+* ``erratum`` — the printed value is wrong; the reason names the item of ``docs/errata.md``;
+* ``check`` — a claim without a printed number, verified with a second method named in the reason. In these
+  rows the *printed* column holds the bound the paper states (evaluated) or the second method's value.
+
+One module per section of the paper, each a function of the frozen parameters :data:`SETUP` (or
+:data:`SUPPORTS_SETUP`) returning its rows, built with keywords; a value one section hands to another (the noise of
+Corollary 3, the regions of condition (16), the finite-element solutions) is returned and passed on explicitly by
+:func:`build_report`, which also fixes the order of the rows:
+
+=====================================  ==========================================================================
+:mod:`.bounded_support`                Section 3: Corollaries 1–3, Appendix E (cos² noise on boxes); trade-off figure
+:mod:`.data_dependent`                 Section 3: Corollary 4 (printed p-weighted policy, ERRATA 3); Figure 1
+:mod:`.nonlinear`                      Section 3: Corollary 5 (the variance query)
+:mod:`.unbounded_support`              Section 3: Corollary 6 (Problems 3 and 4, Gaussian noise; ERRATA 4)
+:mod:`.estimation_bounds`              Section 2: Proposition 5, eq. (8), Proposition 1
+:mod:`.dp_comparison`                  Section 5: Propositions 3 and 4, condition (16); Figure 2 (ERRATA 7–10)
+:mod:`.dynamic`                        Section 4: Theorem 4, Remark 8, Example 4 (ERRATA 4–6)
+:mod:`.general_supports`               Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1
+=====================================  ==========================================================================
+
+The paper's printed forms, which the library does not offer, are kept beside them: :mod:`.printed_policy`
+(Corollary 4's tilted cos² and its policy), :func:`.unbounded_support.printed_corollary6_noise`,
+:mod:`.example4` (Example 4's system and closed forms, Theorem 4's objective and printed covariance) and
+:mod:`.printed_section5` (Section 5's printed formulas). :mod:`.parameters` holds :data:`SETUP` and
+:mod:`.common` the helpers the sections share.
+
+Notes
+-----
+Second methods (adaptive quadrature, ``scipy.optimize`` over a Cholesky factor, Monte Carlo with fixed seeds,
+direct matrix computation, a grid search of the privacy loss) live in these modules and, independently, in
+``tests/reproduce/test_farokhi_sandberg.py``. Figures are drawn with matplotlib's Agg canvas inside
+:func:`build_report`; importing this package does not import matplotlib.
+
+References
+----------
+F. Farokhi and H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher
+information", Automatica 99 (2019) 275–288.
+
+Examples
+--------
+>>> from privnoise.reproduce import farokhi_sandberg
+>>> report = farokhi_sandberg.build_report(None)            # doctest: +SKIP
+>>> report.row("cor2-quality-example1").status              # doctest: +SKIP
+'erratum'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._report import Report
+from . import (
+    bounded_support,
+    data_dependent,
+    dp_comparison,
+    dynamic,
+    estimation_bounds,
+    general_supports,
+    nonlinear,
+    unbounded_support,
+)
+from .general_supports import SUPPORTS_SETUP, SupportsSetup
+from .parameters import SETUP, Setup
+
+__all__ = ["SETUP", "SOURCE", "SUPPORTS_SETUP", "Setup", "SupportsSetup", "build_report"]
+
+SOURCE = (
+    'F. Farokhi and H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher '
+    'information", Automatica 99 (2019) 275–288 (Sections 2–5; Appendices A, D–M).'
+)
+
+
+def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
+    """Evaluate every checkable claim of Sections 2–5 and the general supports; with ``output``, write the report and figures.
+
+    Parameters
+    ----------
+    output : pathlib.Path, optional
+        Directory for ``report.md`` and the PNG figures; nothing is written when None.
+    figures : bool, default True
+        Draw ``figure1.png``, ``figure2.png``, ``tradeoff.png`` and the general-support figures (only with
+        ``output``).
+
+    Returns
+    -------
+    Report
+        The rows (and figure captions when figures were drawn).
+    """
+    report = Report(
+        title="Farokhi & Sandberg (2019): Fisher-information privacy with constrained additive noise",
+        source=SOURCE,
+        notes=[
+            "Section 4 (dynamic estimation): Theorem 4 and Example 4 rows use the corrected Σ; the (T+1)²n² "
+            "bound is shown failing and is never reported as a guarantee (ERRATA 4–6).",
+            "General supports (thm2-*, remark7-*, prop2-*, thm1-*): Remark 7 leaves the PDE (12) open beyond "
+            "separable boxes; privnoise solves it by P2 finite elements and checks it against every closed form. "
+            "Problem 1 (thm1-*) agrees with Problem 2 where the support is separable or matched to CCᵀ; elsewhere "
+            "each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density, so no maximiser is "
+            "reached (Remark 2: existence is open), bounded by Tr(Cov(w)(CCᵀ)⁻¹).",
+            "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
+            "In 'check' rows the printed column holds the bound the paper states (evaluated) "
+            "or the value of the "
+            "second method named in the reason.",
+            "Monte Carlo rows use fixed seeds and privnoise's samplers; "
+            "their tolerance is the Monte Carlo error.",
+        ],
+    )
+    s = SETUP
+    bounded = bounded_support.evaluate(s)
+    rows = [
+        *bounded.rows,
+        *data_dependent.rows(s),
+        *nonlinear.rows(s, corollary3_noise=bounded.corollary3_noise),
+        *unbounded_support.rows(s),
+        *estimation_bounds.rows(s),
+    ]
+    dp = dp_comparison.evaluate(s)
+    rows += [*dp.rows, *dynamic.rows(s)]
+    # Computed in the order of the rows: ARPACK draws its start vectors from a state that persists in the process.
+    solutions = general_supports.solve(SUPPORTS_SETUP)
+    rows += general_supports.rows(SUPPORTS_SETUP, solutions)
+    for row in rows:
+        report.add(row)
+    if output is not None:
+        directory = Path(output)
+        directory.mkdir(parents=True, exist_ok=True)
+        if figures:
+            report.figures.extend(
+                [
+                    data_dependent.figure1(directory, s),
+                    dp_comparison.figure2(directory, s, dp.condition16),
+                    bounded_support.tradeoff_figure(directory, s),
+                ]
+            )
+            report.figures.extend(general_supports.figures(directory, SUPPORTS_SETUP, solutions))
+        report.write(directory)
+    return report
