@@ -86,3 +86,24 @@ def test_cli_query_prints_answer_and_exits_2_on_refusal(server: dict[str, Any], 
     assert "value:" in result.output and "ε = 1/10" in result.output
     result = runner.invoke(app, [*args, '{"kind": "sum", "column": "kwh"}'])
     assert result.exit_code == 2 and "budget" in result.output
+
+
+def test_answers_carry_their_accuracy_to_the_client_and_the_cli(server: dict[str, Any]) -> None:
+    from typer.testing import CliRunner
+
+    from privnoise.cli import app
+
+    with pn.client.Client(server["url"], server["keys"]["admin"]) as admin:
+        key = admin.add_querier("accuracy", epsilon="1/2")
+    with pn.client.Client(server["url"], key) as c:
+        answer = c.query("mean(kwh) group by region", dataset="meters")
+    assert answer["keys"] == ["north", "south", "east", "west"] and len(answer["value"]) == 4
+    assert answer["accuracy"]["level"] == 0.95 and len(answer["accuracy"]["low"]) == 4
+    assert answer["accuracy"]["meaning"].startswith("noise only")
+    args = ["query", "--server", server["url"], "--key", key, "--dataset", "meters"]
+    result = CliRunner().invoke(app, [*args, "count() group by region"])
+    assert result.exit_code == 0, result.output
+    assert "north:" in result.output and "accuracy: 95% intervals" in result.output
+    assert "noise only" in result.output
+    result = CliRunner().invoke(app, [*args, "sum(kwh) where region = 'north'"])
+    assert result.exit_code == 0 and "accuracy: 95% interval [" in result.output, result.output

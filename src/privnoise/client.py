@@ -5,7 +5,9 @@
 ...     answer = c.query("mean(kwh) where region = 'north'")
 ...     answer["value"], answer["guarantee"]["epsilon"], c.budget()
 
-:meth:`Client.query` returns the server's JSON answer (``value``, ``guarantee``, ``charged``, ``remaining``);
+:meth:`Client.query` returns the server's JSON answer (``value``, ``keys`` for histograms and group-bys,
+``accuracy`` — the 95 % interval or a quantile's rank radius from the noise law, noise only —, ``guarantee``,
+``charged``, ``remaining``);
 a refusal for budget raises :class:`BudgetRefused`, any other non-2xx answer :class:`ServerError` (among them
 429 ``too many failed authentications``, 413 for a body over the server's limit, 503 when a charge could not be
 recorded: nothing was charged, try again).

@@ -8,7 +8,8 @@ creates the database (SQLite next to the config, or a fresh database on the Post
 ``/health`` and yields a :class:`ServerProcess` (``.url``, ``.process``, ``.kill9()``); it stops the server at
 exit.
 
-Datasets (each with the same declared columns kwh ∈ [0, 60], weight ∈ [0, 2], region text):
+Datasets (each with the same declared columns kwh ∈ [0, 60], weight ∈ [0, 2], region text with its four
+declared categories):
 ``meters`` and ``meters_b`` (differ in one record); ``broken`` and ``broken_b`` (the same two data files, with a
 ``sum`` policy whose mechanism raises: the failure hook of tests/server/_failing.py).
 """
@@ -79,6 +80,7 @@ bounds = [0.0, 2.0]
 fisher_floor = 0.0001
 [datasets.{name}.columns.region]
 type = "text"
+categories = ["north", "south", "east", "west"]
 """ + policies.format(name=name)
 
 

@@ -125,6 +125,7 @@ class DatasetDef:
     epsilon: str = "1000000"
     delta: str = "1/2"
     fisher_floor: dict[str, float] = field(default_factory=dict)
+    categories: tuple[str, ...] | None = None  # declared values of the text column ``region``
 
     def toml(self) -> str:
         lines = [
@@ -139,6 +140,8 @@ class DatasetDef:
             lines.append(f"fisher_floor = {_toml_value(self.fisher_floor.get(column, 1e-12))}")
         lines.append(f"[datasets.{self.name}.columns.region]")
         lines.append('type = "text"')
+        if self.categories is not None:
+            lines.append(f"categories = {json.dumps(list(self.categories))}")
         lines.append(self.policies.replace("[policies.", f"[datasets.{self.name}.policies."))
         return "\n".join(lines) + "\n"
 

@@ -6,6 +6,10 @@ On a table of 10⁵ records that all match ``region = 'north'``, the latencies o
 compared with a two-sample KS test at α = 1e-6. The power check runs the same procedure against the old
 construction (``WHERE`` in the statement, so that only selected records are aggregated) and must find the
 difference. The two kinds of request alternate, so that a change of background load affects both alike.
+
+The same holds for a group-by over declared keys (``count() ... group by region``, every key counted in one pass):
+a filter that puts every record in one group and one that selects none take the same time, and the test sees
+the construction that counts only the selected records.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ SAMPLES = 150
 ALPHA = 1e-6
 ALL = {"query": "sum(x) from big where region = 'north'"}
 NONE = {"query": "sum(x) from big where region = 'nortx'"}
+KEYS = ("north", "south", "east", "west")
+# a group-by over declared keys: every record in "north", or none selected (the filter selects no record)
+GROUPED_ALL = {"query": "count() from big where x >= 10 group by region"}
+GROUPED_NONE = {"query": "count() from big where x < 10 group by region"}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -39,19 +47,19 @@ def big(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
         database = _fresh_postgres_database(str(request.getfixturevalue("_postgres_url")))
     rows = [{"x": 10.0 + (i % 50), "region": "north"} for i in range(RECORDS)]
     policies = '[policies.sum]\nmechanism = "laplace"\nepsilon = "1/1000"\n'
-    with Lab(
-        tmp_path, [DatasetDef("big", rows, {"x": (10.0, 60.0)}, policies, "laplace")], database=database
-    ) as lab:
+    policies += '[policies.count]\nmechanism = "laplace"\nepsilon = "1/1000"\n'
+    dataset = DatasetDef("big", rows, {"x": (10.0, 60.0)}, policies, "laplace", categories=KEYS)
+    with Lab(tmp_path, [dataset], database=database) as lab:
         lab.add_querier("timer", epsilon="1000")
         yield lab
 
 
-def _latencies(lab: Lab) -> tuple[list[float], list[float]]:
-    for body in (ALL, NONE) * 5:  # warm: plans, connections, the table in the page cache
+def _latencies(lab: Lab, every: dict[str, str] = ALL, none: dict[str, str] = NONE) -> tuple[list[float], list[float]]:
+    for body in (every, none) * 5:  # warm: plans, connections, the table in the page cache
         assert lab.post("timer", body).status_code == 200
     times: dict[str, list[float]] = {"all": [], "none": []}
     for i in range(2 * SAMPLES):
-        name, body = (("all", ALL), ("none", NONE))[i % 2]
+        name, body = (("all", every), ("none", none))[i % 2]
         t0 = time.perf_counter()
         r = lab.post("timer", body)
         times[name].append(time.perf_counter() - t0)
@@ -97,5 +105,41 @@ def test_latency_does_not_depend_on_how_many_records_a_filter_selects(
     # power check: the same test, on the same table, detects the old construction
     _where_construction(big, monkeypatch)
     every, none = _latencies(big)
+    p_where = ks_2samp(every, none).pvalue
+    assert p_where < ALPHA, f"the test does not see the WHERE construction: p = {p_where:.3g}"
+
+
+def _grouped_where_construction(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the server count, per key, only the records the filter selects (``WHERE``)."""
+    from sqlalchemy import Float, case, func, literal, select
+
+    from privnoise.server.planner import compiled
+
+    service: Any = lab.app.state.service
+    original = service._make_plan
+
+    def make_plan(query: Any, name: str) -> Any:
+        plan = original(query, name)
+        table = service.tables[name]
+        cells = [func.sum(case((table.c.region == k, literal(1.0, Float)), else_=literal(0.0, Float))) for k in KEYS]
+        (condition,) = query.where
+        test = table.c.x >= condition.value if condition.op == ">=" else table.c.x < condition.value
+        statement = select(*[func.coalesce(c, 0.0) for c in cells], func.count()).select_from(table).where(test)
+        sql, parameters = compiled(statement, service.reader.dialect)
+        return dataclasses.replace(plan, statement=statement, sql=sql, parameters=parameters)
+
+    monkeypatch.setattr(service, "_make_plan", make_plan)
+    service._plans.clear()
+
+
+def test_a_group_by_latency_does_not_depend_on_how_many_records_its_groups_hold(
+    big: Lab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SECURITY.md requirements 13 and 16 for a group-by over declared keys: every key's count in one pass."""
+    every, none = _latencies(big, GROUPED_ALL, GROUPED_NONE)
+    p = ks_2samp(every, none).pvalue
+    assert p > ALPHA, f"a group-by's latency depends on its groups' sizes: p = {p:.3g}"
+    _grouped_where_construction(big, monkeypatch)
+    every, none = _latencies(big, GROUPED_ALL, GROUPED_NONE)
     p_where = ks_2samp(every, none).pvalue
     assert p_where < ALPHA, f"the test does not see the WHERE construction: p = {p_where:.3g}"

@@ -300,16 +300,38 @@ def query(
 
 
 def print_answer(out: Console, answer: dict[str, Any]) -> None:
-    """One answer: value, guarantee, remaining budget."""
+    """One answer: value (per key for a histogram or a group-by), its accuracy, guarantee, remaining budget."""
     value = answer["value"]
-    shown = (
-        f"[{', '.join(f'{v:.4g}' for v in value[:6])}{', …' if len(value) > 6 else ''}] ({len(value)} values)"
-        if isinstance(value, list)
-        else f"{value:.6g}"
-    )
+    keys = answer.get("keys")
+    if keys is not None and isinstance(value, list):
+        shown = ", ".join(f"{k}: {v:.4g}" for k, v in zip(keys, value, strict=False))
+    elif isinstance(value, list):
+        shown = f"[{', '.join(f'{v:.4g}' for v in value[:6])}{', …' if len(value) > 6 else ''}] ({len(value)} values)"
+    else:
+        shown = f"{value:.6g}"
     out.print(f"value: [bold green]{shown}[/bold green]")
+    if answer.get("accuracy"):
+        out.print(f"accuracy: {accuracy_text(answer['accuracy'], keys)}")
     out.print(f"guarantee: {guarantee_text(answer['guarantee'])}")
     out.print(f"remaining: {remaining_text(answer['remaining'])}")
+
+
+def accuracy_text(a: dict[str, Any], keys: list[Any] | None = None) -> str:
+    """The stated accuracy of an answer: its interval (per key) or rank radius, the level, and its meaning."""
+    level = f"{a['level']:.0%}"
+    if "rank_radius" in a:
+        radius = a["rank_radius"]
+        radii = ", ".join(f"±{r:.4g}" for r in radius) if isinstance(radius, list) else f"±{radius:.4g}"
+        return f"rank within {radii} rows at {level} ({a['meaning']})"
+    if "low" not in a:
+        return a["meaning"]
+    low, high = a["low"], a["high"]
+    if isinstance(low, list):
+        labels = keys if keys is not None and len(keys) == len(low) else list(range(len(low)))
+        cells = [f"{k}: [{lo:.4g}, {hi:.4g}]" for k, lo, hi in zip(labels, low, high, strict=False)]
+        shown = ", ".join(cells[:6]) + (", …" if len(cells) > 6 else "")
+        return f"{level} intervals {shown} ({a['meaning']})"
+    return f"{level} interval [{low:.6g}, {high:.6g}] ({a['meaning']})"
 
 
 def guarantee_text(g: dict[str, Any]) -> str:

@@ -118,9 +118,10 @@ def _difference_tail(x: NDArray[np.float64], first: NoiseLaw, second: NoiseLaw, 
 
 
 def _p_value(m: NDArray[np.float64], s_hat: NDArray[np.float64], n_hat: NDArray[np.float64], first: NoiseLaw,
-             second: NoiseLaw) -> NDArray[np.float64]:
-    residual = np.abs(s_hat - m * n_hat) - (first.grid / 2.0 + np.abs(m) * second.grid / 2.0)
-    return _difference_tail(np.maximum(residual, 0.0), first, second, m)
+             second: NoiseLaw, offset: float = 0.0) -> NDArray[np.float64]:
+    slope = m + offset  # the coefficient of the count's noise in Ŝ − mN̂ (the uncentred ratio)
+    residual = np.abs(s_hat - m * n_hat) - (first.grid / 2.0 + np.abs(slope) * second.grid / 2.0)
+    return _difference_tail(np.maximum(residual, 0.0), first, second, slope)
 
 
 def ratio_interval(
@@ -131,6 +132,7 @@ def ratio_interval(
     level: float,
     *,
     half_range: float,
+    offset: float = 0.0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Confidence limits for m = S/N within [−h, h] (module docstring), vectorised over releases.
 
@@ -144,6 +146,9 @@ def ratio_interval(
         Confidence level.
     half_range : float
         h = (high − low)/2: m = S/N always lies in [−h, h].
+    offset : float
+        c when ``s_hat`` was made as Ŝ − cN̂ from a noisy sum of the uncentred values (its error is then
+        W₁ − cW₂, and Ŝ − cN̂ − mN̂ = W₁ − (m + c)W₂ at the true m); 0 when the centred values were summed.
 
     Returns
     -------
@@ -163,22 +168,22 @@ def ratio_interval(
     h = float(half_range)
     positive = n > 0
     centre = np.clip(np.where(positive, s / np.where(positive, n, 1.0), 0.0), -h, h)
-    inside = _p_value(centre, s, n, sum_law, count_law) > alpha
+    inside = _p_value(centre, s, n, sum_law, count_law, offset) > alpha
     limits = []
     for boundary in (-h, h):
         edge = np.full_like(centre, boundary)
-        open_to_edge = _p_value(edge, s, n, sum_law, count_law) > alpha
+        open_to_edge = _p_value(edge, s, n, sum_law, count_law, offset) > alpha
         near, far = centre.copy(), edge.copy()
         for _ in range(64):  # bisection between a point inside and one outside the set
             middle = (near + far) / 2.0
-            accepted = _p_value(middle, s, n, sum_law, count_law) > alpha
+            accepted = _p_value(middle, s, n, sum_law, count_law, offset) > alpha
             near = np.where(accepted, middle, near)
             far = np.where(accepted, far, middle)
         limit = np.where(open_to_edge, edge, far)
         # A set that is not an interval (a count near zero): extend to beyond the farthest accepted grid point.
         start, span = limit, edge - limit
         for j in range(1, 33):
-            accepted = _p_value(start + span * (j / 32.0), s, n, sum_law, count_law) > alpha
+            accepted = _p_value(start + span * (j / 32.0), s, n, sum_law, count_law, offset) > alpha
             limit = np.where(accepted, start + span * (min(j + 1, 32) / 32.0), limit)
         limit = np.clip(limit, -h, h)
         limits.append(np.where(positive & inside, limit, np.where(positive, centre, edge)))

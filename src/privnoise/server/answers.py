@@ -5,7 +5,9 @@ checked and the strict JSON body read, without the framework's routing (the Fast
 exists for the API description and calls the same function). It returns the status, the JSON bytes and the
 headers of the response:
 
-* 200 with the noisy value, its guarantee, what was charged and the querier's remaining budget;
+* 200 with the noisy value (with ``keys``, the public cells, for a histogram or a group-by), its accuracy
+  (:mod:`.accuracy`: an interval at 95 % or a quantile's rank radius, from the noise law — noise only, not sampling
+  error), its guarantee, what was charged and the querier's remaining budget;
 * 422 for a malformed query or one the configuration does not allow (before anything is charged), and
   ``{"error": "query failed"}`` — the same bytes whatever the data — for a query that failed after its charge;
 * 429 when a budget refuses the charge (nothing is charged); 403 for the admin key; 503 when the charge could
@@ -61,16 +63,24 @@ class QueryBody(BaseModel):
             "examples": [
                 {"query": "mean(kwh) where region = 'north'", "dataset": "meters"},
                 {"kind": "sum", "column": "kwh", "dataset": "meters"},
+                {"query": "mean(kwh) from meters group by region"},
+                {"kind": "quantile", "column": "kwh", "levels": [0.25, 0.5, 0.75], "dataset": "meters"},
             ]
         },
     )
     query: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
     dataset: _Name | None = None
-    kind: Literal["count", "sum", "mean", "weighted_mean", "variance", "linear", "identity"] | None = None
+    kind: (
+        Literal["count", "sum", "mean", "weighted_mean", "variance", "linear", "identity", "histogram", "quantile"]
+        | None
+    ) = None
     column: _Name | None = None
     weights: _Name | None = None
     coefficients: Annotated[dict[_Name, float], Field(max_length=32)] | None = None
+    levels: Annotated[list[float], Field(min_length=1, max_length=64)] | None = None
+    bins: Annotated[list[float], Field(min_length=2, max_length=64)] | None = None
     where: Annotated[list[ConditionBody], Field(max_length=8)] | None = None
+    group_by: _Name | None = None
 
 
 def validation_detail(exc: ValidationError | RequestValidationError) -> list[dict[str, Any]]:
@@ -93,7 +103,10 @@ def plan_of(service: Service, raw: Any) -> Plan:
     if (body.query is None) == (body.kind is None):
         raise QueryError("give either `query` (text) or `kind` (structured).")
     if body.query is not None:
-        if any(v is not None for v in (body.column, body.weights, body.coefficients, body.where)):
+        if any(
+            v is not None
+            for v in (body.column, body.weights, body.coefficients, body.where, body.levels, body.bins, body.group_by)
+        ):
             raise QueryError("a text `query` takes no other fields than `dataset`.")
         spec = parse_query(body.query, dataset=body.dataset)
     else:
@@ -133,9 +146,9 @@ async def answer_query(
         return _error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
     try:
         if plan.inline:
-            value = service.release(plan, charged.ledger_id)
+            value, stated = service.answer(plan, charged.ledger_id)
         else:
-            value = await to_thread.run_sync(service.release, plan, charged.ledger_id)
+            value, stated = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
     except QueryFailed:
         return 422, _FAILED, list(_JSON)
     after = service.view(charged.after, plan)
@@ -143,6 +156,8 @@ async def answer_query(
         "dataset": plan.spec.name,
         "query": plan.query_dict,
         "value": value,
+        **({} if plan.keys is None else {"keys": list(plan.keys)}),
+        **stated,
         "guarantee": plan.guarantee(after),
         "charged": plan.charged,
         "remaining": after,

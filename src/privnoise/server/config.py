@@ -26,10 +26,17 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     fisher_floor = 0.01            # global Cramér–Rao floor of a record (for Fisher policies)
 
     [datasets.meters.columns.region]
-    type = "text"                  # usable in `where` clauses only
+    type = "text"                  # usable in `where` clauses, `group by` and `histogram(region)`
+    categories = ["north", "south", "east", "west"]   # public keys of `group by region` / `histogram(region)`
 
     [datasets.meters.policies.mean]
     mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | fisher-fem | custom
+    epsilon = 0.1                  # also the charge of `mean(kwh) group by region` (one charge for all keys)
+    partition_delta = 1e-6         # optional: `group by` a text column without declared categories selects its
+                                   # keys by a thresholded noisy count, and charges this δ besides ε
+
+    [datasets.meters.policies.quantile]
+    mechanism = "exponential"      # quantiles: the exponential mechanism, pure ε
     epsilon = 0.1
 
     [datasets.meters.policies.identity]
@@ -72,7 +79,10 @@ __all__ = [
     "sqlalchemy_url",
 ]
 
-MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom")
+MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential")
+#: The kinds answered by additive Laplace or Gaussian noise only (vectors of counts and sums, one charge).
+NOISE_ONLY_KINDS = ("histogram",)
+_MAX_CATEGORIES = 256
 FISHER_KINDS = ("sum", "mean", "linear", "identity")
 FEM_KINDS = ("identity",)  # a d-dimensional support noises d consecutive records together
 FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
@@ -90,6 +100,7 @@ class ColumnSpec:
     bounds: tuple[float, float] | None = None
     out_of_bounds: str = "clamp"
     fisher_floor: float | None = None
+    categories: tuple[str, ...] | None = None  # declared (public) values of a text column
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +112,7 @@ class PolicySpec:
     half_width: float | None = None
     quality: float | None = None
     factory: str | None = None
+    partition_delta: Fraction | None = None  # δ of partition selection: `group by` a column without categories
     support: str | None = None  # fisher-fem: the support as ``KIND:POINTS`` (privnoise._cli.supports)
     tolerance: float | None = None  # fisher-fem: relative tolerance of the finite-element eigenvalue
 
@@ -217,6 +229,26 @@ class _Column(BaseModel):
     bounds: Any = None
     out_of_bounds: Literal["clamp", "reject"] = "clamp"
     fisher_floor: Any = None
+    categories: Any = None
+
+    @field_validator("categories")
+    @classmethod
+    def _categories(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if (
+            not isinstance(v, list)
+            or not 1 <= len(v) <= _MAX_CATEGORIES
+            or any(not isinstance(c, str) or not 0 < len(c) <= 200 for c in v)
+            or len(set(v)) != len(v)
+        ):
+            raise ValueError(
+                f"must be a list of 1 to {_MAX_CATEGORIES} distinct non-empty strings (at most 200 characters each); "
+                f"got {v!r}"
+            )
+        if any(ch < " " or ch == "\x7f" for c in v for ch in c):
+            raise ValueError("must not contain control characters")
+        return tuple(v)
 
     @field_validator("bounds")
     @classmethod
@@ -247,9 +279,12 @@ class _Column(BaseModel):
                 or self.fisher_floor is not None
                 or "out_of_bounds" in self.model_fields_set
             ):
-                raise ValueError("a text column takes no bounds or policies (it is used in `where` only)")
+                raise ValueError("a text column takes no bounds or policies (it is used in `where`, `group by` and `histogram`)")
         elif self.bounds is None:
             raise _KeyError("bounds", "must be [LO, HI], two finite numbers with LO < HI (required)")
+        elif self.categories is not None:
+            raise _KeyError("categories", "categories are declared on text columns (histogram bins of a number "
+                            "column are given in the query)")
         return self
 
 
@@ -279,12 +314,23 @@ class _Budgeted(BaseModel):
 
 
 class _Policy(_Budgeted):
-    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom"]
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential"]
     half_width: Any = None
     quality: Any = None
     factory: Any = None
+    partition_delta: Any = None
     support: Any = None
     tolerance: Any = None
+
+    @field_validator("partition_delta")
+    @classmethod
+    def _partition_delta(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        value = _rational("delta")(v)
+        if value <= 0:
+            raise ValueError(f"must be > 0 (a key held by one record is released with probability ≤ it); got {v!r}")
+        return value
 
     @field_validator("support")
     @classmethod
@@ -325,6 +371,7 @@ class _Policy(_Budgeted):
             "fisher-gaussian": ("quality",),
             "fisher-fem": ("support",),
             "custom": ("factory", "epsilon"),
+            "exponential": ("epsilon",),
         }[self.mechanism]
         for name in need:
             if getattr(self, name) is None:
@@ -333,8 +380,10 @@ class _Policy(_Budgeted):
             for name in ("support", "tolerance"):
                 if getattr(self, name) is not None:
                     raise _KeyError(name, f"is for mechanism 'fisher-fem' only, not {self.mechanism!r}")
-        if self.mechanism == "laplace" and self.delta is not None:
-            raise _KeyError("delta", "Laplace noise is pure ε-DP; remove `delta`")
+        if self.mechanism in ("laplace", "exponential") and self.delta is not None:
+            raise _KeyError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
+        if self.partition_delta is not None and self.mechanism != "laplace":
+            raise _KeyError("partition_delta", "partition selection is offered with laplace policies")
         return self
 
 
@@ -391,6 +440,14 @@ class _Dataset(_Budgeted):
             key = f"policies.{kind}"
             if kind not in QUERY_KINDS:
                 raise _KeyError(key, f"unknown query kind; choose among {', '.join(QUERY_KINDS)}")
+            if (kind == "quantile") != (policy.mechanism == "exponential"):
+                raise _KeyError(
+                    f"{key}.mechanism",
+                    "quantiles are answered by the exponential mechanism (mechanism = 'exponential'), and it "
+                    f"answers quantiles only; got {policy.mechanism!r} for {kind!r}",
+                )
+            if kind in NOISE_ONLY_KINDS and policy.mechanism not in ("laplace", "gaussian"):
+                raise _KeyError(f"{key}.mechanism", f"{kind} is answered with laplace or gaussian noise")
             if policy.mechanism.startswith("fisher-"):
                 if kind not in FISHER_KINDS:
                     raise _KeyError(
@@ -511,12 +568,21 @@ def _error(file: Path, exc: ValidationError) -> ConfigError:
 
 def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
     columns = {
-        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor)
+        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor, col.categories)
         for c, col in d.columns.items()
     }
     policies = {
         kind: PolicySpec(
-            kind, p.mechanism, p.epsilon, p.delta, p.half_width, p.quality, p.factory, p.support, p.tolerance
+            kind,
+            p.mechanism,
+            p.epsilon,
+            p.delta,
+            p.half_width,
+            p.quality,
+            p.factory,
+            p.partition_delta,
+            p.support,
+            p.tolerance,
         )
         for kind, p in d.policies.items()
     }

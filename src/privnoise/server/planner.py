@@ -29,6 +29,7 @@ a plan was made for.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Float, Table, case, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
@@ -43,10 +45,13 @@ from sqlalchemy.sql import Select
 from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
+from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .mechanisms import build_noise, describe_design, describe_noise, root_information
+from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
+from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_sensitivity
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -62,6 +67,7 @@ class Component:
     noise: HardenedMechanism
     root_information: float | None
     slopes: dict[str, float]
+    dim: int = 1  # the number of cells of a vector component (histogram, group by)
 
 
 @dataclass(frozen=True)
@@ -85,6 +91,19 @@ class Plan:
     ledger_information: str
     guarantee_base: dict[str, Any]
     charged: dict[str, Any]
+    accuracy: Accuracy | None = None  # noisy components → the answer's interval or rank accuracy
+    keys: tuple[Any, ...] | None = None  # the public cells of a histogram or group-by answer
+    quantile: QuantileRelease | None = None  # the exponential mechanism of a quantile query
+    selection: PartitionSelection | None = None  # a group-by's keys chosen by a noisy count (keys not declared)
+
+    def split(self, flat: list[float]) -> list[Any]:
+        """The statement's flat row of component values, one entry (a float or a vector) per component."""
+        out: list[Any] = []
+        i = 0
+        for c in self.components:
+            out.append(flat[i] if c.dim == 1 else np.array(flat[i : i + c.dim]))
+            i += c.dim
+        return out
 
     def guarantee(self, after: dict[str, Any] | None = None) -> dict[str, Any]:
         out = dict(self.guarantee_base)
@@ -185,6 +204,21 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         raise QueryError(f"dataset {name!r} does not answer {query.kind} queries.")
     if policy.is_fisher and query.where:
         raise QueryError("Fisher-information policies answer unfiltered queries only.")
+    vector = query.kind == "histogram" or query.group_by is not None
+    if (vector or query.kind == "quantile") and spec.engine != "sql":
+        raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
+                         f"dataset {name!r} is computed on Dask.")
+    if vector and policy.mechanism not in ("laplace", "gaussian"):
+        raise QueryError(f"a group by or histogram is answered with laplace or gaussian noise; the {query.kind} "
+                         f"policy of dataset {name!r} is {policy.mechanism!r}.")
+    keys: tuple[Any, ...] | None = None
+    selection: PartitionSelection | None = None
+    if query.group_by is not None and declared_keys(spec, query.group_by) is None and policy.partition_delta:
+        assert policy.epsilon is not None
+        share = policy.epsilon / (1 if query.kind == "count" else 2)
+        selection = PartitionSelection(query.group_by, float(share), float(policy.partition_delta))
+    elif vector:
+        _, keys = cell_keys(query, spec)
 
     def bounds(column: str) -> tuple[float, float]:
         col = spec.numeric(column)
@@ -216,13 +250,22 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
 
-    parts: list[tuple[str, Any, float, dict[str, float]]] = []  # (name, SQL, sensitivity, slopes)
+    # (name, SQL — a list of cells for a vector —, sensitivity, slopes)
+    parts: list[tuple[str, Any, float, dict[str, float]]] = []
     count: tuple[str, Any, float, dict[str, float]] = ("count", total(literal(1.0, Float)), 1.0, {})
     identity = False
     uses_records = False
     combine: Callable[[list[Any]], Any]
     kind = query.kind
-    if kind == "count":
+    if kind == "quantile":
+        assert query.column is not None
+        return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
+                              dialect)
+    if vector:
+        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or ())
+        parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
+                                       counted=selection is not None)
+    elif kind == "count":
         parts = [count]
 
         def combine(v: list[Any]) -> Any:
@@ -309,22 +352,35 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
-    dim = records if identity else 1
     components = []
-    for n_, _, s, slopes in parts:
-        noise = build_noise(policy, sensitivity=s, dim=dim, share=len(parts))
-        components.append(Component(n_, noise, root_information(noise, policy), slopes))
+    for n_, expr, s, slopes in parts:
+        dim = records if identity else (len(expr) if isinstance(expr, list) else 1)
+        used = policy
+        if selection is not None:  # two cells change at most; the counts use ε₀ (vectors.PartitionSelection)
+            dim = 2
+            if n_ == "count":
+                used = dataclasses.replace(policy, epsilon=Fraction(selection.count_epsilon) * len(parts))
+        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts))
+        if selection is not None and n_ == "count":
+            selection.calibrated(noise)
+        components.append(Component(n_, noise, root_information(noise, policy), slopes, 1 if identity else dim))
     fisher = _information(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
     else:
         assert policy.epsilon is not None
-        charge = Charge(policy.epsilon, policy.delta or Fraction(0), label=policy.mechanism, information=fisher)
+        selecting = (policy.partition_delta or Fraction(0)) if selection is not None else Fraction(0)
+        delta = (policy.delta or Fraction(0)) + selecting
+        charge = Charge(policy.epsilon, delta, label=policy.mechanism, information=fisher)
     if identity:
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
-        statement = select(*[p[1] for p in parts], func.count()).select_from(table)
-    q = QuerySpec(query.kind, query.column, query.weights, query.coefficients, query.where, name)
+        flat = [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
+        statement = select(*flat, func.count()).select_from(table)
+        if selection is not None:  # one group per stored key; the filter stays a weight (module docstring)
+            key = table.c[selection.column]
+            statement = select(key, *flat, func.count()).select_from(table).group_by(key)
+    q = query.on(name)
     sql, parameters = compiled(statement, dialect)
     charged = {
         "epsilon": text(charge.epsilon),
@@ -349,4 +405,104 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         ledger_information=json.dumps(information_floats(charge), sort_keys=True),
         guarantee_base=_guarantee(policy, components, charge, identity),
         charged=charged,
+        accuracy=_accuracy(query, policy, components, bounds),
+        keys=keys,
+        selection=selection,
     )
+
+
+def _vector_parts(
+    query: QuerySpec, mechanism: str, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
+    bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
+) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
+    """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
+    sensitivity of the whole vector for one record added, removed or replaced) and how they combine; ``counted``:
+    a group sum also gets the counts that select its keys."""
+    counts: tuple[str, Any, float, dict[str, float]] = (
+        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {}
+    )
+    if query.kind in ("histogram", "count"):
+
+        def combine(v: list[Any]) -> Any:
+            return np.maximum(v[0], 0.0)
+
+        return [counts], combine
+    assert query.column is not None
+    lo, hi = bounds(query.column)
+    x = clamped(query.column)
+    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, mechanism), {query.column: 1.0})
+    if query.kind == "sum":
+        return ([sums, counts] if counted else [sums]), lambda v: v[0]
+
+    def ratio(v: list[Any]) -> Any:
+        return np.clip(v[0] / np.maximum(v[1], 1.0), lo, hi)
+
+    return [sums, counts], ratio
+
+
+def _quantile_plan(
+    query: QuerySpec, spec: DatasetSpec, policy: PolicySpec, table: Table, value: Any, weight: Any,
+    declared: tuple[float, float], dialect: Dialect,
+) -> Plan:
+    """The plan of a quantile query (:mod:`.quantiles`): every record's clamped value and filter weight are read,
+    the policy's ε is charged exactly (δ = 0), no Fisher information (no additive noise on a record's value)."""
+    assert policy.epsilon is not None
+    release = QuantileRelease(declared, query.levels, float(policy.epsilon))
+    charge = Charge(policy.epsilon, Fraction(0), label=policy.mechanism, information={})
+    statement = select(value, weight).select_from(table)
+    sql, parameters = compiled(statement, dialect)
+    q = query.on(spec.name)
+    eps = text(charge.epsilon)
+    return Plan(
+        spec=spec,
+        query=q,
+        policy=policy,
+        components=[],
+        combine=lambda v: v,
+        charge=charge,
+        statement=statement,
+        sql=sql,
+        parameters=parameters,
+        identity=False,
+        inline=False,
+        query_dict=q.as_dict(),
+        records=None,
+        ledger_query=json.dumps(q.as_dict(), sort_keys=True),
+        ledger_information=json.dumps({}, sort_keys=True),
+        guarantee_base={
+            "notion": "differential-privacy",
+            "epsilon": float(charge.epsilon or 0),
+            "delta": 0.0,
+            "epsilon_exact": eps,
+            "delta_exact": "0",
+            "adjacency": "one record added, removed or replaced",
+            "composition": f"{len(query.levels)} exponential-mechanism selection(s), ε split evenly",
+            "mechanism": {"family": "exponential", "grid": release.step, "candidates": release.candidates,
+                          "epsilon_each": release.epsilon_each, "score_sensitivity": SENSITIVITY},
+            "per_record_information": {},
+        },
+        charged={"epsilon": eps, "delta": "0", "fisher_information": {}},
+        accuracy=rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates),
+        quantile=release,
+    )
+
+
+def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component],
+              bounds: Callable[[str], tuple[float, float]]) -> Accuracy:
+    """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws."""
+    laws = [law_of(c.noise) for c in components]
+    kind = query.kind
+    if kind in ("count", "histogram"):
+        return accuracy_of("count", laws, None, low=0.0)
+    if kind == "identity" or (kind == "mean" and policy.is_fisher):
+        assert query.column is not None
+        lo, hi = bounds(query.column)
+        return accuracy_of("identity", laws, None, low=lo, high=hi)
+    if kind in ("mean", "weighted_mean", "variance"):
+        assert query.column is not None
+        return accuracy_of(kind, laws, bounds(query.column))
+    if kind == "sum":
+        assert query.column is not None
+        lo, hi = bounds(query.column)
+        return accuracy_of("sum", laws, None, low=0.0 if lo >= 0 else None, high=0.0 if hi <= 0 else None)
+    return accuracy_of(kind, laws, None)

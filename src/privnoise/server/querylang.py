@@ -1,31 +1,46 @@
-"""The query language: ``agg(column) [from dataset] [where col op literal [and ...]]``, and its JSON form.
+"""The query language: ``agg(arguments) [from dataset] [where col op literal [and ...]] [group by col]``, and its
+JSON form, parsed by a `lark <https://lark-parser.readthedocs.io>`_ LALR(1) grammar (:data:`GRAMMAR`).
 
 Aggregates: ``count()`` (or ``count(*)``), ``sum(c)``, ``mean(c)``, ``weighted_mean(c, w)``, ``variance(c)``,
-``linear(2*c + 0.5*d - e)`` (the sum over records of a linear combination of declared columns) and
-``identity(c)`` (every record of a column, in record order). Operators: ``= != < <= > >=``; literals are numbers
-or quoted strings. The parser builds a :class:`QuerySpec`; the server turns it into SQLAlchemy expressions with
-bound parameters — no SQL text is ever built from user input.
+``linear(2*c + 0.5*d - e)`` (the sum over records of a linear combination of declared columns),
+``identity(c)`` (every record of a column, in record order), ``histogram(c, bins = [0, 10, 60])`` (row counts
+per public bin; ``histogram(c)`` counts per declared category of a text column) and ``quantile(c, 0.5)`` or
+``quantile(c, [0.25, 0.5, 0.75])`` (the exponential mechanism). ``count``, ``sum`` and ``mean`` take a
+``group by`` clause. Operators: ``= != < <= > >=``; literals are numbers or quoted strings. The parser builds
+a :class:`QuerySpec`; the server turns it into SQLAlchemy expressions with bound parameters — no SQL text is
+ever built from user input.
 
 :data:`ARGUMENTS` is the one description of the kinds: their arguments in order (a column, a linear combination
-of columns) and whether they take a ``where`` clause. The parser reads its arguments from it, and the console
-builds its query form from it, so a kind added here is parsed and offered without other changes.
+of columns, a list of numbers) and whether they take a ``where`` or a ``group by`` clause. The parser reads its
+arguments from it, and the console builds its query form from it, so a kind added here is parsed and offered
+without other changes.
 
 >>> parse_query("mean(kwh) where region = 'north' and kwh < 40")
-QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condition(column='region', op='=', value='north'), Condition(column='kwh', op='<', value=40.0)), dataset=None)
+QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condition(column='region', op='=', value='north'), Condition(column='kwh', op='<', value=40.0)), dataset=None, levels=(), bins=(), group_by=None)
+>>> parse_query("quantile(kwh, [0.25, 0.75]) from meters").levels
+(0.25, 0.75)
+>>> parse_query("mean(kwh) from meters group by region").group_by
+'region'
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
 from ..exceptions import InvalidParameterError
 from .checks import checked_coefficient
 
 __all__ = [
     "ARGUMENTS",
+    "GRAMMAR",
+    "GROUPED_KINDS",
     "KINDS",
     "OPS",
     "Argument",
@@ -45,29 +60,32 @@ _ALIASES = {"wmean": "weighted_mean", "var": "variance", "avg": "mean"}
 class Argument:
     """One argument of a query kind: the :class:`QuerySpec` field it fills, its form and a label for people.
 
-    Forms: ``"column"`` (the name of a numeric column) and ``"terms"`` (a linear combination of numeric columns,
-    ``2*kwh + 0.5*weight``).
+    Forms: ``"column"`` (the name of a column), ``"terms"`` (a linear combination of numeric columns,
+    ``2*kwh + 0.5*weight``) and ``"numbers"`` (one number, several numbers separated by commas, or a list
+    ``[0.25, 0.5]``). An ``optional`` argument may be left out.
     """
 
     field: str
     form: str
     label: str
+    optional: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class KindSyntax:
-    """How a kind is written: ``kind(arguments…)``, and whether a ``where`` clause may follow."""
+    """How a kind is written: ``kind(arguments…)``, and whether a ``where`` or ``group by`` clause may follow."""
 
     arguments: tuple[Argument, ...] = ()
     where: bool = True
     summary: str = ""
+    group_by: bool = False
 
 
 _COLUMN = Argument("column", "column", "column")
 ARGUMENTS: dict[str, KindSyntax] = {
-    "count": KindSyntax((), summary="the number of records"),
-    "sum": KindSyntax((_COLUMN,), summary="the sum of a column"),
-    "mean": KindSyntax((_COLUMN,), summary="the mean of a column (noisy sum / noisy count)"),
+    "count": KindSyntax((), summary="the number of records", group_by=True),
+    "sum": KindSyntax((_COLUMN,), summary="the sum of a column", group_by=True),
+    "mean": KindSyntax((_COLUMN,), summary="the mean of a column (noisy sum / noisy count)", group_by=True),
     "weighted_mean": KindSyntax(
         (_COLUMN, Argument("weights", "column", "weight column")), summary="Σ w·x / Σ w"
     ),
@@ -77,16 +95,57 @@ ARGUMENTS: dict[str, KindSyntax] = {
         summary="the sum over records of a linear combination of columns",
     ),
     "identity": KindSyntax((_COLUMN,), where=False, summary="every record of a column, in record order"),
+    "histogram": KindSyntax(
+        (_COLUMN, Argument("bins", "numbers", "bin edges, e.g. 0, 10, 20, 60 (none: declared categories)", True)),
+        summary="row counts per public bin, or per declared category of a text column",
+    ),
+    "quantile": KindSyntax(
+        (_COLUMN, Argument("levels", "numbers", "levels, e.g. 0.25, 0.5, 0.75")),
+        summary="quantiles by the exponential mechanism over the declared bounds",
+    ),
 }
 #: The query kinds, in the order of :data:`ARGUMENTS`.
 KINDS = tuple(ARGUMENTS)
+#: The kinds that take a ``group by`` clause.
+GROUPED_KINDS = tuple(k for k, s in ARGUMENTS.items() if s.group_by)
 _MAX_CONDITIONS = 8
+_MAX_NUMBERS = 64
 _MAX_TEXT = 1000
-_TOKEN = re.compile(
-    r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<str>'[^']*'|\"[^\"]*\")|(?P<op><=|>=|!=|=|<|>)|(?P<punct>[(),*+-]))"
-)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+#: The grammar of the text form (lark, LALR(1)); keywords are case-insensitive.
+GRAMMAR = r"""
+start: call from_clause? where_clause? group_clause?
+call: NAME "(" [arguments] ")"
+arguments: argument ("," argument)*
+?argument: expression
+         | bracket
+         | "*"                         -> star
+         | NAME "=" (bracket | signed) -> named
+expression: sign? item (ADDOP item)*
+?item: NUMBER "*" NAME -> scaled
+     | NAME             -> bare
+     | NUMBER           -> constant
+bracket: "[" [signed ("," signed)*] "]"
+signed: sign? NUMBER
+sign: ADDOP
+from_clause: _FROM NAME
+where_clause: _WHERE condition (_AND condition)*
+condition: NAME OP (STRING | signed)
+group_clause: _GROUP _BY NAME
+
+_FROM: "from"i
+_WHERE: "where"i
+_AND: "and"i
+_GROUP: "group"i
+_BY: "by"i
+ADDOP: "+" | "-"
+OP: "<=" | ">=" | "!=" | "=" | "<" | ">"
+NAME: /[A-Za-z_][A-Za-z0-9_]*/
+NUMBER: /(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/
+STRING: /'[^']*'/ | /"[^"]*"/
+%ignore /\s+/
+"""
 
 
 class QueryError(InvalidParameterError):
@@ -108,10 +167,17 @@ class QuerySpec:
     coefficients: tuple[tuple[str, float], ...] = ()
     where: tuple[Condition, ...] = ()
     dataset: str | None = None
+    levels: tuple[float, ...] = ()  # quantile levels
+    bins: tuple[float, ...] = ()  # histogram bin edges (empty: the declared categories)
+    group_by: str | None = None
 
     def columns(self) -> set[str]:
         out = {c for c, _ in self.coefficients} | {c.column for c in self.where}
-        return out | {c for c in (self.column, self.weights) if c is not None}
+        return out | {c for c in (self.column, self.weights, self.group_by) if c is not None}
+
+    def on(self, dataset: str | None) -> QuerySpec:
+        """The same query on ``dataset``."""
+        return dataclasses.replace(self, dataset=dataset)
 
     def as_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"kind": self.kind}
@@ -121,131 +187,241 @@ class QuerySpec:
             d["weights"] = self.weights
         if self.coefficients:
             d["coefficients"] = dict(self.coefficients)
+        if self.levels:
+            d["levels"] = list(self.levels)
+        if self.bins:
+            d["bins"] = list(self.bins)
         if self.where:
             d["where"] = [{"column": c.column, "op": c.op, "value": c.value} for c in self.where]
+        if self.group_by is not None:
+            d["group_by"] = self.group_by
         if self.dataset is not None:
             d["dataset"] = self.dataset
         return d
 
 
-def _tokens(text: str) -> list[tuple[str, str]]:
-    out, pos = [], 0
-    text = text.rstrip()
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            raise QueryError(f"unexpected character at position {pos}: {text[pos : pos + 10]!r}.")
-        kind = m.lastgroup
-        assert kind is not None
-        out.append((kind, m.group(kind)))
-        pos = m.end()
-    return out
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise QueryError(f"number {str(text)!r} is not finite.")
+    return value
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.toks = _tokens(text)
-        self.i = 0
+@dataclass(frozen=True, slots=True)
+class _Terms:
+    """A parsed expression argument: signed (coefficient, column or None for a constant) items."""
 
-    def peek(self) -> tuple[str, str] | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
+    items: tuple[tuple[float, str | None], ...]
+    plain: bool  # a lone name, unsigned and unscaled
 
-    def take(self, kind: str | None = None, value: str | None = None) -> str:
-        tok = self.peek()
-        if tok is None or (kind and tok[0] != kind) or (value and tok[1].lower() != value):
-            want = value or kind or "a token"
-            got = "the end" if tok is None else repr(tok[1])
-            raise QueryError(f"expected {want!r} but found {got}.")
-        self.i += 1
-        return tok[1]
+    def number(self) -> float | None:
+        if len(self.items) == 1 and self.items[0][1] is None:
+            return self.items[0][0]
+        return None
 
-    def at(self, value: str) -> bool:
-        tok = self.peek()
-        return tok is not None and tok[1].lower() == value
 
-    def number(self) -> float:
-        text = self.take("num")
-        value = float(text)
-        if not math.isfinite(value):
-            raise QueryError(f"number {text!r} is not finite.")
-        return value
+@dataclass(frozen=True, slots=True)
+class _Named:
+    name: str
+    value: Any
 
-    def linear(self) -> tuple[tuple[str, float], ...]:
-        terms: dict[str, float] = {}
-        sign = 1.0
-        while True:
-            if self.at("-"):
-                self.take()
-                sign = -sign
-            elif self.at("+"):
-                self.take()
-            coef = 1.0
-            if self.peek() is not None and self.peek()[0] == "num":  # type: ignore[index]
-                coef = self.number()
-                self.take("punct", "*")
-            name = self.take("name")
-            terms[name] = terms.get(name, 0.0) + sign * coef
-            sign = 1.0
-            if self.at("+") or self.at("-"):
-                continue
-            return tuple(terms.items())
 
-    def parse(self) -> QuerySpec:
-        agg = self.take("name").lower()
-        agg = _ALIASES.get(agg, agg)
-        if agg not in KINDS:
-            raise QueryError(f"unknown aggregate {agg!r}; choose among {', '.join(KINDS)}.")
-        self.take("punct", "(")
-        values: dict[str, Any] = {}
-        if agg == "count" and self.at("*"):
-            self.take()
-        for i, argument in enumerate(ARGUMENTS[agg].arguments):
-            if i:
-                self.take("punct", ",")
-            values[argument.field] = self.linear() if argument.form == "terms" else self.take("name")
-        column, weights = values.get("column"), values.get("weights")
-        coefficients: tuple[tuple[str, float], ...] = values.get("coefficients", ())
-        self.take("punct", ")")
-        dataset = None
-        if self.at("from"):
-            self.take()
-            dataset = self.take("name")
-        where: list[Condition] = []
-        if self.at("where"):
-            self.take()
-            while True:
-                col = self.take("name")
-                op = self.take("op")
-                tok = self.peek()
-                if tok is not None and tok[0] == "str":
-                    self.i += 1
-                    value: float | str = tok[1][1:-1]
-                elif self.at("-"):
-                    self.take()
-                    value = -self.number()
-                else:
-                    value = self.number()
-                where.append(Condition(col, op, value))
-                if not self.at("and"):
-                    break
-                self.take()
-        if self.peek() is not None:
-            raise QueryError(f"unexpected {self.peek()[1]!r} after the query.")  # type: ignore[index]
-        return _checked(QuerySpec(agg, column, weights, coefficients, tuple(where), dataset))
+class _Star:
+    """``count(*)``."""
+
+
+@v_args(inline=True)
+class _Build(Transformer[Token, Any]):
+    """Parse tree → a :class:`QuerySpec` (the arguments are matched to the kind's :data:`ARGUMENTS`)."""
+
+    def sign(self, op: Token) -> float:
+        return -1.0 if op == "-" else 1.0
+
+    def signed(self, *parts: Any) -> float:
+        return float(parts[0] * _finite(parts[1])) if len(parts) == 2 else _finite(parts[0])
+
+    def bracket(self, *values: Any) -> list[float]:
+        return [v for v in values if v is not None]
+
+    def star(self) -> _Star:
+        return _Star()
+
+    def named(self, name: Token, value: Any) -> _Named:
+        return _Named(str(name).lower(), value)
+
+    def scaled(self, number: Token, name: Token) -> tuple[float, str | None, bool]:
+        return _finite(number), str(name), False
+
+    def bare(self, name: Token) -> tuple[float, str | None, bool]:
+        return 1.0, str(name), True
+
+    def constant(self, number: Token) -> tuple[float, str | None, bool]:
+        return _finite(number), None, False
+
+    def expression(self, *parts: Any) -> _Terms:
+        sign, signed = 1.0, False
+        items = []
+        for part in parts:
+            if isinstance(part, float):  # the leading sign
+                sign, signed = part, True
+            elif isinstance(part, Token):  # + or - before the next item
+                sign = -1.0 if part == "-" else 1.0
+            else:
+                items.append((sign * part[0], part[1]))
+                sign = 1.0
+        plain = len(parts) == 1 and isinstance(parts[0], tuple) and parts[0][2] and not signed
+        return _Terms(tuple(items), plain)
+
+    def arguments(self, *args: Any) -> list[Any]:
+        return list(args)
+
+    def call(self, name: Token, args: list[Any] | None) -> tuple[str, list[Any]]:
+        return str(name), args or []
+
+    def from_clause(self, name: Token) -> tuple[str, str]:
+        return "dataset", str(name)
+
+    def condition(self, column: Token, op: Token, value: Any) -> Condition:
+        if isinstance(value, Token):  # a quoted string
+            return Condition(str(column), str(op), str(value)[1:-1])
+        return Condition(str(column), str(op), value)
+
+    def where_clause(self, *conditions: Condition) -> tuple[str, tuple[Condition, ...]]:
+        return "where", conditions
+
+    def group_clause(self, name: Token) -> tuple[str, str]:
+        return "group_by", str(name)
+
+    def start(self, call: tuple[str, list[Any]], *clauses: Any) -> QuerySpec:
+        return _spec_of(call[0], call[1], dict(c for c in clauses if c is not None))
+
+
+def _numbers(value: Any, what: str) -> tuple[float, ...]:
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, _Terms) and value.number() is not None:
+        return (float(value.number()),)  # type: ignore[arg-type]
+    if isinstance(value, float):
+        return (value,)
+    raise QueryError(f"{what} must be numbers (one, several separated by commas, or a list [a, b, …]).")
+
+
+def _spec_of(name: str, args: list[Any], clauses: dict[str, Any]) -> QuerySpec:
+    """Match the parsed arguments of ``name(args…)`` to its kind's :data:`ARGUMENTS`."""
+    kind = _ALIASES.get(name.lower(), name.lower())
+    if kind not in KINDS:
+        raise QueryError(f"unknown aggregate {kind!r}; choose among {', '.join(KINDS)}.")
+    syntax = ARGUMENTS[kind]
+    if kind == "count" and len(args) == 1 and isinstance(args[0], _Star):
+        args = []
+    named = {a.name: a.value for a in args if isinstance(a, _Named)}
+    positional = [a for a in args if not isinstance(a, _Named)]
+    first_named = next((i for i, a in enumerate(args) if isinstance(a, _Named)), len(args))
+    if len(positional) != first_named:
+        raise QueryError(f"{kind}: named arguments (name = value) come after the others.")
+    values: dict[str, Any] = {}
+    for i, argument in enumerate(syntax.arguments):
+        if argument.field in named:
+            raw = named.pop(argument.field)
+        elif i < len(positional):
+            raw = positional[i] if argument.form != "numbers" else positional[i:]
+            if argument.form == "numbers":
+                positional = positional[:i]
+        elif argument.optional:
+            continue
+        else:
+            shown = ", ".join(a.label.split(",")[0] for a in syntax.arguments)
+            raise QueryError(f"expected ',' and the {argument.label.split(',')[0]}: {kind} takes ({shown}).")
+        if argument.form == "column":
+            if not (isinstance(raw, _Terms) and raw.plain):
+                raise QueryError(f"the {argument.label} of {kind} must be a column name.")
+            values[argument.field] = raw.items[0][1]
+        elif argument.form == "terms":
+            if not isinstance(raw, _Terms):
+                raise QueryError(f"the argument of {kind} must be a {argument.label}.")
+            terms: dict[str, float] = {}
+            for coef, column in raw.items:
+                if column is None:
+                    raise QueryError(f"the {argument.label.split(',')[0]} of {kind} has no constant term; "
+                                     "write coefficient*column.")
+                terms[column] = terms.get(column, 0.0) + coef
+            values[argument.field] = tuple(terms.items())
+        else:
+            flat: list[float] = []
+            for part in raw if isinstance(raw, list) and not all(isinstance(v, float) for v in raw) else [raw]:
+                flat.extend(_numbers(part, f"the {argument.label.split(',')[0]} of {kind}"))
+            values[argument.field] = tuple(flat)
+    if named:
+        raise QueryError(f"{kind} takes no argument named {next(iter(named))!r}.")
+    if len(positional) > len(syntax.arguments):
+        raise QueryError(f"{kind} takes {len(syntax.arguments)} argument(s); got {len(positional)}.")
+    return QuerySpec(
+        kind,
+        values.get("column"),
+        values.get("weights"),
+        values.get("coefficients", ()),
+        clauses.get("where", ()),
+        clauses.get("dataset"),
+        values.get("levels", ()),
+        values.get("bins", ()),
+        clauses.get("group_by"),
+    )
+
+
+_PARSER = Lark(GRAMMAR, parser="lalr", maybe_placeholders=True)
+
+
+def _syntax_error(text: str, exc: UnexpectedInput) -> QueryError:
+    """A lark error as a message naming the position and what was found and expected."""
+    if isinstance(exc, UnexpectedEOF) or (isinstance(exc, UnexpectedToken) and exc.token.type == "$END"):
+        expected = sorted(getattr(exc, "expected", ()) or ())
+        return QueryError(f"the query ends too early; expected {_expected(expected)}.")
+    if isinstance(exc, UnexpectedCharacters):
+        return QueryError(f"unexpected character at position {exc.column - 1}: {text[exc.pos_in_stream:][:10]!r}.")
+    assert isinstance(exc, UnexpectedToken)
+    return QueryError(
+        f"unexpected {str(exc.token)!r} at position {exc.column - 1}; expected {_expected(sorted(exc.expected))}."
+    )
+
+
+_SHOWN = {"LPAR": "'('", "RPAR": "')'", "COMMA": "','", "LSQB": "'['", "RSQB": "']'", "STAR": "'*'",
+          "EQUAL": "'='", "ADDOP": "'+' or '-'", "NAME": "a name", "NUMBER": "a number", "STRING": "a string",
+          "OP": "an operator", "_FROM": "'from'", "_WHERE": "'where'", "_AND": "'and'", "_GROUP": "'group'",
+          "_BY": "'by'", "$END": "the end"}
+
+
+def _expected(names: list[str]) -> str:
+    shown = sorted({_SHOWN.get(n, n) for n in names})
+    return " or ".join(shown) if shown else "more"
 
 
 def _checked(spec: QuerySpec) -> QuerySpec:
     if len(spec.where) > _MAX_CONDITIONS:
         raise QueryError(f"at most {_MAX_CONDITIONS} conditions; got {len(spec.where)}.")
     for name in spec.columns() | ({spec.dataset} if spec.dataset else set()):
-        if not _IDENT.match(name):
+        if not isinstance(name, str) or not _IDENT.match(name):
             raise QueryError(f"{name!r} is not a column or dataset name.")
     syntax = ARGUMENTS[spec.kind]
     for argument in syntax.arguments:
-        if not getattr(spec, argument.field):
+        if not argument.optional and not getattr(spec, argument.field):
             raise QueryError(f"{spec.kind} needs a {argument.label.split(',')[0]}.")
     if spec.where and not syntax.where:
         raise QueryError(f"{spec.kind} ({syntax.summary}) takes no where clause.")
+    if spec.group_by is not None and not syntax.group_by:
+        raise QueryError(f"{spec.kind} takes no group by clause; {', '.join(GROUPED_KINDS)} do.")
+    for field in ("levels", "bins"):
+        numbers = getattr(spec, field)
+        if len(numbers) > _MAX_NUMBERS:
+            raise QueryError(f"at most {_MAX_NUMBERS} {field}; got {len(numbers)}.")
+        if not all(isinstance(v, float) and math.isfinite(v) for v in numbers):
+            raise QueryError(f"the {field} of {spec.kind} must be finite numbers.")
+    for field, owner in (("levels", "quantile"), ("bins", "histogram")):
+        if getattr(spec, field) and spec.kind != owner:
+            raise QueryError(f"{spec.kind} takes no {field} (only {owner} does).")
+    if spec.levels and not all(0.0 <= q <= 1.0 for q in spec.levels):
+        raise QueryError(f"quantile levels must lie in [0, 1]; got {list(spec.levels)}.")
+    if spec.bins and (len(spec.bins) < 2 or any(b >= c for b, c in zip(spec.bins, spec.bins[1:], strict=False))):
+        raise QueryError(f"histogram bins must be at least two strictly increasing edges; got {list(spec.bins)}.")
     for c in spec.where:
         if isinstance(c.value, str):
             if len(c.value) > 200:
@@ -263,19 +439,39 @@ def _checked(spec: QuerySpec) -> QuerySpec:
 
 
 def parse_query(text: str, *, dataset: str | None = None) -> QuerySpec:
-    """Parse the text form of a query."""
+    """Parse the text form of a query (:data:`GRAMMAR`); errors name the position and what was expected."""
     if not isinstance(text, str) or not text.strip() or len(text) > _MAX_TEXT:
         raise QueryError(f"a query is a non-empty string of at most {_MAX_TEXT} characters.")
-    spec = _Parser(text).parse()
+    try:
+        spec = _Build().transform(_PARSER.parse(text))
+    except UnexpectedInput as exc:
+        raise _syntax_error(text, exc) from None
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, QueryError):
+            raise exc.orig_exc from None
+        raise
+    spec = _checked(spec)
     if dataset is not None:
         if spec.dataset is not None and spec.dataset != dataset:
             raise QueryError("the query names two different datasets.")
-        spec = QuerySpec(spec.kind, spec.column, spec.weights, spec.coefficients, spec.where, dataset)
+        spec = spec.on(dataset)
     return _checked(spec)
 
 
+def _json_numbers(body: dict[str, Any], field: str) -> tuple[float, ...]:
+    raw = body.get(field)
+    if raw is None:
+        return ()
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        raw = [raw]
+    if not isinstance(raw, list) or any(isinstance(v, bool) or not isinstance(v, int | float) for v in raw):
+        raise QueryError(f"`{field}` must be a list of numbers.")
+    return tuple(float(v) for v in raw)
+
+
 def spec_from_json(body: dict[str, Any]) -> QuerySpec:
-    """The structured form: ``{"kind", "column", "weights", "coefficients", "where", "dataset"}``."""
+    """The structured form: ``{"kind", "column", "weights", "coefficients", "levels", "bins", "where",
+    "group_by", "dataset"}``."""
     kind = body.get("kind")
     kind = _ALIASES.get(kind, kind) if isinstance(kind, str) else kind
     if kind not in KINDS:
@@ -298,6 +494,14 @@ def spec_from_json(body: dict[str, Any]) -> QuerySpec:
             raise QueryError(f"coefficient of {name!r} must be a finite number.")
         coefficients.append((name, float(coef)))
     spec = QuerySpec(
-        kind, body.get("column"), body.get("weights"), tuple(coefficients), tuple(where), body.get("dataset")
+        kind,
+        body.get("column"),
+        body.get("weights"),
+        tuple(coefficients),
+        tuple(where),
+        body.get("dataset"),
+        _json_numbers(body, "levels"),
+        _json_numbers(body, "bins"),
+        body.get("group_by"),
     )
     return _checked(spec)

@@ -175,7 +175,7 @@ class Service:
         spec = self.config.datasets.get(name)
         if spec is None:
             raise QueryError(f"unknown dataset {name!r}.")
-        query = QuerySpec(query.kind, query.column, query.weights, query.coefficients, query.where, name)
+        query = query.on(name)
         return self.cached(("spec", query), lambda: self._make_plan(query, spec.name))
 
     def _make_plan(self, query: QuerySpec, name: str) -> Plan:
@@ -229,8 +229,21 @@ class Service:
     def release(self, plan: Plan, ledger_id: int) -> Any:
         """Read the data and release the hardened answer; any failure marks the ledger row and raises
         :class:`QueryFailed`."""
+        return self.answer(plan, ledger_id)[0]
+
+    def answer(self, plan: Plan, ledger_id: int) -> tuple[Any, dict[str, Any]]:
+        """(the released value, what the answer states besides: its ``accuracy`` from the noise law, and the
+        ``keys`` a partition selection released) — :meth:`release`, with those."""
         try:
             noisy: list[Any] | None = None
+            if plan.quantile is not None:
+                values, weights = self._read_rows(plan)
+                chosen = plan.quantile.release(values, weights)
+                if not is_finite(chosen):
+                    raise ArithmeticError("non-finite release")
+                return chosen, {} if plan.accuracy is None else {"accuracy": plan.accuracy([])}
+            if plan.selection is not None:
+                return self._selected(plan)
             if plan.spec.engine == "dask" and plan.identity:  # noised on the workers (dask_engine)
                 values, found = self.dask.release_identity(plan)
                 noisy = [values]
@@ -246,7 +259,7 @@ class Service:
             value = value.tolist() if isinstance(value, np.ndarray) else float(value)
             if not is_finite(value):
                 raise ArithmeticError("non-finite release")
-            return value
+            return value, {} if plan.accuracy is None else {"accuracy": plan.accuracy(noisy)}
         except Exception:
             log.exception("query failed after its charge was committed (ledger row %d)", ledger_id)
             self._mark_failed(ledger_id)
@@ -260,7 +273,38 @@ class Service:
                 rows = cur.fetchall()
                 return [np.array([float(r[0]) for r in rows])], len(rows)
             *values, found = cur.fetchone()
-            return [float(v) for v in values], int(found)
+            return plan.split([float(v) for v in values]), int(found)
+
+    def _selected(self, plan: Plan) -> tuple[Any, dict[str, Any]]:
+        """A group-by over undeclared keys: noisy cells of every stored key, released where the noisy count
+        reaches the threshold (:class:`~.vectors.PartitionSelection`)."""
+        selection = plan.selection
+        assert selection is not None
+        with self._readers.cursor() as cur:
+            cur.execute(plan.sql, plan.parameters)
+            rows = sorted((r for r in cur.fetchall() if r[0] is not None), key=lambda r: str(r[0]))
+        keys = [str(r[0]) for r in rows]
+        if not keys:  # no stored key: nothing to select from
+            return [], {"keys": []}
+        true = [np.array([float(r[1 + i]) for r in rows]) for i in range(len(plan.components))]
+        noisy = [selection.noisy(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
+        counts = next(v for c, v in zip(plan.components, noisy, strict=True) if c.name == "count")
+        keep = selection.keep(counts)
+        noisy = [v[keep] for v in noisy]
+        value = np.asarray(plan.combine(noisy), dtype=float)
+        if not is_finite(value.tolist()):
+            raise ArithmeticError("non-finite release")
+        extra: dict[str, Any] = {"keys": [k for k, kept in zip(keys, keep, strict=True) if kept]}
+        if plan.accuracy is not None:
+            extra["accuracy"] = plan.accuracy(noisy)
+        return value.tolist(), extra
+
+    def _read_rows(self, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
+        """Every record's (clamped value, filter weight) of a quantile plan (one pass over the table)."""
+        with self._readers.cursor() as cur:
+            cur.execute(plan.sql, plan.parameters)
+            rows = np.array(cur.fetchall(), dtype=float).reshape(-1, 2)
+        return rows[:, 0], rows[:, 1]
 
     def _mark_failed(self, ledger_id: int) -> None:
         try:

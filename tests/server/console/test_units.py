@@ -52,6 +52,9 @@ def _spec(policies: tuple[str, ...] = querylang.KINDS) -> DatasetSpec:
         "variance(kwh) from meters where kwh < -1.5",
         "linear(2*kwh - 0.5*weight) from meters",
         "identity(kwh) from meters",
+        "histogram(kwh, 0.0, 10.0, 60.0) from meters where region = 'north'",
+        "histogram(region) from meters",
+        "quantile(kwh, 0.25, 0.5) from meters",
     ],
 )
 def test_the_form_composes_what_the_parser_reads_and_the_ledger_text_reads_back(text: str) -> None:
@@ -61,6 +64,8 @@ def test_the_form_composes_what_the_parser_reads_and_the_ledger_text_reads_back(
         value = getattr(spec, argument.field)
         if argument.form == "terms":
             value = " + ".join(f"{c!r}*{n}" for n, c in value).replace("+ -", "- ")
+        if argument.form == "numbers":
+            value = ", ".join(repr(v) for v in value)
         form[f"arg_{argument.field}"] = value
     for i, c in enumerate(spec.where):
         form |= {f"where_column_{i}": c.column, f"where_op_{i}": c.op, f"where_value_{i}": str(c.value)}
@@ -209,3 +214,13 @@ def test_the_package_ships_its_templates_and_static_files() -> None:
     root = Path(console.__file__).parent
     shipped = {p.name for p in (root / "templates").iterdir()} | {p.name for p in (root / "static").iterdir()}
     assert {"base.html", "query.html", "answer.html", "console.css", "console.js", "favicon.svg"} <= shipped
+
+
+def test_the_ledger_text_of_a_group_by_and_of_the_new_kinds_reads_back() -> None:
+    for text in (
+        "mean(kwh) from meters where kwh > 2.0 group by region",
+        "histogram(kwh, bins = [0, 10, 60]) from meters",
+        "quantile(kwh, [0.25, 0.75]) from meters",
+    ):
+        spec = querylang.parse_query(text)
+        assert querylang.parse_query(queryform.describe_query(spec.as_dict())) == spec

@@ -91,6 +91,8 @@ def compose(spec: DatasetSpec, form: dict[str, str]) -> str:
     arguments = []
     for argument in syntax.arguments:
         value = form.get(f"arg_{argument.field}", "").strip()
+        if not value and argument.optional:
+            continue
         if not value:
             raise ValueError(f"{kind} needs its {argument.label.split(',')[0]}")
         arguments.append(value)
@@ -116,12 +118,16 @@ def describe_query(query: dict[str, Any]) -> str:
     describe its kind."""
     kind = query.get("kind")
     syntax = ARGUMENTS.get(kind) if isinstance(kind, str) else None
-    known = {"kind", "dataset", "where"} | {a.field for a in syntax.arguments} if syntax else set()
+    known = {"kind", "dataset", "where", "group_by"} | {a.field for a in syntax.arguments} if syntax else set()
     if syntax is None or set(query) - known:
         return json.dumps(query, sort_keys=True, ensure_ascii=False)
     arguments = []
     for argument in syntax.arguments:
         value = query.get(argument.field)
+        if value is None and argument.optional:
+            continue
+        if argument.form == "numbers" and isinstance(value, list):
+            value = "[" + ", ".join(repr(float(v)) for v in value) + "]"
         if argument.form == "terms" and isinstance(value, dict):
             value = " + ".join(f"{coef:g}*{name}" for name, coef in value.items()).replace("+ -", "- ")
         arguments.append(str(value))
@@ -136,4 +142,6 @@ def describe_query(query: dict[str, Any]) -> str:
             else f"{c['column']} {c['op']} {c['value']:g}"
             for c in where
         )
+    if query.get("group_by"):
+        text += f" group by {query['group_by']}"
     return text

@@ -1,0 +1,125 @@
+"""The accuracy every DP answer of the server states: a confidence interval (or a rank accuracy, for quantiles)
+at :data:`LEVEL`, from the law of the noise, through the library's accuracy code
+(:mod:`privnoise.analysis.accuracy`, :mod:`privnoise.analysis.plans`).
+
+It describes the **noise only** (:data:`~privnoise.analysis.estimate.NOISE_ONLY`): with the stated probability over
+the noise, the interval covers the exact answer on the stored (clamped) records that the noise was added to. It
+says nothing of sampling error, nor of what clamping removed.
+
+The law of a hardened component: its value is rounded to the grid Λ and grid noise is added, whose tail is no
+heavier than that of the continuous noise rounded to the grid (for Laplace-type noise the discrete tail
+q^m/(1 + q) is at most the rounded continuous tail q^{m − 1/2}/2, by the AM–GM inequality); so the error is
+within the continuous law's radius plus Λ (two roundings of at most Λ/2), which is what a
+:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. Noise with no (ε, δ) profile (cos² Fisher
+noise, custom noise) has no interval here: the answer says so.
+
+Per kind: ``count``, ``sum``, ``linear``, ``identity``, ``histogram`` and group-by counts and sums: value ± r (per
+coordinate, not simultaneous), cut to the range the value can take. ``mean`` (also per group) and
+``weighted_mean``: the Fieller-type set of :func:`~privnoise.analysis.accuracy.ratio_interval` (exact coverage).
+``variance``: :func:`~privnoise.analysis.accuracy.variance_interval` (conservative) for S₂/N − (S₁/N)², scaled to
+the server's sample variance by N/(N − 1) at the ends of the count's interval. ``quantile``: the exponential
+mechanism's rank radius (:func:`~privnoise.analysis.accuracy.exponential_rank_radius`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..analysis.accuracy import NoiseLaw, ratio_interval, variance_interval
+from ..analysis.estimate import NOISE_ONLY, RANK
+from ..analysis.plans import rank_radius, vector_interval
+from ..dp.hardening import HardenedMechanism
+from ..dp.profile import NoProfile, profile_of
+
+__all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]
+
+#: The level of every stated interval.
+LEVEL = 0.95
+#: noisy component values → the ``accuracy`` object of the answer.
+Accuracy = Callable[[list[Any]], dict[str, Any]]
+
+
+def law_of(noise: HardenedMechanism) -> NoiseLaw | None:
+    """The error law of a hardened component (module docstring), None without an (ε, δ) profile."""
+    try:
+        profile = profile_of(noise.mechanism)
+    except Exception:  # noqa: BLE001 - custom noise may have no profile at all
+        return None
+    if isinstance(profile, NoProfile) or not np.isfinite(profile.scale):
+        return None
+    return NoiseLaw("laplace" if profile.pure else "gaussian", float(profile.scale), 2.0 * noise.grid)
+
+
+def _json(x: Any) -> Any:
+    return np.asarray(x, dtype=float).tolist()
+
+
+def _interval(low: Any, high: Any, coverage: Any) -> dict[str, Any]:
+    return {"level": LEVEL, "low": _json(low), "high": _json(high), "coverage": _json(coverage),
+            "meaning": NOISE_ONLY}
+
+
+def _unavailable(reason: str) -> Accuracy:
+    return lambda noisy: {"level": LEVEL, "available": False, "meaning": reason}
+
+
+def rank_accuracy(epsilon: float, sensitivities: list[float], candidates: int) -> Accuracy:
+    """The rank radius of each quantile level (``epsilon`` each)."""
+    radii = [rank_radius(epsilon, s, candidates)(LEVEL) for s in sensitivities]
+    shown: float | list[float] = radii[0] if len(radii) == 1 else radii
+    return lambda noisy: {"level": LEVEL, "rank_radius": shown, "meaning": RANK}
+
+
+def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, float] | None,
+                *, low: float | None = None, high: float | None = None) -> Accuracy:
+    """The accuracy of an answer of ``kind`` from its components' laws (in the planner's component order).
+
+    ``bounds``: the declared range of a mean's or variance's column; ``low``/``high``: the range a sum or
+    count can take (None: unbounded).
+    """
+    if any(law is None for law in laws):
+        return _unavailable("no interval: this policy's noise has no (ε, δ) law to state one from")
+    first = laws[0]
+    assert first is not None
+    if kind in ("mean", "weighted_mean"):
+        assert bounds is not None and laws[1] is not None
+        second = laws[1]
+        lo, hi = bounds
+        centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+
+        def ratio(noisy: list[Any]) -> dict[str, Any]:
+            s, n = np.asarray(noisy[0], dtype=float), np.asarray(noisy[1], dtype=float)
+            # centred: Ŝ − cN̂ estimates Σ(x − c) with error W₁ − cW₂; the library's test uses the law of
+            # W₁ − mW₂ at the ratio m, so the centred ratio m − c is tested with the offset c.
+            a, b = ratio_interval(s - centre * n, n, first, second, LEVEL, half_range=half, offset=centre)
+            scalar = np.ndim(noisy[0]) == 0
+            return _interval(centre + (a[0] if scalar else a), centre + (b[0] if scalar else b), LEVEL)
+
+        return ratio
+    if kind == "variance":
+        assert bounds is not None and all(law is not None for law in laws)
+        half = (bounds[1] - bounds[0]) / 2.0
+        s1_law, s2_law, n_law = laws  # the planner's order: sum, sum of squares, count
+
+        def variance(noisy: list[Any]) -> dict[str, Any]:
+            s1, s2, n = (float(v) for v in noisy)
+            a, b = variance_interval(n, s1, s2, (n_law, s1_law, s2_law), LEVEL, half_range=half)  # type: ignore[arg-type]
+            r, _ = n_law.radius(1.0 - (1.0 - LEVEL) / 3.0)  # type: ignore[union-attr]
+            n_low, n_high = n - r, n + r
+            if n_low > 1.0:  # sample variance = population variance · N/(N − 1), decreasing in N
+                a, b = a * n_high / (n_high - 1.0), b * n_low / (n_low - 1.0)
+            else:
+                a, b = 0.0, half * half
+            return _interval(min(a, half * half), min(b, half * half), LEVEL)
+
+        return variance
+
+    def plain(noisy: list[Any]) -> dict[str, Any]:
+        values = np.asarray(noisy[0], dtype=float)
+        a, b, coverage = vector_interval(values, first, low=low, high=high)(LEVEL)
+        return _interval(a, b, coverage)
+
+    return plain

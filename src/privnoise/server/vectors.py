@@ -1,0 +1,170 @@
+"""Vector answers: ``histogram`` and ``group by`` over public cells, each answered by one noisy vector, charged once.
+
+Cells are public, so that which cells exist never depends on the data: the bins a histogram query gives
+(``histogram(kwh, bins = [0, 10, 20, 60])``: values clamped to [first, last] edge, cell i = [e_i, e_{i+1}), the last
+cell closed) or the categories the owner declared for a text column (``categories = [...]`` in owner.toml;
+``histogram(region)`` and ``... group by region``; records of other values are in no cell).
+
+**Sensitivity and charge (parallel composition over disjoint cells).** Neighbouring databases differ by one record
+added, removed or replaced (the server's privacy unit). A record adds g ∈ [g̲, ḡ] to exactly one cell (g = 1 for
+counts, the clamped value for sums), and no other cell depends on it. Adding or removing it moves one coordinate by
+at most M = max(|g̲|, |ḡ|); replacing it moves one coordinate by at most ḡ − g̲, or two coordinates (it changes cell)
+by at most M each. So the vector's sensitivity is
+
+* ℓ1: Δ₁ = max(ḡ − g̲, 2M) = 2M (Laplace noise): 2 for counts, 2·max(|lo|, |hi|) for sums;
+* ℓ2: Δ₂ = max(ḡ − g̲, √2·M) (Gaussian noise): √2 for counts;
+
+whatever the number k of cells. The whole vector is one hardened release of the policy's (ε, δ) calibrated to that
+sensitivity, so a group-by over k keys, or a histogram of k bins, charges the policy's (ε, δ) once — not k times
+(what sequential composition would charge) — and a group-by mean splits it over its two vectors (sums and counts)
+exactly as a mean does.
+
+**Keys not declared: partition selection.** ``... group by c`` on a text column without declared categories, under a
+laplace policy with ``partition_delta = δ``: the cells are the values of c present in the stored table (NULL aside),
+sorted; every cell gets a noisy count, rounded to an integer, and the cell is released only when that count reaches
+a threshold T (:mod:`privnoise.dp.partition`). A replacement changes at most two cells' counts by one each (ℓ1 = 2),
+and may make one key disappear and another appear, each holding one record. With the shared cells' counts
+calibrated to ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`) and T the smallest
+integer with P(a key of one record is released) ≤ δ (:func:`~privnoise.dp.partition.laplace_partition_threshold`,
+k = 1), the conditioning argument of :mod:`privnoise.dp.partition` gives P[M(D) ∈ S] ≤ e^{ε₀}/(1 − δ)·P[M(D′) ∈ S] + δ:
+the query is (ε, δ)-DP and charges the policy's ε and δ = ``partition_delta`` once. The grid noise of the hardened
+release is no heavier-tailed than the continuous noise shifted by its grid step Λ (see :mod:`.accuracy`), so T is
+raised by ⌈Λ⌉. Noise is calibrated for a vector of two cells (only two coordinates ever change) and drawn
+independently for each cell, so the number of cells need not be known before the data are read. The work of such
+a query depends on the number of distinct values of c in the stored table (one ``GROUP BY`` over every record, the
+filter applied as a weight, never as ``WHERE``), not on what a filter selects; owners to whom that number matters
+declare the categories.
+
+**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one ``CASE WHEN <record in cell> THEN term
+ELSE 0 END`` term of the same single statement over the whole table, multiplied by the record's filter weight:
+every record is evaluated against every cell whatever the data, so the latency does not depend on how many
+records a group or a bin holds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sqlalchemy import Float, case, literal
+
+from ..dp.hardening import HardenedMechanism
+from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
+from ..dp.profile import profile_of
+from .config import DatasetSpec
+from .querylang import QueryError, QuerySpec
+
+__all__ = ["PartitionSelection", "cell_keys", "cell_tests", "vector_sensitivity"]
+
+
+def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
+    """Δ₁ (``laplace``) or Δ₂ (``gaussian``) of a vector whose cells each sum g ∈ [g_low, g_high] over disjoint
+    records (module docstring).
+
+    Examples
+    --------
+    >>> vector_sensitivity(1.0, 1.0, "laplace"), round(vector_sensitivity(1.0, 1.0, "gaussian"), 6)
+    (2.0, 1.414214)
+    >>> vector_sensitivity(0.0, 60.0, "laplace"), vector_sensitivity(0.0, 60.0, "gaussian")
+    (120.0, 84.8528137423857)
+    """
+    big = max(abs(g_low), abs(g_high))
+    if mechanism == "laplace":
+        return max(g_high - g_low, 2.0 * big)
+    return max(g_high - g_low, math.sqrt(2.0) * big)
+
+
+def _categories(spec: DatasetSpec, column: str, what: str) -> tuple[str, ...]:
+    col = spec.columns.get(column)
+    if col is None:
+        raise QueryError(f"{column!r} is not a declared column of dataset {spec.name!r}.")
+    if col.type != "text" or not col.categories:
+        raise QueryError(
+            f"{what} needs the public values of column {column!r}: declare `categories = [...]` on the text "
+            f"column `datasets.{spec.name}.columns.{column}` in owner.toml"
+            + (", or set `partition_delta` on a laplace policy to select the keys by a noisy count."
+               if what == "group by" else ".")
+        )
+    return col.categories
+
+
+class PartitionSelection:
+    """The keys of a group-by over undeclared keys (module docstring): ε₀ for the counts, and the threshold."""
+
+    def __init__(self, column: str, count_epsilon: float, delta: float) -> None:
+        self.column = column
+        self.delta = delta
+        self.count_epsilon = pure_budget_share(count_epsilon, delta)
+        self.threshold: int | None = None
+
+    def calibrated(self, count_noise: HardenedMechanism) -> PartitionSelection:
+        """Set T from the count noise's scale and grid."""
+        scale = float(profile_of(count_noise.mechanism).scale)
+        self.threshold = laplace_partition_threshold(scale, self.delta, max_contributions=1) + math.ceil(
+            count_noise.grid
+        )
+        return self
+
+    @staticmethod
+    def noisy(noise: HardenedMechanism, values: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Independent noise of ``noise`` (calibrated for two cells) on every cell of ``values``."""
+        cells = values.size
+        padded = np.zeros(cells + cells % 2)
+        padded[:cells] = values
+        return np.asarray(noise.release(padded.reshape(-1, 2)), dtype=float).reshape(-1)[:cells]
+
+    def keep(self, noisy_counts: NDArray[np.float64]) -> NDArray[np.bool_]:
+        assert self.threshold is not None
+        return select_partitions(np.rint(noisy_counts), self.threshold)
+
+
+def declared_keys(spec: DatasetSpec, column: str) -> tuple[str, ...] | None:
+    """The declared categories of a text column (None when it has none: partition selection)."""
+    col = spec.columns.get(column)
+    if col is None:
+        raise QueryError(f"{column!r} is not a declared column of dataset {spec.name!r}.")
+    if col.type != "text":
+        raise QueryError(f"group by a text column; {column!r} is numeric.")
+    return col.categories
+
+
+def cell_keys(query: QuerySpec, spec: DatasetSpec) -> tuple[str, tuple[Any, ...]]:
+    """(the column the cells are made of, the cells' keys): bins as "[a, b)" labels, or declared categories."""
+    if query.group_by is not None:
+        return query.group_by, _categories(spec, query.group_by, "group by")
+    assert query.column is not None
+    if query.bins:
+        if spec.numeric(query.column) is None:
+            raise QueryError(f"histogram bins are for a numeric column; {query.column!r} is not one "
+                             f"(histogram({query.column}) counts its declared categories).")
+        edges = query.bins
+        last = len(edges) - 2
+        return query.column, tuple(
+            f"[{a:g}, {b:g}{']' if i == last else ')'}" for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False))
+        )
+    if spec.numeric(query.column) is not None:
+        raise QueryError(f"histogram of numeric column {query.column!r} needs its bins: "
+                         f"histogram({query.column}, bins = [e0, e1, ...]).")
+    return query.column, _categories(spec, query.column, "histogram")
+
+
+def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...]) -> list[Any]:
+    """One ``CASE WHEN <record in cell> THEN 1 ELSE 0 END`` per cell (every record is tested against every cell);
+    ``clamped(column)`` gives a numeric column clamped to its declared bounds, ``keys`` the declared categories."""
+    one, zero = literal(1.0, Float), literal(0.0, Float)
+    if query.group_by is None and query.bins:
+        assert query.column is not None
+        edges = query.bins
+        x = clamped(query.column)
+        first, last = literal(edges[0], Float), literal(edges[-1], Float)
+        x = case((x < first, first), (x > last, last), else_=x)  # clamped to the outer edges
+        tests = []
+        for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
+            upper = x <= literal(b, Float) if i == len(edges) - 2 else x < literal(b, Float)
+            tests.append(case(((x >= literal(a, Float)) & upper, one), else_=zero))
+        return tests
+    column = query.group_by if query.group_by is not None else query.column
+    assert column is not None
+    return [case((table.c[column] == literal(k), one), else_=zero) for k in keys]
