@@ -143,3 +143,21 @@ def test_quantile_rank_accuracy_is_tight_on_the_worst_case():
     covered = int(np.count_nonzero(gap <= radius))
     assert _two_sided(covered, 1 - miss) > ALPHA
     assert _two_sided(covered, 1 - 1.3 * miss) < ALPHA
+
+
+@pytest.mark.parametrize("family", ["laplace", "gaussian"])
+def test_one_release_takes_the_same_limits_as_many(family: str) -> None:
+    # one release is solved by Brent's method, many by bisection: the same limits to the solvers' tolerance,
+    # including counts near zero (sets that are not intervals) and limits at the range's edges
+    from privnoise.analysis.accuracy import NoiseLaw
+
+    rng = np.random.default_rng(11)
+    sum_law, count_law = NoiseLaw(family, 3.0), NoiseLaw(family, 2.0)
+    s_hat, n_hat = rng.uniform(-400.0, 400.0, 200), rng.uniform(-5.0, 900.0, 200)
+    low, high = ratio_interval(s_hat, n_hat, sum_law, count_law, 0.95, half_range=1.0, offset=0.3)
+    assert np.any(low > -1.0) and np.any(high < 1.0) and np.any(low == -1.0)  # both kinds of limit occur
+    for i in range(s_hat.size):
+        one_low, one_high = ratio_interval(
+            s_hat[i : i + 1], n_hat[i : i + 1], sum_law, count_law, 0.95, half_range=1.0, offset=0.3
+        )
+        assert one_low[0] == pytest.approx(low[i], abs=1e-11) and one_high[0] == pytest.approx(high[i], abs=1e-11)
