@@ -20,8 +20,8 @@ def test_code_blocks_run(path: Path, tmp_path: Path) -> None:
 def test_skips_are_few_and_give_a_reason() -> None:
     skipped = [b for p in documents() for b in blocks(p) if b.skip is not None]
     assert all(b.skip for b in skipped)
-    # the build targets, the install line and the blocks that need a running server
-    assert len(skipped) <= 8, [b.where for b in skipped]
+    # the build targets, the install line, the blocks that need a running server or a Dask cluster
+    assert len(skipped) <= 10, [b.where for b in skipped]
 
 
 def test_the_collector_finds_markers_and_refuses_unknown_languages(tmp_path: Path) -> None:

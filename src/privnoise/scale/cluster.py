@@ -4,7 +4,7 @@
 
 * ``"local"`` — a ``LocalCluster`` of worker processes on loopback, dashboard off, closed with the connection;
 * ``"tcp://host:8786"`` (or ``tls://…``) — the scheduler of a running cluster (``dask scheduler`` and
-  ``dask worker`` processes, a Kubernetes or job-queue deployment: see the Dask guide).
+  ``dask worker`` processes, a Kubernetes or job-queue deployment: see the Dask guide, docs/guides/dask.md).
 
 >>> check_scheduler("tcp://10.0.0.5:8786", "scheduler", "owner.toml")
 'tcp://10.0.0.5:8786'
