@@ -26,6 +26,7 @@ QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -442,6 +443,14 @@ def parse_query(text: str, *, dataset: str | None = None) -> QuerySpec:
     """Parse the text form of a query (:data:`GRAMMAR`); errors name the position and what was expected."""
     if not isinstance(text, str) or not text.strip() or len(text) > _MAX_TEXT:
         raise QueryError(f"a query is a non-empty string of at most {_MAX_TEXT} characters.")
+    if dataset is not None and not isinstance(dataset, str):
+        raise QueryError("`dataset` must be a string.")
+    return _parsed(text, dataset)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str, dataset: str | None) -> QuerySpec:
+    """:func:`parse_query` of checked arguments, kept per (text, dataset): a spec is immutable, errors are not kept."""
     try:
         spec = _Build().transform(_PARSER.parse(text))
     except UnexpectedInput as exc:
