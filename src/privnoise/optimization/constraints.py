@@ -145,12 +145,12 @@ class Box(Constraint):
         return bool(np.all(p >= self.lower - atol) and np.all(p <= self.upper + atol))
 
     def recession_cone(self) -> RecessionCone | None:
-        n = self.dim
-        rows = [np.eye(n)[i] for i in range(n) if np.isfinite(self.upper[i])]  # d_i ≤ 0
-        rows += [-np.eye(n)[i] for i in range(n) if np.isfinite(self.lower[i])]  # d_i ≥ 0
-        if np.all(np.isfinite(self.lower)) and np.all(np.isfinite(self.upper)):
+        upper, lower = np.isfinite(self.upper), np.isfinite(self.lower)
+        if np.all(lower) and np.all(upper):
             return None
-        return RecessionCone(np.array(rows) if rows else None, None)
+        eye = np.eye(self.dim)  # once, not once per coordinate
+        rows = np.vstack([eye[upper], -eye[lower]])  # d_i ≤ 0 where bounded above, d_i ≥ 0 where bounded below
+        return RecessionCone(rows if rows.size else None, None)
 
     def scipy_constraints(self) -> tuple[optimize.Bounds | None, list[Any]]:
         return optimize.Bounds(self.lower, self.upper), []
