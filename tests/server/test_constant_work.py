@@ -15,6 +15,7 @@ the construction that counts only the selected records.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,10 +61,13 @@ def _latencies(lab: Lab, every: dict[str, str] = ALL, none: dict[str, str] = NON
     times: dict[str, list[float]] = {"all": [], "none": []}
     for i in range(2 * SAMPLES):
         name, body = (("all", every), ("none", none))[i % 2]
-        t0 = time.perf_counter()
-        r = lab.post("timer", body)
-        times[name].append(time.perf_counter() - t0)
-        assert r.status_code == 200, r.text
+        best = math.inf
+        for _ in range(2):  # the faster of two: a burst of other work on the machine slows only one of them
+            t0 = time.perf_counter()
+            r = lab.post("timer", body)
+            best = min(best, time.perf_counter() - t0)
+            assert r.status_code == 200, r.text
+        times[name].append(best)
     return times["all"], times["none"]
 
 
