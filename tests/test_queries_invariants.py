@@ -241,3 +241,88 @@ def test_factories_are_named_and_typed():
     assert np.allclose(
         queries.variance(4).jacobian_at(x)[0], exact, rtol=1e-15, atol=0
     )  # exact, not numerical
+
+
+def _brute_force_block_sensitivity(c: np.ndarray, bounds: tuple[float, float], block: int | None, norm: str) -> float:
+    """max over records i of the norm of C e_i (hi − lo): moving one record changes Cx by (hi − lo) C e_i exactly,
+    measured here in ℓ1, ℓ2 or Σ over output blocks of their ℓ2 norms."""
+    width = bounds[1] - bounds[0]
+    worst = 0.0
+    for i in range(c.shape[1]):
+        change = width * c[:, i]
+        if norm == "l1":
+            size = float(np.abs(change).sum())
+        elif norm == "l2":
+            size = float(np.linalg.norm(change))
+        else:
+            size = float(sum(np.linalg.norm(part) for part in change.reshape(-1, block)))
+        worst = max(worst, size)
+    return worst
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 1.0), (-2.5, 4.0)])
+def test_every_factory_has_the_sensitivity_of_its_matrix(bounds):
+    from scipy import sparse
+
+    rng = np.random.default_rng(11)
+    c = rng.normal(size=(4, 3))
+    w = np.array([0.5, -2.0, 1.5])
+    cases = [
+        (queries.linear(c, bounds=bounds), c),
+        (queries.linear(sparse.csr_matrix(c), bounds=bounds), c),
+        (queries.diagonal(w, bounds=bounds), np.diag(w)),
+        (queries.weighted_sum(w, bounds=bounds), w[None, :]),
+        (queries.identity(3, bounds=bounds, scale=2.5), 2.5 * np.eye(3)),
+    ]
+    x = rng.uniform(*bounds, size=3)
+    for q, matrix in cases:
+        assert np.allclose(np.atleast_1d(q(x)), matrix @ x, rtol=1e-13)  # the query is Cx
+        for norm in ("l1", "l2"):
+            expected = _brute_force_block_sensitivity(matrix, bounds, None, norm)
+            assert q.sensitivity(norm) == pytest.approx(expected, rel=1e-13)
+        if matrix.shape[0] % 2 == 0:
+            expected = _brute_force_block_sensitivity(matrix, bounds, 2, "l1-l2")
+            assert q.sensitivity("l1-l2", block=2) == pytest.approx(expected, rel=1e-13)
+
+
+def test_sensitivity_of_a_function_query_from_its_declared_jacobian_bound():
+    # f(x) = sin(Cx) has |∂f_k/∂x_i| ≤ |C_ki|: by the mean value theorem a record moves f by at most
+    # (hi − lo)·‖|C| e_i‖, the bound the query states; brute force on the linear map |C| itself attains it
+    rng = np.random.default_rng(12)
+    c = rng.normal(size=(4, 3))
+    bounds = (-1.0, 3.0)
+    q = FunctionQuery(lambda x: np.sin(c @ x), 3, bounds=bounds, jacobian_bound=np.abs(c))
+    for norm in ("l1", "l2"):
+        assert q.sensitivity(norm) == pytest.approx(_brute_force_block_sensitivity(np.abs(c), bounds, None, norm))
+    assert q.sensitivity() == q.sensitivity("l1")
+    assert q.sensitivity("l1-l2", block=2) == pytest.approx(
+        _brute_force_block_sensitivity(np.abs(c), bounds, 2, "l1-l2")
+    )
+    # and no record moves f by more (sampled pairs of neighbours)
+    for _ in range(200):
+        x = rng.uniform(*bounds, size=3)
+        y = x.copy()
+        y[rng.integers(3)] = rng.uniform(*bounds)
+        assert np.abs(np.sin(c @ x) - np.sin(c @ y)).sum() <= q.sensitivity("l1") * (1 + 1e-12)
+    with pytest.raises(InvalidParameterError, match="`bounds` of"):
+        FunctionQuery(lambda x: np.sin(c @ x), 3, jacobian_bound=np.abs(c)).sensitivity()
+    with pytest.raises(InvalidParameterError, match="`jacobian_bound` of"):
+        FunctionQuery(lambda x: np.sin(c @ x), 3, bounds=bounds).sensitivity()
+
+
+@pytest.mark.parametrize("bounds", [(-3.0, 3.0), (-2.0, 5.0), (1.0, 4.0)])
+def test_output_bound_bounds_every_answer_over_the_declared_box(bounds):
+    c = np.array([[1.0, -2.0, 0.5], [0.25, 0.0, -1.0]])
+    q = queries.linear(c, bounds=bounds)
+    corners = np.array(list(itertools.product(bounds, repeat=3)))  # |Cx| is largest at a corner of the box
+    largest = float(np.abs(corners @ c.T).max())
+    assert q.output_bound() >= largest * (1 - 1e-15)
+    reach = max(abs(bounds[0]), abs(bounds[1]))
+    if bounds[0] == -bounds[1]:  # a symmetric box attains Σ|C_ki|·reach
+        assert q.output_bound() == pytest.approx(largest, rel=1e-15)
+    assert q.output_bound() == pytest.approx(np.abs(c).sum(axis=1).max() * reach, rel=1e-15)
+
+
+def test_weighted_mean_refuses_a_matrix_of_weights():
+    with pytest.raises(DimensionError, match="`weights` of `weighted_mean`"):
+        queries.weighted_mean([[1.0, 2.0], [3.0, 4.0]])

@@ -205,3 +205,64 @@ def test_semi_definiteness_tolerance_and_invertibility_scale():
     assert cramer_rao.cramer_rao_bound(np.diag([1.0, -0.5e-9])) == math.inf
     assert not cramer_rao.is_invertible(np.diag([1e3, 1e-10]))  # 10⁻¹³ of the largest eigenvalue
     assert cramer_rao.is_invertible(np.diag([1e-3, 1e-10]))  # 10⁻⁷ of it
+
+
+def test_structured_information_is_never_expanded():
+    from privnoise.linalg import Identity, IsotropicForm
+
+    n = 10**6  # a dense F or J would take 8 TB
+    info = FisherInformation(Identity(n, 0.5), IsotropicForm(n, 4.0))
+    assert isinstance(info.operator, Identity) and isinstance(info.noise_form, IsotropicForm)
+    assert info.trace() == pytest.approx(n * 0.25 * 4.0, rel=1e-15)  # Tr(J F Fᵀ) = n s² v
+    assert info.max_diagonal() == pytest.approx(1.0, rel=1e-15)
+    assert info.is_invertible()  # s²v I is, by its closed form
+    assert info.inverse_trace() == pytest.approx(n / 1.0, rel=1e-15)
+
+
+def test_invertibility_of_a_large_unstructured_information_is_refused_not_guessed():
+    from scipy import sparse
+
+    from privnoise.linalg import IsotropicForm, SparseMatrix
+
+    n = 5000  # beyond the dense limit, and no closed form for a general sparse F
+    info = FisherInformation(SparseMatrix(sparse.identity(n, format="csr")), IsotropicForm(n, 2.0))
+    assert info.inverse_trace() is None
+    with pytest.raises(DimensionError, match="dense Fisher matrix"):
+        info.is_invertible()
+
+
+@pytest.mark.parametrize("grid", [0.0, 0.5, 2.0**-8])
+def test_a_snapped_release_states_its_grid_and_rounded_quality(grid):
+    info = FisherInformation(np.eye(3), np.diag([4.0, 1.0, 2.0]))
+    g = FisherGuarantee(info, quality=2.0, grid=grid)
+    out = g.as_dict()
+    summary = g.summary()
+    if grid == 0.0:
+        assert "grid" not in out and "quality_with_rounding" not in out
+        assert summary.endswith("quality Q = E‖w‖² = 2")
+        return
+    expected = (math.sqrt(2.0) + math.sqrt(3) * grid / 2) ** 2  # (√Q + √m Λ/2)²: the rounding moves ≤ Λ/2 each
+    assert out["grid"] == grid
+    assert out["quality_with_rounding"] == pytest.approx(expected, rel=1e-15)
+    assert summary.endswith(f"quality Q = E‖w‖² = 2; output snapped to the grid 2^{round(math.log2(grid))}")
+
+
+def test_combine_joins_exactly_one_fisher_and_one_dp_guarantee():
+    from privnoise.guarantees import CombinedGuarantee, combine
+
+    fisher = FisherGuarantee(FisherInformation(np.eye(2), np.eye(2)), quality=2.0)
+    dp = DifferentialPrivacyGuarantee(0.5, 1e-6)
+    assert combine() is None and combine(None, None) is None
+    assert combine(fisher) is fisher and combine(None, dp) is dp
+    for parts in ((fisher, dp), (dp, None, fisher)):
+        both = combine(*parts)
+        assert isinstance(both, CombinedGuarantee)
+        assert both.fisher is fisher and both.differential_privacy is dp
+        assert both.parts == (fisher, dp)
+        out = both.as_dict()
+        assert out == {"notion": both.notion, "fisher": fisher.as_dict(), "differential_privacy": dp.as_dict()}
+        assert json.loads(json.dumps(out)) == out
+    combined = CombinedGuarantee(fisher, dp)
+    for parts in ((fisher, fisher), (dp, dp), (fisher, dp, dp), (fisher, fisher, dp), (fisher, combined), (combined, dp)):
+        with pytest.raises(InvalidParameterError, match="one Fisher guarantee and one DP guarantee"):
+            combine(*parts)
