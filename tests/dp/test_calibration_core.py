@@ -61,3 +61,29 @@ def test_hardened_calibrations_include_the_rounding(epsilon, sensitivity, dim):
     assert gauss.epsilon(1e-6) <= float(epsilon)
     assert gauss.epsilon(1e-6) > 0.999 * float(epsilon)
     assert np.all(gauss.release(np.zeros(dim) if dim > 1 else 0.0, rng=1) % gauss.grid == 0)
+
+
+def test_smallest_parameter_answers_to_the_exact_test_it_is_given():
+    # the float measure 1/p meets 0.5 at p = 2, but the exact test demands p ≥ 2.5: the answer follows the test
+    p = smallest_parameter(lambda s: 1.0 / s, 0.5, start=1.0, what="a test", holds=lambda s: s >= 2.5)
+    assert 2.5 <= p <= 2.5 * (1 + 1e-15)
+
+
+@pytest.mark.parametrize("start", [0.25, 1.0, 2.0])
+def test_smallest_parameter_accepts_a_target_met_with_equality(start):
+    # 1/p ≤ 1/2 first holds at p = 2 exactly, an end of the doubling bracket: a measure equal to its target meets it
+    assert smallest_parameter(lambda s: 1.0 / s, 0.5, start=start, what="a test") == 2.0
+
+
+@pytest.mark.parametrize("scale", [1e-13, 1e-9, 1.0, 1e6])
+def test_smallest_parameter_is_precise_relative_to_the_scale_of_its_answer(scale):
+    # exp(−p/s) ≤ 0.3 ⇔ p ≥ −s·ln 0.3: the answer to 1e-12 relative, whatever its magnitude
+    p = smallest_parameter(lambda q: math.exp(-q / scale), 0.3, start=scale, what="a test")
+    assert p == pytest.approx(-scale * math.log(0.3), rel=1e-12)
+    assert math.exp(-p / scale) <= 0.3
+
+
+@pytest.mark.parametrize("start", [1e-10, 1.0, 1e10])
+def test_smallest_parameter_returns_a_tiny_parameter_when_every_one_meets_the_target(start):
+    p = smallest_parameter(lambda s: 0.0, 0.5, start=start, what="a test")
+    assert 0.0 < p < 1e-300 * start
