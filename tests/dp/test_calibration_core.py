@@ -87,3 +87,13 @@ def test_smallest_parameter_is_precise_relative_to_the_scale_of_its_answer(scale
 def test_smallest_parameter_returns_a_tiny_parameter_when_every_one_meets_the_target(start):
     p = smallest_parameter(lambda s: 0.0, 0.5, start=start, what="a test")
     assert 0.0 < p < 1e-300 * start
+
+
+@pytest.mark.parametrize("value", [1.0, 3.7, 1e-8])
+@pytest.mark.parametrize("needed_ulps", [1.5, 37.2, 1.01 * 3**12])
+def test_safe_side_overshoots_by_less_than_twice_the_needed_step(value, needed_ulps):
+    # the steps double: the first one that passes is less than twice the step the test needs (plus rounding)
+    threshold = value * (1 + needed_ulps * 2.0**-52)
+    result = safe_side(value, lambda b: b >= threshold, what="x")
+    assert result >= threshold
+    assert result - value <= 2 * (threshold - value) + 2 * math.ulp(value)

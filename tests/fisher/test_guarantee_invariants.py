@@ -266,3 +266,15 @@ def test_combine_joins_exactly_one_fisher_and_one_dp_guarantee():
     for parts in ((fisher, fisher), (dp, dp), (fisher, dp, dp), (fisher, fisher, dp), (fisher, combined), (combined, dp)):
         with pytest.raises(InvalidParameterError, match="one Fisher guarantee and one DP guarantee"):
             combine(*parts)
+
+
+def test_monte_carlo_information_states_the_standard_error_of_its_mean():
+    from privnoise.fisher.information import fisher_information_monte_carlo
+
+    count = 5
+    est = fisher_information_monte_carlo(Gaussian(cov=4.0), samples=count, rng=3)
+    w = np.asarray(Gaussian(cov=4.0).sample(count, rng=3), dtype=float)  # the same draws
+    products = (w / 4.0) ** 2  # the Gaussian score −w/σ², squared
+    assert est.estimate[0, 0] == pytest.approx(products.mean(), rel=1e-12)
+    unbiased_sd = math.sqrt(((products - products.mean()) ** 2).sum() / (count - 1))
+    assert est.standard_error[0, 0] == pytest.approx(unbiased_sd / math.sqrt(count), rel=1e-12)
