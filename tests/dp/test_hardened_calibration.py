@@ -6,11 +6,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from privnoise import dp
 from privnoise.dp.hardened_calibration import DEFAULT_BOUND_STEPS
-from privnoise.exceptions import CalibrationError
+from privnoise.exceptions import CalibrationError, InvalidParameterError
 
 
 def grid_for(scale: float) -> float:
@@ -94,3 +95,13 @@ def test_hardened_calibrations_clamp_to_the_declared_bound(bound):
         assert float(h.bound.max()) == float(h.bound.min()) == expected
     if bound is not None:  # a huge value is released near the bound (Laplace scale 2: |W| > 100 has e⁻⁵⁰)
         assert abs(lap.release(1e6, rng=1) - bound) < 100
+
+
+def test_hardened_gaussian_reads_delta_in_every_documented_form():
+    reference = dp.hardened_gaussian_for_epsilon_delta(1.0, 1e-6, sensitivity=1.0)
+    for delta in ("1e-6", "1/1000000", Fraction(1, 10**6), np.float64(1e-6)):
+        h = dp.hardened_gaussian_for_epsilon_delta(1.0, delta, sensitivity=1.0)
+        assert h.mechanism.noise_scale() == reference.mechanism.noise_scale() and h.grid == reference.grid
+    for delta in ("often", -1e-6, 1.0, "3/2"):
+        with pytest.raises(InvalidParameterError, match="`delta` of `hardened_gaussian_for_epsilon_delta`"):
+            dp.hardened_gaussian_for_epsilon_delta(1.0, delta, sensitivity=1.0)

@@ -24,7 +24,6 @@ True
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -99,7 +98,7 @@ def hardened_gaussian_for_epsilon_delta(
     """
     owner = "hardened_gaussian_for_epsilon_delta"
     e = float(exact_rational(epsilon, "epsilon", owner))
-    dl = check_probability(float(Fraction(delta)) if isinstance(delta, Fraction) else delta, "delta", owner)
+    dl = check_probability(float(exact_rational(delta, "delta", owner, allow_zero=True)), "delta", owner)
     if dl == 0.0:
         raise CalibrationError("Gaussian noise cannot give δ = 0; use hardened Laplace noise for pure ε-DP.")
     d = check_positive(sensitivity, "sensitivity", owner)
