@@ -21,9 +21,9 @@ Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and 
 as (slope √𝓘_w)², checked finite and positive, and charged as the exact rational of that float.
 
 Constant work: the statement aggregates over the whole table, each record weighted by the product of one
-``CASE WHEN condition THEN 1 ELSE 0 END`` per condition, every expression evaluated for every record, values
-clamped with ``max``/``min`` (``greatest``/``least``); so the work does not depend on which records a filter
-selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
+0/1 indicator per condition that does the same work whether the condition holds or not (:mod:`.indicators`),
+every expression evaluated for every record, values clamped with ``max``/``min`` (``greatest``/``least``); so the
+work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
 a plan was made for.
 """
 
@@ -38,7 +38,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, Table, case, func, literal, select
+from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
@@ -48,6 +48,7 @@ from ..exceptions import InvalidParameterError
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
+from .indicators import compare
 from .mechanisms import build_noise, describe_design, describe_noise, root_information
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
@@ -235,17 +236,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         kind = spec.columns[cond.column].type
         if (kind == "text") != isinstance(cond.value, str):
             raise QueryError(f"column {cond.column!r} is {kind}; compare it with a {kind} literal.")
-        lhs = clamped(cond.column) if kind == "number" else table.c[cond.column]
-        rhs = literal(cond.value, Float) if kind == "number" else literal(cond.value)
-        test = {
-            "=": lhs == rhs,
-            "!=": lhs != rhs,
-            "<": lhs < rhs,
-            "<=": lhs <= rhs,
-            ">": lhs > rhs,
-            ">=": lhs >= rhs,
-        }[cond.op]
-        weight = weight * case((test, literal(1.0, Float)), else_=literal(0.0, Float))
+        numeric = kind == "number"
+        lhs = clamped(cond.column) if numeric else table.c[cond.column]
+        weight = weight * compare(lhs, cond.op, cond.value, numeric, dialect.name)
 
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
@@ -262,7 +255,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
                               dialect)
     if vector:
-        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or ())
+        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or (), dialect.name)
         parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
                                        counted=selection is not None)
     elif kind == "count":
