@@ -175,6 +175,6 @@ def test_the_scalar_p_value_equals_the_vectorised_one(family: str) -> None:
     ms = np.r_[rng.uniform(-1.0, 1.0, 300), -offset, 3.0 / 2.0 - offset, 3.0 / 2.0 * (1 + 1e-7) - offset]
     s_hat, n_hat = rng.uniform(-50.0, 50.0, ms.size), rng.uniform(-5.0, 90.0, ms.size)
     vector = _p_value(ms, s_hat, n_hat, first, second, offset)
-    scalar = [_p_value_one(float(m), float(s), float(n), first, second, offset) for m, s, n in zip(ms, s_hat, n_hat)]
+    scalar = [_p_value_one(float(m), float(s), float(n), first, second, offset) for m, s, n in zip(ms, s_hat, n_hat, strict=True)]
     assert 0.0 < vector.min() and vector.max() <= 1.0
     np.testing.assert_allclose(scalar, vector, rtol=1e-12, atol=1e-300)
