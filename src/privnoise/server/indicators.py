@@ -56,8 +56,8 @@ def numeric_comparison(x: Any, op: str, t: float, dialect: str) -> Any:
     Examples
     --------
     >>> from sqlalchemy import column
-    >>> print(numeric_comparison(column("x"), ">=", 2.0, "sqlite"))
-    min(:min_1, sign(x - :sign_1) + :param_1)
+    >>> print(numeric_comparison(column("x"), ">=", 2.0, "sqlite").compile(compile_kwargs={"literal_binds": True}))
+    min(1.0, sign(x - 2.0) + 1.0)
     """
     least, greatest = _pick(dialect)
     one, zero = literal(ONE, Float), literal(ZERO, Float)
