@@ -73,14 +73,19 @@ def test_curved_boundary_restores_the_p2_order(dim: int, levels: int, exact: flo
 
 
 def test_tetrahedra_are_split_along_the_shortest_diagonal() -> None:
+    def worst_shape(mesh) -> float:
+        corners = mesh.p.T[mesh.t.T]
+        volumes = np.abs(np.linalg.det(corners[:, 1:] - corners[:, :1])) / 6
+        edges = np.linalg.norm(corners[:, :, None] - corners[:, None, :], axis=-1).max(axis=(1, 2))
+        return float((volumes / edges**3).min())
+
     ball = Ball([0, 0, 0], 1.0)
-    mesh = _meshes.refine(_levels(ball, 2)[-1], ball)
-    assert mesh.t.shape[1] == 8 * 512
-    corners = mesh.p.T[mesh.t.T]
-    volumes = np.abs(np.linalg.det(corners[:, 1:] - corners[:, :1])) / 6
-    edges = np.linalg.norm(corners[:, :, None] - corners[:, None, :], axis=-1).max(axis=(1, 2))
-    # shape regularity after two levels on the ball: no cell flatter than the coarse mesh allows
-    assert (volumes / edges**3).min() > 0.01
+    meshes = _levels(ball, 4)[1:]
+    assert meshes[-1].t.shape[1] == 64 * 8**3
+    # the cells keep their shape level after level (the octahedron cut along a diagonal measured in two
+    # coordinates only loses about half of the worst shape per level on this ball: 0.024, 0.013, 0.0066)
+    shapes = [worst_shape(m) for m in meshes]
+    assert shapes[-1] > 0.7 * shapes[0]
 
 
 @pytest.fixture(scope="module")
