@@ -4,9 +4,11 @@ Usage::
 
     python benchmarks/bench_fem.py [--n 1000000] [--repeat 3]
 
-1. Solve time of the L-shaped polygon (a non-convex support, CCᵀ = I) and of a correlated-CCᵀ box at
-   rtol = 1e-3 … 1e-6, with the error of λ₁ against the L-shape's reference value 9.6397238440219.
-2. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D) and a 3-D box, on the
+1. Solve time of the L-shaped polygon (a non-convex support, CCᵀ = I), of a correlated-CCᵀ box and of an ellipse
+   matched to CCᵀ (curved boundary cells) at rtol = 1e-3 … 1e-6, with the error of λ₁ against the L-shape's
+   reference value 9.6397238440219 and the ellipse's closed form j₀,₁²/1.5.
+2. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D), a 3-D box and a 3-D
+   ball (curved boundary cells: proposals in the reference cell, the Jacobian in the acceptance), on the
    default cryptographically strong generator and on a seeded one, and the ratio to numpy's ``Generator(PCG64())``
    drawing ``normal(size=(n, d))`` in the same run (a ratio of 1.0 means "as fast as numpy").
 
@@ -20,9 +22,10 @@ import os
 import time
 
 import numpy as np
+from scipy import special
 
 import privnoise.random
-from privnoise.fisher import Box, FiniteElementNoise, Polygon, solve_dirichlet_eigenproblem
+from privnoise.fisher import Ball, Box, Ellipsoid, FiniteElementNoise, Polygon, solve_dirichlet_eigenproblem
 
 L_SHAPE = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
 L_SHAPE_LAMBDA = 9.6397238440219
@@ -52,7 +55,9 @@ def main() -> None:
     for name, support, matrix, exact in (
         ("L-shape (non-convex), A = I", Polygon(L_SHAPE), None, L_SHAPE_LAMBDA),
         ("box, correlated A", Box([-1, -1], [1, 1]), correlated, None),
-    ):
+        ("ellipse 1.5·A, A correlated", Ellipsoid([0, 0], 1.5 * correlated), correlated,
+         float(special.jn_zeros(0, 1)[0]) ** 2 / 1.5),
+    ):  # fmt: skip
         for rtol in (1e-3, 1e-4, 1e-5, 1e-6):
             start = time.perf_counter()
             sol = solve_dirichlet_eigenproblem(support, matrix, rtol=rtol)
@@ -65,7 +70,11 @@ def main() -> None:
 
     print("\nsampling throughput (samples per second; ratio to numpy normal(size=(n, d)) in the same run)")
     numpy_rng = np.random.Generator(np.random.PCG64(1))
-    for name, support in (("L-shape 2-D", Polygon(L_SHAPE)), ("box 3-D", Box([0, 0, 0], [1, 2, 1]))):
+    for name, support in (
+        ("L-shape 2-D", Polygon(L_SHAPE)),
+        ("box 3-D", Box([0, 0, 0], [1, 2, 1])),
+        ("ball 3-D", Ball([0, 0, 0], 1.0)),
+    ):
         noise = FiniteElementNoise(solution=solve_dirichlet_eigenproblem(support, rtol=1e-4))
         d = support.dim
         reference = args.n / best_time(lambda d=d: numpy_rng.normal(size=(args.n, d)), args.repeat)

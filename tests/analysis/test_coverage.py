@@ -161,3 +161,20 @@ def test_one_release_takes_the_same_limits_as_many(family: str) -> None:
             s_hat[i : i + 1], n_hat[i : i + 1], sum_law, count_law, 0.95, half_range=1.0, offset=0.3
         )
         assert one_low[0] == pytest.approx(low[i], abs=1e-11) and one_high[0] == pytest.approx(high[i], abs=1e-11)
+
+
+@pytest.mark.parametrize("family", ["laplace", "gaussian"])
+def test_the_scalar_p_value_equals_the_vectorised_one(family: str) -> None:
+    # the root search of one release uses a math-module copy of the p-value: every branch (no count noise at
+    # m = −offset, equal scales, general) agrees with the numpy version
+    from privnoise.analysis.accuracy import NoiseLaw, _p_value, _p_value_one
+
+    rng = np.random.default_rng(5)
+    first, second = NoiseLaw(family, 3.0, grid=2.0**-6), NoiseLaw(family, 2.0, grid=2.0**-5)
+    offset = 0.3
+    ms = np.r_[rng.uniform(-1.0, 1.0, 300), -offset, 3.0 / 2.0 - offset, 3.0 / 2.0 * (1 + 1e-7) - offset]
+    s_hat, n_hat = rng.uniform(-50.0, 50.0, ms.size), rng.uniform(-5.0, 90.0, ms.size)
+    vector = _p_value(ms, s_hat, n_hat, first, second, offset)
+    scalar = [_p_value_one(float(m), float(s), float(n), first, second, offset) for m, s, n in zip(ms, s_hat, n_hat, strict=True)]
+    assert 0.0 < vector.min() and vector.max() <= 1.0
+    np.testing.assert_allclose(scalar, vector, rtol=1e-12, atol=1e-300)

@@ -97,12 +97,18 @@ def test_3d_ball_closed_form() -> None:
     ("support", "matrix", "exact"),
     [
         (Box([0, 0, 0], [1, 1, 1]), None, 3 * math.pi**2),
+        # the ellipsoid matched to CCᵀ (v = (2CCᵀ)^(−½)w is the unit ball) and the ball itself
         (Ellipsoid([0, 0, 0], 2.0 * np.diag([1.0, 2.0, 3.0])), np.diag([1.0, 2.0, 3.0]), math.pi**2 / 2.0),
+        (Ball([0, 0, 0], 1.0), None, math.pi**2),
     ],
+    ids=["cube", "ellipsoid", "ball"],
 )
 def test_3d_closed_forms_to_1e_6(support: object, matrix: object, exact: float) -> None:
     sol = solve_dirichlet_eigenproblem(support, matrix, rtol=1e-6, max_unknowns=2_000_000)  # type: ignore[arg-type]
     assert sol.eigenvalue == pytest.approx(exact, rel=1e-6)
+    assert sol.converged
+    assert abs(sol.eigenvalue - exact) <= sol.error_estimate <= 1e-6 * sol.eigenvalue
+    assert sol.discrete_eigenvalue >= exact
 
 
 def test_polyhedron_and_user_mesh_agree_with_box() -> None:

@@ -30,16 +30,43 @@ def _release(*args: Any) -> Any:
     return runner.invoke(app, ["release", *map(str, args)])
 
 
-def test_a_release_on_a_running_cluster_states_the_in_memory_guarantee(cluster: Any, meters: Path) -> None:
-    address = cluster.client.scheduler.address
-    on_dask = _release(f"{meters}/*.parquet", *MEAN, "--unit", "household", "--max-contributions", "20",
-                       "--scheduler", address, "--json")
+@pytest.fixture(scope="module")
+def sparse_meters(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2,000 households over 12,000 readings: no household has more than 40 readings (checked in the test)."""
+    folder = write_meters(tmp_path_factory.mktemp("sparse") / "meters", households=2000)
+    import pandas as pd
+
+    pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))]).to_parquet(folder.parent / "all.parquet")
+    return folder
+
+
+def test_a_release_on_a_running_cluster_states_the_in_memory_guarantee(cluster: Any, sparse_meters: Path) -> None:
+    """Same guarantee and noise law on Dask and in memory; both values within the noise of the exact mean.
+
+    With at most 40 readings per household, bounding to 40 keeps every row, so both paths release the mean of the
+    same clamped data. At ε = 1000 the (midpoint-centred) sum's noise is Laplace(b = 40·30/500 = 2.4) and the
+    count's Laplace(0.08): with probability 1 − 2e-6 each stays below 13.8·b (ln 1e6 = 13.8), which moves a mean
+    over about 11,600 readings by less than 0.004. The tolerance 0.02 holds both paths' noise; values left unclamped would move
+    the mean by 0.49 (the exact aggregates of both paths are compared in ``test_session.py``).
+    """
+    import pandas as pd
+
+    frame = pd.read_parquet(sparse_meters.parent / "all.parquet").dropna(subset=["kwh"])
+    assert int(frame.groupby("household").size().max()) <= 40
+    exact = float(frame["kwh"].clip(0, 60).mean())
+    mean = ("--column", "kwh", "--query", "mean", "--bounds", "0,60", "--epsilon", "1000", "--missing", "drop",
+            "--unit", "household", "--max-contributions", "40", "--json")
+    on_dask = _release(f"{sparse_meters}/*.parquet", *mean, "--scheduler", cluster.client.scheduler.address)
     assert on_dask.exit_code == 0, on_dask.output
-    in_memory = _release(meters.parent / "all.parquet", *MEAN, "--unit", "household", "--max-contributions", "20",
-                         "--json")
+    in_memory = _release(sparse_meters.parent / "all.parquet", *mean)
+    assert in_memory.exit_code == 0, in_memory.output
     a, b = json.loads(on_dask.stdout), json.loads(in_memory.stdout)
     assert a["guarantee"] == b["guarantee"] and a["noise"] == b["noise"] and a["query"] == b["query"]
-    assert abs(a["value"] - b["value"]) < 2.0
+    assert abs(a["value"] - exact) < 0.02 and abs(b["value"] - exact) < 0.02, (a["value"], b["value"], exact)
+
+
+def test_a_grouped_release_on_a_running_cluster_answers_every_key(cluster: Any, meters: Path) -> None:
+    address = cluster.client.scheduler.address
     grouped = _release(f"{meters}/*.parquet", *MEAN, "--group-by", "region", "--keys", "north,south",
                        "--scheduler", address)
     assert grouped.exit_code == 0, grouped.output

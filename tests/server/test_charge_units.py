@@ -12,6 +12,7 @@ from concurrent.futures import Future
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
 import pytest
 
 from privnoise.exceptions import InvalidParameterError
@@ -57,36 +58,46 @@ def test_sensitivity_is_the_largest_change_of_one_record(lo: float, hi: float, e
     assert _sensitivity(lo, hi) == brute
 
 
-def _component(name: str, root: float | None, slopes: dict[str, float]) -> Component:
-    noise: Any = None  # _information reads only the root information and the slopes
-    return Component(name, noise, root, slopes)
+def _component(name: str, information: float | None, slopes: dict[str, float]) -> Component:
+    noise: Any = None  # _information reads only the noise's information and the slopes
+    return Component(name, noise, information, slopes)
 
 
 def test_information_sums_slope_squared_times_noise_information_per_column() -> None:
     components = [
-        _component("weighted_sum", 0.5, {"x": 2.0, "w": 3.0}),  # (2·0.5)² = 1, (3·0.5)² = 9/4
-        _component("weight_sum", 4.0, {"w": 1.0}),  # 16
-        _component("count", 4.0, {}),
+        _component("weighted_sum", 0.25, {"x": 2.0, "w": 3.0}),  # 2²·0.25 = 1, 3²·0.25 = 9/4
+        _component("weight_sum", 16.0, {"w": 1.0}),  # 16
+        _component("count", 16.0, {}),
     ]
     assert _information(components) == {"x": F(1), "w": F(9, 4) + F(16)}
     assert all(type(v) is Fraction for v in _information(components).values())
 
 
 def test_information_skips_custom_noise_and_zero_slopes() -> None:
-    components = [_component("sum", None, {"x": 1.0}), _component("sum", 2.0, {"x": 0.0, "y": 0.5})]
+    components = [_component("sum", None, {"x": 1.0}), _component("sum", 4.0, {"x": 0.0, "y": 0.5})]
     assert _information(components) == {"y": F(1)}
     assert _information([]) == {}
 
 
-def test_information_is_the_exact_rational_of_the_float() -> None:
-    info = _information([_component("mean", 0.1, {"x": 1.0 / 3.0})])
-    assert info == {"x": F((1.0 / 3.0 * 0.1) ** 2)}
+def test_information_is_the_smallest_double_not_below_the_exact_product() -> None:
+    # slope²·𝓘 in rationals, then rounded up: never below the information released, at most one ulp above
+    rng = np.random.default_rng(8)
+    for slope, information in zip(rng.uniform(1e-3, 1e3, 200), rng.uniform(1e-3, 1e3, 200), strict=True):
+        exact = F(float(slope)) ** 2 * F(float(information))
+        (charged,) = _information([_component("mean", float(information), {"x": float(slope)})]).values()
+        assert charged >= exact
+        assert F(math.nextafter(float(charged), 0.0)) < exact
+    # (slope·√𝓘)² in floats is below the exact value here, by an ulp
+    slope, information = 0.1, 56.924695443473
+    exact = F(slope) ** 2 * F(information)
+    assert F((slope * math.sqrt(information)) ** 2) < exact
+    assert _information([_component("mean", information, {"x": slope})])["x"] >= exact
 
 
-@pytest.mark.parametrize(("root", "slope"), [(1e200, 1e200), (1e-200, 1e-200)])
-def test_information_refuses_what_overflows_or_underflows(root: float, slope: float) -> None:
+@pytest.mark.parametrize(("information", "slope"), [(1e200, 1e200), (1e-200, 1e-200)])
+def test_information_refuses_what_overflows_or_underflows(information: float, slope: float) -> None:
     with pytest.raises(InvalidParameterError, match="column 'x'"):
-        _information([_component("sum", root, {"x": slope})])
+        _information([_component("sum", information, {"x": slope})])
 
 
 def _plan(base: dict[str, Any]) -> Plan:
@@ -160,10 +171,10 @@ def test_sensitivity_of_a_degenerate_range_is_its_magnitude() -> None:
 
 
 def _components(policy: Any, n: int) -> list[Component]:
-    from privnoise.server.mechanisms import build_noise, root_information
+    from privnoise.server.mechanisms import build_noise, noise_information
 
     noise = build_noise(policy, sensitivity=2.0, share=n)
-    return [Component(f"c{i}", noise, root_information(noise, policy), {"x": 1.0}) for i in range(n)]
+    return [Component(f"c{i}", noise, noise_information(noise, policy), {"x": 1.0}) for i in range(n)]
 
 
 def test_the_stated_dp_guarantee_is_the_charge() -> None:

@@ -109,7 +109,9 @@ def test_kill9_during_a_burst_loses_no_answered_charge(kind: str, tmp_path: Path
         assert spent == sum(ledger.values()) == dataset  # the budgets are the ledger, exactly
         assert spent >= sum(answered.values())
         with running_server(path) as server, server.client(key) as c:
-            assert Fraction(c.get("/v1/budget").json()["datasets"]["meters"]["epsilon"]["spent"]) == spent
+            r = c.get("/v1/budget")
+            assert r.status_code == 200, (r.status_code, r.text)
+            assert Fraction(r.json()["datasets"]["meters"]["epsilon"]["spent"]) == spent
 
 
 def test_two_server_processes_on_one_database_keep_every_budget(database_url: str, tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from privnoise.server.mechanisms import (
     describe_design,
     describe_noise,
     fem_design,
+    noise_information,
     release_blocks,
-    root_information,
 )
 
 F = Fraction
@@ -99,7 +99,7 @@ def test_laplace_components_are_calibrated_to_their_share(share: int) -> None:
     assert h.sensitivity == 2.0
     b = float(h.mechanism.scale)
     assert 2.0 / b <= 0.1 / share < 1.01 * 2.0 / b  # the continuous Laplace ε is just below the share
-    assert root_information(h, LAPLACE) == pytest.approx(1.0 / b, rel=1e-12)  # 𝓘 = 1/b²
+    assert noise_information(h, LAPLACE) == pytest.approx(1.0 / b**2, rel=1e-12)  # 𝓘 = 1/b²
 
 
 def test_laplace_identity_has_one_coordinate_per_record() -> None:
@@ -116,7 +116,7 @@ def test_gaussian_components_are_calibrated_to_their_share(share: int) -> None:
     sigma = math.sqrt(float(np.asarray(h.mechanism.covariance())))
     analytic = gaussian_sigma(eps, delta, sensitivity=2.0)
     assert analytic <= sigma <= 1.01 * analytic  # the analytic σ, widened for the grid rounding
-    assert root_information(h, GAUSSIAN) == pytest.approx(1.0 / sigma, rel=1e-12)  # 𝓘 = 1/σ²
+    assert noise_information(h, GAUSSIAN) == pytest.approx(1.0 / sigma**2, rel=1e-12)  # 𝓘 = 1/σ²
 
 
 def test_gaussian_identity_shape() -> None:
@@ -130,10 +130,10 @@ def test_fisher_cosine_is_cos2_on_the_half_width() -> None:
     assert isinstance(mech, RaisedCosine)
     lower, upper = (np.asarray(v, dtype=float) for v in mech.support())
     assert float(lower) == -0.75 and float(upper) == 0.75
-    assert root_information(h, COSINE) == pytest.approx(math.pi / 0.75, rel=1e-12)  # 𝓘 = π²/h²
+    assert noise_information(h, COSINE) == pytest.approx((math.pi / 0.75) ** 2, rel=1e-12)  # 𝓘 = π²/h²
     many = build_noise(COSINE, sensitivity=3.0, dim=3)
     assert many.shape == (3,)
-    assert root_information(many, COSINE) == pytest.approx(math.pi / 0.75, rel=1e-12)
+    assert noise_information(many, COSINE) == pytest.approx((math.pi / 0.75) ** 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("dim", [1, 4])
@@ -142,7 +142,7 @@ def test_fisher_gaussian_has_the_quality_per_record(dim: int) -> None:
     variances = np.atleast_1d(np.diag(np.atleast_2d(np.asarray(h.mechanism.covariance(), dtype=float))))
     assert variances.shape == (dim,)
     np.testing.assert_allclose(variances, 0.5, rtol=1e-12)  # E w_i² = Q (Problem 4 with C = I)
-    assert root_information(h, QUALITY) == pytest.approx(math.sqrt(2.0), rel=1e-12)  # 𝓘 = 1/Q
+    assert noise_information(h, QUALITY) == pytest.approx(2.0, rel=1e-12)  # 𝓘 = 1/Q
 
 
 def test_fisher_fem_uses_the_cached_design() -> None:
@@ -152,7 +152,7 @@ def test_fisher_fem_uses_the_cached_design() -> None:
     info = np.asarray(design.fisher_information())
     # the box [-1, 1] × [-2, 2]: cos² ⊗ cos², 𝓘 = diag(π²/1², π²/2²) (Corollary 1)
     np.testing.assert_allclose(np.diag(info), [math.pi**2, math.pi**2 / 4], rtol=1e-3)
-    assert root_information(h, FEM) == pytest.approx(math.sqrt(float(np.max(np.diag(info)))), rel=1e-15)
+    assert noise_information(h, FEM) == float(np.max(np.diag(info)))
     assert design.solution.rtol == 1e-3 and design.solution.converged
     assert fem_design("box:-1,-1;1,1").solution.rtol == 1e-6  # the default tolerance
 
@@ -166,7 +166,7 @@ def test_noise_is_cached_per_policy_sensitivity_dimension_and_share() -> None:
 def test_custom_noise_is_hardened_and_carries_no_fisher_charge() -> None:
     h = build_noise(CUSTOM, sensitivity=1.5)
     assert type(h.mechanism).__name__ == "FailingGaussian" and h.sensitivity == 1.5
-    assert root_information(h, CUSTOM) is None
+    assert noise_information(h, CUSTOM) is None
 
 
 # --- the grid and the description --------------------------------------------------------------------------------
@@ -181,11 +181,11 @@ def test_harden_sets_the_default_grid_and_a_wide_bound() -> None:
 
 
 @pytest.mark.parametrize("info", [math.inf, math.nan, 0.0, -1.0])
-def test_root_information_refuses_what_is_not_finite_and_positive(info: float) -> None:
+def test_noise_information_refuses_what_is_not_finite_and_positive(info: float) -> None:
     form = SimpleNamespace(max_diagonal=lambda: info)
     noise: Any = SimpleNamespace(mechanism=SimpleNamespace(information_form=lambda: form))
     with pytest.raises(InvalidParameterError, match="Fisher information"):
-        root_information(noise, COSINE)
+        noise_information(noise, COSINE)
 
 
 def test_describe_noise_reports_the_scale_of_each_family() -> None:

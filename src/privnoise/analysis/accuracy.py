@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 Family = Literal["laplace", "gaussian", "discrete-laplace"]
+_EPS = float(np.finfo(float).eps)
 
 
 def check_level(level: Any, owner: str) -> float:
@@ -124,6 +125,62 @@ def _p_value(m: NDArray[np.float64], s_hat: NDArray[np.float64], n_hat: NDArray[
     return _difference_tail(np.maximum(residual, 0.0), first, second, slope)
 
 
+def _p_value_one(m: float, s_hat: float, n_hat: float, first: NoiseLaw, second: NoiseLaw, offset: float) -> float:
+    """:func:`_p_value` of one release at one m, with ``math`` (a root search calls it a dozen times per answer;
+    numpy's per-call overhead on one-element arrays is 20× the arithmetic). Same formulas, same branches."""
+    slope = m + offset
+    x = max(abs(s_hat - m * n_hat) - (first.grid / 2.0 + abs(slope) * second.grid / 2.0), 0.0)
+    if first.family == "gaussian":
+        spread = math.hypot(first.scale, slope * second.scale)
+        return min(max(math.erfc(x / (spread * math.sqrt(2.0))), 0.0), 1.0)
+    a = first.scale
+    c = abs(slope) * second.scale
+    if c == 0:
+        tail = math.exp(-x / a)
+    elif abs(a - c) <= 1e-5 * a:
+        middle = (a + c) / 2.0
+        tail = (2.0 * middle + x) * math.exp(-x / middle) / (2.0 * middle)
+    else:
+        tail = (a * a * math.exp(-x / a) - c * c * math.exp(-x / c)) / ((a - c) * (a + c))
+    return min(max(tail, 0.0), 1.0)
+
+
+def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law: NoiseLaw, alpha: float, h: float,
+                        offset: float) -> tuple[float, float]:
+    """:func:`ratio_interval` of one release, on floats: the crossing of each limit by Brent's method (a dozen
+    evaluations instead of 64 bisection steps), then the same extension over 32 grid points."""
+
+    def accepted(m: float) -> bool:
+        return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) > alpha
+
+    if not n_hat > 0:
+        return -h, h
+    centre = min(max(s_hat / n_hat, -h), h)
+    if not accepted(centre):
+        return centre, centre
+    tolerance = 1e-13 * max(h, 1e-300)
+    limits = []
+    for boundary in (-h, h):
+        limit = boundary
+        if not accepted(boundary):
+
+            def excess(m: float) -> float:
+                return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) - alpha
+
+            root = optimize.brentq(excess, centre, boundary, xtol=tolerance)
+            # the limit is on the rejected side of the crossing, as the bisection's `far`
+            step = math.copysign(4.0 * (tolerance + 4.0 * _EPS * abs(root)), boundary)
+            limit = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
+        # A set that is not an interval (a count near zero): extend to beyond the farthest accepted grid point.
+        start, span = limit, boundary - limit
+        if span != 0.0:
+            for j in range(1, 33):
+                if accepted(start + span * (j / 32.0)):
+                    limit = start + span * (min(j + 1, 32) / 32.0)
+        limits.append(min(max(limit, -h), h))
+    return limits[0], limits[1]
+
+
 def ratio_interval(
     s_hat: ArrayLike,
     n_hat: ArrayLike,
@@ -166,6 +223,9 @@ def ratio_interval(
     n = np.atleast_1d(np.asarray(n_hat, dtype=float))
     alpha = 1.0 - level
     h = float(half_range)
+    if s.size == 1:  # one release (the server's answers): Brent's method on scalars
+        low, high = _one_ratio_interval(float(s[0]), float(n[0]), sum_law, count_law, alpha, h, offset)
+        return np.array([low]), np.array([high])
     positive = n > 0
     centre = np.clip(np.where(positive, s / np.where(positive, n, 1.0), 0.0), -h, h)
     inside = _p_value(centre, s, n, sum_law, count_law, offset) > alpha
@@ -173,22 +233,12 @@ def ratio_interval(
     for boundary in (-h, h):
         edge = np.full_like(centre, boundary)
         open_to_edge = _p_value(edge, s, n, sum_law, count_law, offset) > alpha
-        if s.size == 1:  # one release (the server's answers): Brent's method, a dozen evaluations instead of 64
-            far = edge.copy()
-            if bool(inside[0]) and not bool(open_to_edge[0]):
-                excess = lambda m: float(_p_value(np.array([m]), s, n, sum_law, count_law, offset)[0]) - alpha  # noqa: E731
-                root = optimize.brentq(excess, float(centre[0]), boundary, xtol=1e-13 * max(h, 1e-300))
-                # the limit is on the rejected side of the crossing, as the bisection's `far`
-                tolerance = 1e-13 * max(h, 1e-300)
-                step = math.copysign(4.0 * (tolerance + 4.0 * np.finfo(float).eps * abs(root)), boundary)
-                far[0] = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
-        else:
-            near, far = centre.copy(), edge.copy()
-            for _ in range(64):  # bisection between a point inside and one outside the set
-                middle = (near + far) / 2.0
-                accepted = _p_value(middle, s, n, sum_law, count_law, offset) > alpha
-                near = np.where(accepted, middle, near)
-                far = np.where(accepted, far, middle)
+        near, far = centre.copy(), edge.copy()
+        for _ in range(64):  # bisection between a point inside and one outside the set
+            middle = (near + far) / 2.0
+            accepted = _p_value(middle, s, n, sum_law, count_law, offset) > alpha
+            near = np.where(accepted, middle, near)
+            far = np.where(accepted, far, middle)
         limit = np.where(open_to_edge, edge, far)
         # A set that is not an interval (a count near zero): extend to beyond the farthest accepted grid point.
         start, span = limit, edge - limit

@@ -21,6 +21,7 @@ __all__ = [
     "EDGES",
     "SimplexLocator",
     "bernstein_bound",
+    "bernstein_control_points",
     "gradients_at_vertices",
     "hessians",
     "quadrature",
@@ -84,16 +85,7 @@ def hessians(coefficients: FloatArray, grads: FloatArray) -> FloatArray:
 
 def bernstein_bound(coefficients: FloatArray) -> FloatArray:
     """max |u| over each cell is at most the largest absolute Bernstein coefficient (returned per cell)."""
-    d = {6: 2, 10: 3}[coefficients.shape[1]]
-    vertex = np.abs(coefficients[:, : d + 1]).max(axis=1)
-    edge = np.stack(
-        [
-            2.0 * coefficients[:, d + 1 + k] - 0.5 * (coefficients[:, i] + coefficients[:, j])
-            for k, (i, j) in enumerate(EDGES[d])
-        ],
-        axis=1,
-    )
-    return np.maximum(vertex, np.abs(edge).max(axis=1))
+    return np.asarray(np.abs(bernstein_control_points(coefficients[:, :, None])).max(axis=(1, 2)))
 
 
 @dataclass(frozen=True)
@@ -105,23 +97,62 @@ class Rule:
 
 
 def quadrature(dim: int, degree: int) -> Rule:
-    """An exact rule for polynomials of ``degree`` on a simplex (weights normalised to the simplex's volume 1)."""
+    """An exact rule for polynomials of ``degree`` on a simplex (weights normalised to the simplex's volume 1).
+
+    scikit-fem's tables (triangles to high degree, tetrahedra to degree 8); beyond them a conical product of
+    Gauss–Jacobi rules (the simplex as a collapsed cube, Stroud 1971), exact for any degree.
+    """
     from skfem.quadrature import get_quadrature
     from skfem.refdom import RefTet, RefTri
 
-    x, w = get_quadrature(RefTri if dim == 2 else RefTet, degree)
+    try:
+        x, w = get_quadrature(RefTri if dim == 2 else RefTet, degree)
+    except NotImplementedError:
+        x, w = _conical_product(dim, degree)
     bary = np.vstack([1.0 - x.sum(axis=0), x]).T
     return Rule(bary=np.ascontiguousarray(bary), weights=w / w.sum())
+
+
+def _conical_product(dim: int, degree: int) -> tuple[FloatArray, FloatArray]:
+    """Points (d, q) and weights of the collapsed-cube rule: ξ₁ = s₁, ξ₂ = (1 − s₁)s₂, ξ₃ = (1 − s₁)(1 − s₂)s₃,
+    with Gauss–Jacobi weights (1 − s_k)^(d − k) in each s_k (the Jacobian of the collapse)."""
+    from scipy.special import roots_jacobi
+
+    n = degree // 2 + 1
+    axes = []
+    for k in range(dim):
+        alpha = dim - 1 - k
+        t, w = roots_jacobi(n, alpha, 0.0)
+        axes.append(((t + 1.0) / 2.0, w / 2.0 ** (alpha + 1)))
+    grids = np.meshgrid(*[a[0] for a in axes], indexing="ij")
+    weights = np.prod(np.meshgrid(*[a[1] for a in axes], indexing="ij"), axis=0).ravel()
+    s = [g.ravel() for g in grids]
+    xi = []
+    rest = np.ones_like(s[0])
+    for k in range(dim):
+        xi.append(rest * s[k])
+        rest = rest * (1.0 - s[k])
+    return np.array(xi), weights
 
 
 class SimplexLocator:
     """Finds the cell that contains each point (−1 outside the mesh) and its barycentric coordinates.
 
-    Candidate cells come from a k-d tree of the cell centroids; a point in a cell lies within the cell's diameter
-    of its centroid, so once every centroid within the largest diameter has been tried the point is outside.
+    Candidate cells come from a k-d tree of the cell centroids; a point in a cell lies within the cell's reach of
+    its centroid (its diameter; for a curved cell the farthest of its Bernstein control points, whose convex hull
+    holds the cell), so once every centroid within the largest reach has been tried the point is outside.
+
+    Curved cells (``curved`` indices with their P2 ``curved_nodes`` (Ec, nloc, d)) are inverted by Newton's method
+    from the straight cell's coordinates; their barycentric coordinates are then those of the reference cell.
     """
 
-    def __init__(self, points: FloatArray, cells: IntArray) -> None:
+    def __init__(
+        self,
+        points: FloatArray,
+        cells: IntArray,
+        curved: IntArray | None = None,
+        curved_nodes: FloatArray | None = None,
+    ) -> None:
         from scipy.spatial import cKDTree
 
         self.points = points
@@ -131,16 +162,36 @@ class SimplexLocator:
         self._origin = x0
         self._inverse = np.linalg.inv(np.swapaxes(points[cells[:, 1:]] - x0[:, None, :], 1, 2))
         corners = points[cells]
-        self._tree = cKDTree(corners.mean(axis=1))
+        centroids = corners.mean(axis=1)
+        self._tree = cKDTree(centroids)
         diameters = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max(axis=(1, 2))
         self._reach = float(diameters.max())
-        scale = float(np.max(np.ptp(points, axis=0)))
-        self._lo = points.min(axis=0) - 1e-12 * scale
-        self._hi = points.max(axis=0) + 1e-12 * scale
+        self._row = np.full(cells.shape[0], -1, dtype=np.int64)
+        extent = points
+        if curved is not None and curved_nodes is not None and len(curved):
+            self._row[curved] = np.arange(len(curved))
+            self._nodes = curved_nodes
+            control = bernstein_control_points(curved_nodes)
+            reach = np.linalg.norm(control - centroids[curved][:, None, :], axis=2).max()
+            self._reach = max(self._reach, float(reach))
+            extent = np.vstack([points, control.reshape(-1, self.dim)])
+        scale = float(np.max(np.ptp(extent, axis=0)))
+        self._tol = 1e-10 * scale
+        self._lo = extent.min(axis=0) - 1e-12 * scale
+        self._hi = extent.max(axis=0) + 1e-12 * scale
 
     def _bary(self, x: FloatArray, cell: IntArray) -> FloatArray:
         rest = np.einsum("nij,nj->ni", self._inverse[cell], x - self._origin[cell])
-        return np.concatenate([1.0 - rest.sum(axis=1, keepdims=True), rest], axis=1)
+        bary = np.concatenate([1.0 - rest.sum(axis=1, keepdims=True), rest], axis=1)
+        curved = np.flatnonzero(self._row[cell] >= 0)
+        if curved.size:
+            from ._isoparametric import to_reference
+
+            nodes = self._nodes[self._row[cell[curved]]]
+            ref, residual = to_reference(nodes, x[curved], bary[curved])
+            ref[residual > self._tol] = -1.0  # Newton did not land on x: not in this cell
+            bary[curved] = ref
+        return bary
 
     def find(self, x: FloatArray) -> tuple[IntArray, FloatArray]:
         """Cell index per point (−1 when outside) and barycentric coordinates (clipped to the cell)."""
@@ -157,12 +208,16 @@ class SimplexLocator:
             dist = dist.reshape(pending.size, kk)
             cand = cand.reshape(pending.size, kk)
             for col in range(kk):
-                b = self._bary(x[pending], cand[:, col])
-                hit = (b.min(axis=1) >= -tol) & (found[pending] < 0)
-                found[pending[hit]] = cand[hit, col]
-                bary[pending[hit]] = b[hit]
+                open_ = found[pending] < 0
+                if not open_.any():
+                    break
+                rows = pending[open_]
+                b = self._bary(x[rows], cand[open_, col])
+                hit = b.min(axis=1) >= -tol
+                found[rows[hit]] = cand[open_, col][hit]
+                bary[rows[hit]] = b[hit]
             unresolved = found[pending] < 0
-            # a cell containing the point has its centroid within the largest diameter
+            # a cell containing the point has its centroid within the largest reach
             exhausted = (dist[:, -1] > self._reach) | (kk == total)
             pending = pending[unresolved & ~exhausted]
             k *= 4
@@ -170,3 +225,13 @@ class SimplexLocator:
         hit = found >= 0
         bary[hit] /= bary[hit].sum(axis=1, keepdims=True)
         return found, bary
+
+
+def bernstein_control_points(nodes: FloatArray) -> FloatArray:
+    """The Bernstein control points of P2 maps (vertices, and 2x_ij − (x_i + x_j)/2 per edge): (E, nloc, d).
+
+    A quadratic cell lies in their convex hull.
+    """
+    d = {6: 2, 10: 3}[nodes.shape[1]]
+    edges = [2.0 * nodes[:, d + 1 + k] - 0.5 * (nodes[:, i] + nodes[:, j]) for k, (i, j) in enumerate(EDGES[d])]
+    return np.concatenate([nodes[:, : d + 1], np.stack(edges, axis=1)], axis=1)

@@ -16,8 +16,17 @@ mesh until the estimate of λ₁ changes by less than ``rtol``:
 * ``"adaptive"`` (the default on flat-sided supports): a residual error indicator per cell (the equation's
   residual inside each cell and the jumps of the flux A∇u across its faces) and Dörfler marking, so that corner
   singularities of non-convex polygons are resolved without refining everywhere;
-* ``"uniform"`` (the default on balls and ellipsoids): every cell is split, and new boundary vertices are moved
-  onto ∂W, so the inscribed mesh converges to W.
+* ``"uniform"`` (the default where the eigenfunction is smooth up to ∂W: balls, ellipsoids, and boxes with a
+  diagonal A, whose eigenfunction is a product of sines): every cell is split, and new boundary vertices are
+  moved onto ∂W. The unknowns grow by 2ᵈ per level and the error falls like N^(−4/d), the regime in which the
+  Richardson extrapolation below and its error estimate are reliable (adaptive levels grow irregularly, by about
+  1.6, and a rate fitted to them is noisy).
+
+On balls and ellipsoids the cells at the boundary are curved (isoparametric P2, :mod:`privnoise.fisher._meshes`):
+their boundary edges' midpoint nodes lie on ∂W, so the meshed domain misses W by O(h⁴) (from inside) instead of
+the O(h²) of straight facets, and λ_h − λ₁ = O(h⁴) like the P2 error itself. Straight cells are assembled with
+their affine map; curved ones with the P2 map and a degree-8 rule (the mass integrand u²·det DF is then exact,
+the stiffness's rational integrand accurate to rounding on these near-affine cells).
 
 After each level the sequence of discrete eigenvalues λ_h is extrapolated (Richardson, λ_h ≈ λ₁ + c·N^(−r) in
 the number N of unknowns, with r fitted to the last three levels); the change of that extrapolation between the
@@ -43,8 +52,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
+from . import _isoparametric as iso
 from . import _simplices as sx
-from .supports import Support
+from ._meshes import quadratic_mesh, refine, vertex_mesh
+from .supports import Box, Support
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
 
@@ -71,16 +82,23 @@ class EigenSolution:
         The final mesh: vertices (N, d) and simplices (E, d + 1).
     coefficients : ndarray (E, 6 or 10)
         u at each cell's vertices and edge midpoints (:mod:`privnoise.fisher._simplices` order), normalised so
-        that ∫u² = 1 over the mesh and u ≥ 0 on most of it.
+        that ∫u² = 1 over the mesh and u ≥ 0 on most of it. On a curved cell these are the values at its P2
+        nodes: u is quadratic in the cell's reference coordinates.
+    curved_cells : ndarray (Ec,)
+        Indices of the curved (P2-mapped) cells; empty on flat-sided supports.
+    curved_nodes : ndarray (Ec, 6 or 10, d)
+        The P2 nodes of each curved cell (vertices, then edge midpoints, some of them on ∂W); the cell is
+        x = Σ φₐ(λ) xₐ (:mod:`privnoise.fisher._isoparametric`).
     eigenvalue : float
         The estimate of λ₁(W) (Richardson extrapolation of the discrete eigenvalues).
     discrete_eigenvalue : float
         The Rayleigh quotient ∫∇uᵀA∇u of the returned u: a density u² has Tr 𝓘 = 4 × this value exactly. It is
         ≥ λ₁ of the meshed domain, and ≥ λ₁(W) when the mesh lies inside W.
     error_estimate : float
-        An estimate of the error (absolute): the larger of the Richardson correction (between the last discrete
-        eigenvalue, with the boundary correction on curved supports, and ``eigenvalue``) and the change of
-        ``eigenvalue`` between the last two refinements.
+        An estimate of the absolute error of ``eigenvalue`` from the last levels: under uniform refinement the
+        change of the extrapolation between the last two levels times the contraction (N₋₁/N)^r of the fitted
+        rate; under adaptive refinement the larger of that change and the Richardson correction
+        ``discrete_eigenvalue − eigenvalue``.
     mesh_size : float
         The largest cell diameter of the final mesh.
     history : tuple of (int, float)
@@ -101,6 +119,8 @@ class EigenSolution:
     history: tuple[tuple[int, float], ...]
     converged: bool
     rtol: float = field(default=1e-6)
+    curved_cells: NDArray[np.int64] = field(default_factory=lambda: readonly(np.zeros(0, dtype=np.int64)))
+    curved_nodes: FloatArray = field(default_factory=lambda: readonly(np.zeros((0, 6, 2))))
 
     @property
     def dim(self) -> int:
@@ -119,6 +139,7 @@ class EigenSolution:
             "mesh_size": self.mesh_size,
             "cells": int(self.cells.shape[0]),
             "unknowns": self.unknowns,
+            "curved_cells": int(self.curved_cells.size),
             "converged": self.converged,
         }
 
@@ -135,36 +156,40 @@ def _quiet_skfem() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _mesh(points: FloatArray, cells: NDArray[np.int64]) -> Any:
-    from skfem import MeshTet, MeshTri
+@dataclass(frozen=True, slots=True)
+class _Level:
+    """One solve: λ_h, the normalised u per cell, the mesh, the curved cells and their nodes, the unknowns."""
 
-    cls = MeshTri if points.shape[1] == 2 else MeshTet
-    return cls(np.ascontiguousarray(points.T), np.ascontiguousarray(cells.T))
-
-
-def _with_points(mesh: Any, points: FloatArray) -> Any:
-    from dataclasses import replace
-
-    return replace(mesh, doflocs=np.ascontiguousarray(points.T))
-
-
-def _snap(mesh: Any, support: Support) -> Any:
-    if not support.curved:
-        return mesh
-    p = np.array(mesh.p.T)
-    b = mesh.boundary_nodes()
-    p[b] = support.project_to_boundary(p[b])
-    return _with_points(mesh, p)
+    eigenvalue: float
+    coefficients: FloatArray
+    points: FloatArray
+    cells: NDArray[np.int64]
+    curved: NDArray[np.int64]
+    curved_nodes: FloatArray
+    unknowns: int
 
 
-def _solve_level(
-    mesh: Any, matrix: FloatArray
-) -> tuple[float, FloatArray, FloatArray, NDArray[np.int64], int]:
-    """Assemble, solve; return λ_h, local P2 coefficients (E, nloc), points, cells, number of unknowns."""
+# Quadrature degree on curved cells: exact for the mass integrand u²·det DF (degree 4 + d).
+_CURVED_ORDER = 8
+
+
+def _solve_level(mesh: Any, matrix: FloatArray, support: Support) -> _Level:
+    """Assemble (curved cells at the boundary of a curved support), solve, normalise."""
     from skfem import Basis, BilinearForm, ElementTetP2, ElementTriP2
+    from skfem.mapping import MappingAffine
 
     d = mesh.p.shape[0]
-    basis = Basis(mesh, ElementTriP2() if d == 2 else ElementTetP2())
+    element = ElementTriP2() if d == 2 else ElementTetP2()
+    if support.curved:
+        geometry, curved = quadratic_mesh(mesh, support)
+        _check_orientation(geometry, curved)
+        straight = np.setdiff1d(np.arange(mesh.t.shape[1]), curved)
+        bases = [Basis(geometry, element, elements=curved, intorder=_CURVED_ORDER)]
+        if straight.size:
+            bases.append(Basis(geometry, element, mapping=MappingAffine(geometry), elements=straight))
+    else:
+        geometry, curved = mesh, np.zeros(0, dtype=np.int64)
+        bases = [Basis(mesh, element)]
 
     @BilinearForm
     def stiffness(u: Any, v: Any, _: Any) -> Any:
@@ -174,9 +199,12 @@ def _solve_level(
     def mass(u: Any, v: Any, _: Any) -> Any:
         return u * v
 
-    k = stiffness.assemble(basis)
-    m = mass.assemble(basis)
-    interior = basis.complement_dofs(basis.get_dofs())
+    k = stiffness.assemble(bases[0])
+    m = mass.assemble(bases[0])
+    for basis in bases[1:]:
+        k = k + stiffness.assemble(basis)
+        m = m + mass.assemble(basis)
+    interior = bases[0].complement_dofs(bases[0].get_dofs(mesh.boundary_facets()))
     ki = k[interior][:, interior]
     mi = m[interior][:, interior]
     vector = _principal_mode(ki.tocsr(), mi.tocsr(), d)
@@ -185,9 +213,25 @@ def _solve_level(
     u /= math.sqrt(float(u @ (m @ u)))
     if u.sum() < 0:
         u = -u
-    coefficients = u[basis.element_dofs.T]
-    lam = float(u @ (k @ u))  # the Rayleigh quotient of the normalised u (exactly its ∫∇uᵀA∇u)
-    return lam, coefficients, np.array(mesh.p.T), np.array(mesh.t.T, dtype=np.int64), int(interior.size)
+    element_dofs = np.asarray(bases[0].dofs.element_dofs)
+    nodes = np.asarray(geometry.doflocs)[:, element_dofs[:, curved]]  # (d, nloc, Ec)
+    return _Level(
+        eigenvalue=float(u @ (k @ u)),  # the Rayleigh quotient of the normalised u (exactly its ∫∇uᵀA∇u)
+        coefficients=u[element_dofs.T],
+        points=np.array(mesh.p.T),
+        cells=np.array(mesh.t.T, dtype=np.int64),
+        curved=curved,
+        curved_nodes=np.ascontiguousarray(np.transpose(nodes, (2, 1, 0))),
+        unknowns=int(interior.size),
+    )
+
+
+def _check_orientation(geometry: Any, curved: NDArray[np.int64]) -> None:
+    """Every curved cell's map must keep the sign of its Jacobian (Bernstein coefficients of one sign)."""
+    nodes = np.transpose(np.asarray(geometry.doflocs)[:, geometry.dofs.element_dofs[:, curved]], (2, 1, 0))
+    coef = iso.determinant_bernstein(nodes)
+    if not np.all((coef.min(axis=1) > 0) | (coef.max(axis=1) < 0)):
+        raise SolverError("a curved boundary cell folds over (its Jacobian changes sign); refine the support's mesh.")
 
 
 def _principal_mode(k: Any, m: Any, dim: int) -> FloatArray:
@@ -244,46 +288,6 @@ def _facets(cells: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int
     )
 
 
-def _boundary_correction(
-    support: Support,
-    points: FloatArray,
-    cells: NDArray[np.int64],
-    coefficients: FloatArray,
-    matrix: FloatArray,
-) -> float:
-    """First-order change of λ₁ from the inscribed mesh to W (Hadamard): −∫_∂ (nᵀAn)(∂ₙu)² δ ds.
-
-    δ is the outward distance from the mesh boundary to ∂W (positive where the mesh lies inside W), so the
-    returned value is ≤ 0 for an inscribed mesh and λ₁(W) ≈ λ_h + the correction up to O(δ²).
-    """
-    d = points.shape[1]
-    grads, volumes = sx.simplex_geometry(points, cells)
-    _, _, boundary = _facets(cells)
-    cell, opp = boundary[:, 0], boundary[:, 1]
-    normal = -grads[cell, opp]
-    norm = np.linalg.norm(normal, axis=1)
-    normal /= norm[:, None]
-    measure = d * volumes[cell] * norm
-    gv = sx.gradients_at_vertices(coefficients[cell], grads[cell])
-    others = np.array([[j for j in range(d + 1) if j != a] for a in range(d + 1)])[opp]  # (B, d)
-    dn = np.einsum("bk,bjk->bj", normal, np.take_along_axis(gv, others[:, :, None], axis=1))
-    xs = np.take_along_axis(points[cells[cell]], others[:, :, None], axis=1)  # facet vertices (B, d, d)
-    weight = np.einsum("bk,kl,bl->b", normal, matrix, normal)
-    rule = sx.quadrature(d - 1, 6) if d == 3 else _line_rule()
-    total = 0.0
-    for bary, w in zip(rule.bary, rule.weights, strict=True):
-        x = np.einsum("j,bjk->bk", bary, xs)
-        gap = support.boundary_gap(x)
-        total += w * float(np.sum(measure * weight * (dn @ bary) ** 2 * gap))
-    return -total
-
-
-def _line_rule() -> sx.Rule:
-    x, w = np.polynomial.legendre.leggauss(6)
-    t = (x + 1.0) / 2.0
-    return sx.Rule(bary=np.stack([1.0 - t, t], axis=1), weights=w / w.sum())
-
-
 def _indicators(
     points: FloatArray, cells: NDArray[np.int64], coefficients: FloatArray, matrix: FloatArray, lam: float
 ) -> FloatArray:
@@ -333,10 +337,11 @@ def _dorfler(eta: FloatArray) -> NDArray[np.int64]:
     return np.sort(order[:count]).astype(np.int64)
 
 
-def _extrapolate(history: list[tuple[int, float]], nominal_rate: float) -> float:
-    """Richardson extrapolation λ∞ of λ_N ≈ λ∞ + c N^(−r), r fitted to the last three levels when possible."""
+def _extrapolate(history: list[tuple[int, float]], nominal_rate: float) -> tuple[float, float]:
+    """Richardson extrapolation λ∞ of λ_N ≈ λ∞ + c N^(−r), r fitted to the last three levels when possible;
+    returns (λ∞, r)."""
     if len(history) < 2:
-        return history[-1][1]
+        return history[-1][1], nominal_rate
     (n1, l1), (n2, l2) = history[-2], history[-1]
     rate = nominal_rate
     if len(history) >= 3:
@@ -352,7 +357,27 @@ def _extrapolate(history: list[tuple[int, float]], nominal_rate: float) -> float
             if gap(lo) * gap(hi) < 0:
                 rate = brentq(gap, lo, hi, xtol=1e-10)
     factor = (n2 / n1) ** rate - 1.0
-    return l2 - (l1 - l2) / factor if factor > 0 else l2
+    return (l2 - (l1 - l2) / factor if factor > 0 else l2), rate
+
+
+def _error_estimate(
+    history: list[tuple[int, float]], estimates: list[float], rate: float, *, uniform: bool
+) -> float:
+    """The error of the latest extrapolation, estimated from successive levels.
+
+    Uniform refinement (every cell split, unknowns × 2ᵈ per level): the previous extrapolation was off by about
+    the change δ between the two, and the extrapolation's own error contracts at least like the discrete error
+    (its leading term is gone), so the latest one is within δ·(N₋₁/N)^r. Adaptive refinement grows the mesh
+    irregularly (× 1.6) and the fitted rate is noisier: there the larger of δ and the Richardson correction
+    |λ_h − λ∞| (the discrete value's own error), a bound on the previous level's error, is reported.
+    """
+    correction = abs(history[-1][1] - estimates[-1])
+    if len(estimates) < 2:
+        return correction
+    shift = abs(estimates[-1] - estimates[-2])
+    if uniform:
+        return shift * min(1.0, (history[-2][0] / history[-1][0]) ** rate)
+    return max(correction, shift)
 
 
 def solve_dirichlet_eigenproblem(
@@ -375,7 +400,8 @@ def solve_dirichlet_eigenproblem(
     rtol : float, default 1e-6
         Refine until the estimate of λ₁ changes by less than ``rtol`` relative between two levels.
     refinement : {"auto", "adaptive", "uniform"}
-        "auto" is adaptive on flat-sided supports and uniform (with boundary vertices moved onto ∂W) on curved ones.
+        "auto" is uniform where the eigenfunction is smooth (balls, ellipsoids, boxes with a diagonal ``matrix``)
+        and adaptive elsewhere.
     max_unknowns : int
         Stop refining (``converged=False``) before a level would exceed this many unknowns.
 
@@ -426,50 +452,48 @@ def solve_dirichlet_eigenproblem(
 
 def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: int) -> EigenSolution:
     d = support.dim
-    mode = ("uniform" if support.curved else "adaptive") if refinement == "auto" else refinement
-    # λ_h − λ₁ ~ N^(−r): P2 gives r = 4/d on resolved meshes (on curved supports after the first-order boundary
-    # correction, which leaves an O(δ²) = O(h⁴) geometric error)
+    if refinement == "auto":
+        smooth = support.curved or (isinstance(support, Box) and np.count_nonzero(a - np.diag(np.diag(a))) == 0)
+        mode = "uniform" if smooth else "adaptive"
+    else:
+        mode = refinement
+    # λ_h − λ₁ ~ N^(−r): P2 gives r = 4/d on resolved meshes (on curved supports with the P2-mapped boundary
+    # cells, whose geometric error is O(h⁴) too)
     nominal = 4.0 / d
     points, cells = support.initial_mesh()
-    mesh = _mesh(points, cells)
+    mesh = vertex_mesh(points, cells)
     while mesh.t.shape[1] < _MIN_CELLS[d]:
-        mesh = _snap(mesh.refined(), support)
+        mesh = refine(mesh, support)
 
     history: list[tuple[int, float]] = []
-    corrected: list[tuple[int, float]] = []
     estimates: list[float] = []
     converged = False
     while True:
-        lam, coeffs, pts, cls, unknowns = _solve_level(mesh, a)
-        history.append((unknowns, lam))
-        if support.curved:
-            corrected.append((unknowns, lam + _boundary_correction(support, pts, cls, coeffs, a)))
-        sequence = corrected if support.curved else history
-        estimates.append(_extrapolate(sequence, nominal))
-        # conservative: the Richardson correction itself, and the change of the extrapolation between levels
-        change = abs(sequence[-1][1] - estimates[-1])
-        if len(estimates) >= 2:
-            change = max(change, abs(estimates[-1] - estimates[-2]))
+        level = _solve_level(mesh, a, support)
+        history.append((level.unknowns, level.eigenvalue))
+        value, rate = _extrapolate(history, nominal)
+        estimates.append(value)
+        change = _error_estimate(history, estimates, rate, uniform=mode == "uniform")
         if len(history) >= 2 and change <= tol * abs(estimates[-1]):
             converged = True
             break
         growth = 2**d if mode == "uniform" else 1.6
-        if unknowns * growth > limit:
+        if level.unknowns * growth > limit:
             break
         if mode == "uniform":
-            mesh = _snap(mesh.refined(), support)
+            mesh = refine(mesh, support)
         else:
-            eta = _indicators(pts, cls, coeffs, a, lam)
-            mesh = _snap(mesh.refined(_dorfler(eta)), support)
+            eta = _indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
+            mesh = refine(mesh, support, _dorfler(eta))
 
-    corners = pts[cls]
+    corners = level.points[level.cells]
     diam = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max()
     return EigenSolution(
         support=support,
         matrix=readonly(a),
-        points=readonly(pts),
-        cells=readonly(cls),
-        coefficients=readonly(coeffs),
+        points=readonly(level.points),
+        cells=readonly(level.cells),
+        coefficients=readonly(level.coefficients),
         eigenvalue=float(estimates[-1]),
         discrete_eigenvalue=float(history[-1][1]),
         error_estimate=float(change),
@@ -477,4 +501,6 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         history=tuple(history),
         converged=converged,
         rtol=tol,
+        curved_cells=readonly(level.curved),
+        curved_nodes=readonly(level.curved_nodes),
     )

@@ -12,9 +12,9 @@ of itself (:meth:`initial_mesh`) for the finite-element solver of :mod:`privnois
 :class:`MeshSupport` a user's conforming simplicial mesh (points and cells)
 ==================  ====================================================================================
 
-Curved supports (balls and ellipsoids) are meshed by inscribed simplices whose boundary vertices lie on ∂W; every
-simplex is the convex hull of points of the convex set W, so the mesh, and the noise supported on it, stays
-inside W.
+Curved supports (balls and ellipsoids) are meshed by simplices whose boundary vertices lie on ∂W; the solver
+then curves the boundary cells (quadratic patches through nodes on ∂W, :mod:`privnoise.fisher._meshes`), which
+stay inside W, so the noise supported on the mesh stays inside W.
 
 References
 ----------
@@ -50,7 +50,7 @@ class Support:
 
     @property
     def curved(self) -> bool:
-        """Whether the boundary is curved (the mesh then inscribes W and is refined with its vertices on ∂W)."""
+        """Whether the boundary is curved (the boundary cells are then curved, with their nodes on ∂W)."""
         return False
 
     def contains(self, w: ArrayLike, /) -> NDArray[np.bool_]:
@@ -64,10 +64,6 @@ class Support:
     def project_to_boundary(self, points: FloatArray) -> FloatArray:
         """Move points that should lie on ∂W onto it (the identity for flat-sided supports)."""
         return points
-
-    def boundary_gap(self, points: FloatArray) -> FloatArray:
-        """Distance from points near ∂W to ∂W along the outward normal (> 0 inside W), to second order."""
-        return np.zeros(points.shape[0])
 
     def volume(self) -> float:
         """Lebesgue measure of W."""
@@ -331,13 +327,6 @@ class Ellipsoid(Support):
         v = self._to_unit(points)
         v /= np.linalg.norm(v, axis=1, keepdims=True)
         return np.asarray(self.center + v @ self.root.T)
-
-    def boundary_gap(self, points: FloatArray) -> FloatArray:
-        v = self._to_unit(points)
-        rho = np.linalg.norm(v, axis=1)
-        # ρ(w) = ‖R⁻¹(w − c)‖ has gradient R⁻ᵀv/ρ; one Newton step from the level ρ to the level 1
-        slope = np.linalg.norm(np.linalg.solve(self.root.T, v.T).T, axis=1) / rho
-        return np.asarray((1.0 - rho) / slope)
 
     def volume(self) -> float:
         unit = math.pi if self.dim == 2 else 4.0 * math.pi / 3.0

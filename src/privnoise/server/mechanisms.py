@@ -57,7 +57,7 @@ from ..mechanisms import Mechanism
 from .checks import SCALE_RANGE
 from .config import PolicySpec, parse_owner_support
 
-__all__ = ["build_noise", "describe_design", "describe_noise", "fem_design", "release_blocks", "root_information"]
+__all__ = ["build_noise", "describe_design", "describe_noise", "fem_design", "noise_information", "release_blocks"]
 
 _BOUND_STEPS = 2.0**50
 _OWNER = "query"
@@ -83,9 +83,9 @@ def _import_factory(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-def root_information(noise: HardenedMechanism, policy: PolicySpec) -> float | None:
-    """√𝓘_w, the square root of the Fisher information of one coordinate of the noise, so that slope² 𝓘_w =
-    (slope √𝓘_w)² is computed without overflow or underflow; None for custom noise (not charged to Fisher budgets).
+def noise_information(noise: HardenedMechanism, policy: PolicySpec) -> float | None:
+    """𝓘_w, the Fisher information of one coordinate of the noise (the largest diagonal entry of its information
+    matrix); None for custom noise (not charged to Fisher budgets).
 
     The snapped output carries no more information than the continuous noise (data processing), so this bounds it.
     """
@@ -98,7 +98,7 @@ def root_information(noise: HardenedMechanism, policy: PolicySpec) -> float | No
             f"the noise of `{_OWNER}` would carry a Fisher information of {info:g} per record; it must be finite "
             "and > 0 (the coefficients or the declared bounds are too extreme for this policy)."
         )
-    return math.sqrt(info)
+    return info
 
 
 @functools.lru_cache(maxsize=64)

@@ -18,12 +18,13 @@ numeric values are clamped to the declared bounds, NULL to the lower bound):
 Every release adds Fisher information about the records, whatever its policy: per column, Σ over components of
 slope² 𝓘_w, the slope being sup over the declared domain of |∂ component / ∂ x_i| (1 for a sum, 1/n for a
 Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and max|x| for Σwx). It is computed
-as (slope √𝓘_w)², checked finite and positive, and charged as the exact rational of that float.
+exactly in rationals, rounded up to the next double (never below the information released), checked finite and
+positive, and charged as the exact rational of that double.
 
 Constant work: the statement aggregates over the whole table, each record weighted by the product of one
-``CASE WHEN condition THEN 1 ELSE 0 END`` per condition, every expression evaluated for every record, values
-clamped with ``max``/``min`` (``greatest``/``least``); so the work does not depend on which records a filter
-selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
+0/1 indicator per condition that does the same work whether the condition holds or not (:mod:`.indicators`),
+every expression evaluated for every record, values clamped with ``max``/``min`` (``greatest``/``least``); so the
+work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
 a plan was made for.
 """
 
@@ -38,7 +39,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Float, Table, case, func, literal, select
+from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
@@ -48,7 +49,8 @@ from ..exceptions import InvalidParameterError
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
-from .mechanisms import build_noise, describe_design, describe_noise, root_information
+from .indicators import compare
+from .mechanisms import build_noise, describe_design, describe_noise, noise_information
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_sensitivity
@@ -61,11 +63,11 @@ INLINE_RECORDS = 5000
 
 @dataclass(frozen=True)
 class Component:
-    """One noisy part of an answer: the library noise it is released with, √𝓘_w of that noise, and the slopes."""
+    """One noisy part of an answer: the library noise it is released with, 𝓘_w of that noise, and the slopes."""
 
     name: str
     noise: HardenedMechanism
-    root_information: float | None
+    information: float | None
     slopes: dict[str, float]
     dim: int = 1  # the number of cells of a vector component (histogram, group by)
 
@@ -130,20 +132,28 @@ def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:
 
 
 def _information(components: list[Component]) -> dict[str, Fraction]:
+    """Per column, Σ over components of slope² 𝓘_w, each term the smallest double ≥ its exact value (computed in
+    rationals, then rounded up: the charge is never below the information released)."""
     out: dict[str, Fraction] = {}
     for component in components:
-        root = component.root_information
-        if root is None:
+        information = component.information
+        if information is None:
             continue
         for column, slope in component.slopes.items():
             if slope == 0.0:
                 continue
-            info = (slope * root) ** 2
+            exact = Fraction(slope) ** 2 * Fraction(information)
+            try:
+                info = float(exact)
+            except OverflowError:
+                info = math.inf
             if not math.isfinite(info) or info <= 0.0:
                 raise InvalidParameterError(
                     f"the Fisher information of `query` about column {column!r} would be {info:g}; it must be "
                     "finite and > 0 (a coefficient is too extreme for the declared bounds and the policy)."
                 )
+            if Fraction(info) < exact:
+                info = math.nextafter(info, math.inf)
             out[column] = out.get(column, Fraction(0)) + Fraction(info)
     return out
 
@@ -235,17 +245,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         kind = spec.columns[cond.column].type
         if (kind == "text") != isinstance(cond.value, str):
             raise QueryError(f"column {cond.column!r} is {kind}; compare it with a {kind} literal.")
-        lhs = clamped(cond.column) if kind == "number" else table.c[cond.column]
-        rhs = literal(cond.value, Float) if kind == "number" else literal(cond.value)
-        test = {
-            "=": lhs == rhs,
-            "!=": lhs != rhs,
-            "<": lhs < rhs,
-            "<=": lhs <= rhs,
-            ">": lhs > rhs,
-            ">=": lhs >= rhs,
-        }[cond.op]
-        weight = weight * case((test, literal(1.0, Float)), else_=literal(0.0, Float))
+        numeric = kind == "number"
+        lhs = clamped(cond.column) if numeric else table.c[cond.column]
+        weight = weight * compare(lhs, cond.op, cond.value, numeric, dialect.name)
 
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
@@ -262,7 +264,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
                               dialect)
     if vector:
-        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or ())
+        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or (), dialect.name)
         parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
                                        counted=selection is not None)
     elif kind == "count":
@@ -363,7 +365,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts))
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
-        components.append(Component(n_, noise, root_information(noise, policy), slopes, 1 if identity else dim))
+        components.append(Component(n_, noise, noise_information(noise, policy), slopes, 1 if identity else dim))
     fisher = _information(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)

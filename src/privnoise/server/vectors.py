@@ -35,8 +35,9 @@ a query depends on the number of distinct values of c in the stored table (one `
 filter applied as a weight, never as ``WHERE``), not on what a filter selects; owners to whom that number matters
 declare the categories.
 
-**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one ``CASE WHEN <record in cell> THEN term
-ELSE 0 END`` term of the same single statement over the whole table, multiplied by the record's filter weight:
+**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one term, its value times a 0/1 indicator of
+the record being in the cell that does the same work either way (:mod:`.indicators`), of the same single statement
+over the whole table, multiplied by the record's filter weight:
 every record is evaluated against every cell whatever the data, so the latency does not depend on how many
 records a group or a bin holds.
 """
@@ -48,12 +49,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Float, case, literal
+from sqlalchemy import Float, func, literal
 
 from ..dp.hardening import HardenedMechanism
 from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
 from ..dp.profile import profile_of
 from .config import DatasetSpec
+from .indicators import compare, numeric_comparison
 from .querylang import QueryError, QuerySpec
 
 __all__ = ["PartitionSelection", "cell_keys", "cell_tests", "vector_sensitivity"]
@@ -150,21 +152,20 @@ def cell_keys(query: QuerySpec, spec: DatasetSpec) -> tuple[str, tuple[Any, ...]
     return query.column, _categories(spec, query.column, "histogram")
 
 
-def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...]) -> list[Any]:
-    """One ``CASE WHEN <record in cell> THEN 1 ELSE 0 END`` per cell (every record is tested against every cell);
-    ``clamped(column)`` gives a numeric column clamped to its declared bounds, ``keys`` the declared categories."""
-    one, zero = literal(1.0, Float), literal(0.0, Float)
+def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...], dialect: str) -> list[Any]:
+    """One 0/1 indicator per cell, doing the same work for a record in the cell and one outside it
+    (:mod:`.indicators`; every record is tested against every cell); ``clamped(column)`` gives a numeric column
+    clamped to its declared bounds, ``keys`` the declared categories, ``dialect`` the SQL dialect's name."""
     if query.group_by is None and query.bins:
         assert query.column is not None
         edges = query.bins
-        x = clamped(query.column)
-        first, last = literal(edges[0], Float), literal(edges[-1], Float)
-        x = case((x < first, first), (x > last, last), else_=x)  # clamped to the outer edges
-        tests = []
-        for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False)):
-            upper = x <= literal(b, Float) if i == len(edges) - 2 else x < literal(b, Float)
-            tests.append(case(((x >= literal(a, Float)) & upper, one), else_=zero))
-        return tests
+        least, greatest = (func.min, func.max) if dialect == "sqlite" else (func.least, func.greatest)
+        x = greatest(literal(edges[0], Float), least(literal(edges[-1], Float), clamped(query.column)))
+        last = len(edges) - 2
+        return [
+            numeric_comparison(x, ">=", a, dialect) * numeric_comparison(x, "<=" if i == last else "<", b, dialect)
+            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False))
+        ]
     column = query.group_by if query.group_by is not None else query.column
     assert column is not None
-    return [case((table.c[column] == literal(k), one), else_=zero) for k in keys]
+    return [compare(table.c[column], "=", k, False, dialect) for k in keys]

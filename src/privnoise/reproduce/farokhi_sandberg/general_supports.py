@@ -149,7 +149,7 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             printed=PI2 * (a[0] / (x1 - x0) ** 2 + a[1] / (y1 - y0) ** 2),
             computed=sol["rectangle"].eigenvalue,
             status="match",
-            reason=f"P2 finite elements, adaptive, rtol {s.rtol:g}; error estimate {sol['rectangle'].error_estimate:.1e}",
+            reason=f"P2 finite elements, uniform refinement, rtol {s.rtol:g}; error estimate {sol['rectangle'].error_estimate:.1e}",
         )
     )
     rows.append(
@@ -159,7 +159,7 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             printed=unit_ball_eigenvalue(2) / s.ellipse_scale,
             computed=sol["ellipse"].eigenvalue,
             status="match",
-            reason="P2 finite elements on inscribed meshes, uniform refinement, Hadamard boundary correction, Richardson",
+            reason="P2 finite elements with curved (isoparametric) boundary cells inside W, uniform refinement, Richardson",
         )
     )
     rows.append(
