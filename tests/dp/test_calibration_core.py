@@ -80,7 +80,7 @@ def test_smallest_parameter_accepts_a_target_met_with_equality(start):
 def test_smallest_parameter_is_precise_relative_to_the_scale_of_its_answer(scale):
     # exp(−p/s) ≤ 0.3 ⇔ p ≥ −s·ln 0.3: the answer to 1e-12 relative, whatever its magnitude
     p = smallest_parameter(lambda q: math.exp(-q / scale), 0.3, start=scale, what="a test")
-    assert p == pytest.approx(-scale * math.log(0.3), rel=1e-12)
+    assert p == pytest.approx(-scale * math.log(0.3), rel=1e-12, abs=0.0)
     assert math.exp(-p / scale) <= 0.3
 
 
