@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from . import _isoparametric as iso
-from . import _simplices as sx
+from ._fem_marking import dorfler_marking, residual_indicators
 from ._meshes import quadratic_mesh, refine, vertex_mesh
 from .supports import Box, Support
 
@@ -266,77 +266,6 @@ def _principal_mode(k: Any, m: Any, dim: int) -> FloatArray:
     return np.asarray(vecs[:, 0])
 
 
-def _facets(cells: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """Interior facets as (cell, opposite local vertex) pairs on both sides, shape (F, 2) each, and boundary
-    facets as rows (cell, opposite local vertex)."""
-    e, nv = cells.shape
-    opposite = np.repeat(np.arange(nv)[None, :], e, axis=0).ravel()
-    owner = np.repeat(np.arange(e), nv)
-    keep = np.array([[j for j in range(nv) if j != a] for a in range(nv)])
-    faces = np.sort(cells[:, keep], axis=2).reshape(e * nv, nv - 1)
-    order = np.lexsort(faces.T[::-1])
-    faces, owner, opposite = faces[order], owner[order], opposite[order]
-    same = np.all(faces[1:] == faces[:-1], axis=1)
-    first = np.flatnonzero(same)
-    paired = np.zeros(e * nv, dtype=bool)
-    paired[first] = paired[first + 1] = True
-    boundary = np.stack([owner[~paired], opposite[~paired]], axis=1)
-    return (
-        np.stack([owner[first], owner[first + 1]], axis=1),
-        np.stack([opposite[first], opposite[first + 1]], axis=1),
-        boundary,
-    )
-
-
-def _indicators(
-    points: FloatArray, cells: NDArray[np.int64], coefficients: FloatArray, matrix: FloatArray, lam: float
-) -> FloatArray:
-    """Squared residual error indicator per cell: h²‖λu + ∇·(A∇u)‖² + ½ Σ_faces h_F ‖[A∇u·n]‖²."""
-    d = points.shape[1]
-    grads, volumes = sx.simplex_geometry(points, cells)
-    corners = points[cells]
-    diam = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max(axis=(1, 2))
-    # interior residual: λu + Tr(A H), H constant on the cell
-    div = np.einsum("kl,ekl->e", matrix, sx.hessians(coefficients, grads))
-    rule = sx.quadrature(d, 4)
-    resid = np.stack(
-        [lam * sx.values(coefficients, np.broadcast_to(b, (cells.shape[0], d + 1))) + div for b in rule.bary],
-        axis=1,
-    )
-    eta = diam**2 * volumes * (resid**2 @ rule.weights)
-    # flux jumps across interior faces, exact for the affine gradient
-    pairs, opp, _ = _facets(cells)
-    gv = sx.gradients_at_vertices(coefficients, grads)
-    left, right = pairs[:, 0], pairs[:, 1]
-    normal = grads[left, opp[:, 0]]
-    norm = np.linalg.norm(normal, axis=1)
-    normal = normal / norm[:, None]
-    face_measure = d * volumes[left] * norm
-    local = cells[left]
-    jumps = []
-    for a in range(d + 1):
-        vertex = local[:, a]
-        on_face = a != opp[:, 0]
-        # the same global vertex in the right cell
-        pos = np.argmax(cells[right] == vertex[:, None], axis=1)
-        diff = gv[left, a] - gv[right, pos]
-        jumps.append(np.where(on_face, np.einsum("fk,kl,fl->f", normal, matrix, diff), np.nan))
-    j = np.stack(jumps, axis=1)
-    j = j[~np.isnan(j)].reshape(-1, d)
-    face_h = face_measure ** (1.0 / (d - 1))
-    jump_sq = face_h * face_measure * (np.sum(j**2, axis=1) + np.sum(j, axis=1) ** 2) / (d * (d + 1))
-    np.add.at(eta, left, 0.5 * jump_sq)
-    np.add.at(eta, right, 0.5 * jump_sq)
-    return eta
-
-
-def _dorfler(eta: FloatArray) -> NDArray[np.int64]:
-    order = np.argsort(eta)[::-1]
-    cumulative = np.cumsum(eta[order])
-    count = int(np.searchsorted(cumulative, _BULK * cumulative[-1])) + 1
-    return np.sort(order[:count]).astype(np.int64)
-
-
 def _extrapolate(history: list[tuple[int, float]], nominal_rate: float) -> tuple[float, float]:
     """Richardson extrapolation λ∞ of λ_N ≈ λ∞ + c N^(−r), r fitted to the last three levels when possible;
     returns (λ∞, r)."""
@@ -483,8 +412,8 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         if mode == "uniform":
             mesh = refine(mesh, support)
         else:
-            eta = _indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
-            mesh = refine(mesh, support, _dorfler(eta))
+            eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
+            mesh = refine(mesh, support, dorfler_marking(eta, _BULK))
 
     corners = level.points[level.cells]
     diam = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max()
