@@ -24,8 +24,8 @@ positive, and charged as the exact rational of that double.
 Constant work: the statement aggregates over the whole table, each record weighted by the product of one
 0/1 indicator per condition that does the same work whether the condition holds or not (:mod:`.indicators`),
 every expression evaluated for every record, values clamped with ``max``/``min`` (``greatest``/``least``); so the
-work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records, which the release checks against the number
-a plan was made for.
+work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records,
+which the release checks against the number a plan was made for.
 """
 
 from __future__ import annotations
