@@ -28,6 +28,7 @@ from typing import Any, Literal, get_args
 
 from .._optional import require
 from ..dp.accounting import exact_rational
+from ..dp.library_accountant import outward
 from ..dp.rational_accountant import RationalAccountant
 from ..dp.zcdp import ZCDPAccountant
 from ..exceptions import BudgetExceededError, InvalidParameterError
@@ -142,7 +143,7 @@ class Ledger:
         else:
             candidate = _pld_compose(self._pld, cost) if self.mode == "pld" else None
             if candidate is not None:
-                spent = float(candidate.get_epsilon_for_delta(float(self.delta)))
+                spent = outward(candidate.get_epsilon_for_delta(float(self.delta)))
             else:
                 spent = self._spent_epsilon([*self.costs, cost], float(self.delta))
             if spent > float(self.epsilon):
@@ -169,7 +170,7 @@ class Ledger:
             composed = self._pld if costs is self.costs else None
             for cost in costs if composed is None else ():
                 composed = _pld_compose(composed, cost)
-            return 0.0 if composed is None else float(composed.get_epsilon_for_delta(delta))
+            return 0.0 if composed is None else outward(composed.get_epsilon_for_delta(delta))
         return _rdp_epsilon(costs, delta)
 
     # -- views -------------------------------------------------------------------------------------------------
@@ -233,4 +234,4 @@ def _rdp_epsilon(costs: list[Cost], delta: float) -> float:
                 accountant.compose(dp_accounting.LaplaceDpEvent(piece[1]))
             else:
                 accountant.compose(dp_accounting.ZCDpEvent(float(piece[1])))
-    return float(accountant.get_epsilon(slack))
+    return outward(accountant.get_epsilon(slack))

@@ -13,7 +13,7 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -31,6 +31,7 @@ from .lattice import (
 )
 
 __all__ = [
+    "ErrorLaw",
     "DiscreteGaussianProfile",
     "DiscreteLaplaceProfile",
     "GaussianProfile",
@@ -42,6 +43,10 @@ __all__ = [
     "declared_value",
     "round_up",
 ]
+
+
+#: The error laws an accuracy statement knows (see :meth:`PrivacyProfile.error_law`).
+ErrorLaw = Literal["laplace", "gaussian"]
 
 
 def round_up(value: float) -> Fraction:
@@ -83,6 +88,15 @@ class PrivacyProfile(ABC):
         """The dp_accounting event of one release (None when dp-accounting has none for this family)."""
         return None
 
+    @property
+    def gaussian_curve(self) -> bool:
+        """Whether the privacy loss of one release *is* that of the continuous Gaussian mechanism at
+        Δ/σ = √(2ρ) (then T adaptive releases compose exactly into one such mechanism, Dong, Roth & Su 2022,
+        Corollary 3.3, and a zCDP total converts through the exact Gaussian profile). Only continuous Gaussian
+        noise says yes: the discrete Gaussian has the same ρ but leaks more at every (ε, δ) (Canonne, Kamath &
+        Steinke 2020, Figure 1), pure families have other curves."""
+        return False
+
     def rho(self, sensitivity: float, *, grid: float | None = None) -> Fraction | None:
         """The ρ of ρ-zCDP as an exact rational upper bound: ε²/2 for pure ε-DP noise (Bun & Steinke 2016,
         Proposition 1.4); Gaussian-type families give Δ²/(2σ²); None when no zCDP statement is known."""
@@ -93,6 +107,12 @@ class PrivacyProfile(ABC):
 
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         """The Lipschitz constant sup ‖∇log g‖_* in closed form, with its reason (None when unknown)."""
+        return None
+
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        """A law whose two-sided tails bound those of every coordinate of the noise, for the accuracy an answer
+        states: ("laplace", b) or ("gaussian", σ) at the largest coordinate scale; None when privnoise states no
+        interval for this family (then an answer says so rather than borrow another family's law)."""
         return None
 
     def touching(self, coordinates: int) -> PrivacyProfile:
@@ -189,6 +209,9 @@ class LaplaceProfile(PrivacyProfile):
         sens = sensitivity if not grid else lattice_sensitivity(sensitivity, grid) * grid
         return dp_accounting.LaplaceDpEvent(self.scale / sens)
 
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        return "laplace", float(np.max(self.scales))
+
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         from .lipschitz import dual_norm
 
@@ -206,10 +229,14 @@ class GaussianProfile(PrivacyProfile):
     pure: bool = False
     label: str = "Gaussian"
     touched: int | None = None
+    marginal: float | None = None  # the largest standard deviation of a coordinate (σ when None: isotropic)
     scale: float = field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", self.sigma)
+
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        return "gaussian", float(self.sigma if self.marginal is None else max(self.marginal, self.sigma))
 
     def _sensitivity(self, sensitivity: float, grid: float | None) -> float:
         if not grid:
@@ -229,6 +256,10 @@ class GaussianProfile(PrivacyProfile):
 
         return dp_accounting.GaussianDpEvent(self.sigma / self._sensitivity(sensitivity, grid))
 
+    @property
+    def gaussian_curve(self) -> bool:
+        return True
+
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         return math.inf, "Gaussian score Σ⁻¹(w − μ) is unbounded"
 
@@ -238,7 +269,8 @@ class GaussianProfile(PrivacyProfile):
 
     def composed(self, count: int) -> GaussianProfile:
         """T adaptive Gaussian releases compose exactly to one of σ/√T (Dong, Roth & Su 2022, Corollary 3.3)."""
-        return GaussianProfile(self.sigma / math.sqrt(count), self.dim)
+        marginal = None if self.marginal is None else self.marginal / math.sqrt(count)
+        return GaussianProfile(self.sigma / math.sqrt(count), self.dim, marginal=marginal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,6 +295,10 @@ class NormLaplaceProfile(PrivacyProfile):
         if grid:
             sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
         return self.epsilon_per_unit * sensitivity
+
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        # In one dimension exp(−ε₀|v|) is Laplace of scale 1/ε₀; a coordinate of a vector has another law.
+        return ("laplace", 1.0 / self.epsilon_per_unit) if (self.block or self.dim) == 1 else None
 
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         if grid:
@@ -310,6 +346,10 @@ class DiscreteLaplaceProfile(PrivacyProfile):
         g = self.lattice_grid
         units = Fraction(int(lattice_sensitivity(sensitivity, g, dim=self.moved)))
         return units * Fraction(g) / Fraction(self.lattice_scale)
+
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        # P(K ≥ m) = q^m/(1 + q) ≤ q^{m − 1/2}/2 (q = e^{−Λ/b}, AM–GM): no heavier than Laplace(b) rounded to Λ.
+        return "laplace", self.lattice_scale
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +417,14 @@ class RoundedProfile(PrivacyProfile):
 
     def touching(self, coordinates: int) -> RoundedProfile:
         return RoundedProfile(self.inner.touching(coordinates), self.grid)
+
+    def error_law(self) -> tuple[ErrorLaw, float] | None:
+        return self.inner.error_law()
+
+    @property
+    def gaussian_curve(self) -> bool:
+        return self.inner.gaussian_curve  # rounding the input only enlarges the sensitivity; the output is a
+        # post-processing of the wrapped noise added to the rounded value
 
     def epsilon(self, sensitivity: float, delta: float = 0.0, *, grid: float | None = None) -> float:
         return self.inner.epsilon(sensitivity, delta, grid=self.grid)

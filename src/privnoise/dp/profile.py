@@ -24,6 +24,7 @@ at most Λ/2 per coordinate, so the sensitivity grows to :func:`~privnoise.dp.la
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -69,7 +70,8 @@ def _laplace(noise: Laplace) -> PrivacyProfile:
 
 
 def _gaussian(noise: Gaussian) -> PrivacyProfile:
-    return GaussianProfile(noise.noise_scale(), noise.dim)
+    marginal = math.sqrt(noise.covariance_form().max_diagonal())
+    return GaussianProfile(noise.noise_scale(), noise.dim, marginal=marginal)
 
 
 def _l2_laplace(noise: L2Laplace) -> PrivacyProfile:

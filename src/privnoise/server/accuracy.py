@@ -10,8 +10,10 @@ The law of a hardened component: its value is rounded to the grid Λ and grid no
 heavier than that of the continuous noise rounded to the grid (for Laplace-type noise the discrete tail
 q^m/(1 + q) is at most the rounded continuous tail q^{m − 1/2}/2, by the AM–GM inequality); so the error is
 within the continuous law's radius plus Λ (two roundings of at most Λ/2), which is what a
-:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. Noise with no (ε, δ) profile (cos² Fisher
-noise, custom noise) has no interval here: the answer says so.
+:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. The law comes from the noise family itself
+(:meth:`~privnoise.dp.privacy_profiles.PrivacyProfile.error_law`: Laplace or Gaussian at the largest coordinate
+scale); a family that states none (cos² Fisher noise, the discrete Gaussian, vector ℓ2 or multi-user Laplace, a
+custom noise without a profile) has no interval here: the answer says so.
 
 Per kind: ``count``, ``sum``, ``linear``, ``identity``, ``histogram`` and group-by counts and sums: value ± r (per
 coordinate, not simultaneous), cut to the range the value can take. ``mean`` (also per group) and
@@ -48,9 +50,11 @@ def law_of(noise: HardenedMechanism) -> NoiseLaw | None:
         profile = profile_of(noise.mechanism)
     except Exception:  # noqa: BLE001 - custom noise may have no profile at all
         return None
-    if isinstance(profile, NoProfile) or not np.isfinite(profile.scale):
+    law = None if isinstance(profile, NoProfile) else profile.error_law()
+    if law is None or not np.isfinite(law[1]):
         return None
-    return NoiseLaw("laplace" if profile.pure else "gaussian", float(profile.scale), 2.0 * noise.grid)
+    family, scale = law
+    return NoiseLaw(family, scale, 2.0 * noise.grid)
 
 
 def _json(x: Any) -> Any:
