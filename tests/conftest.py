@@ -6,7 +6,8 @@ The checks are fixtures (not a helper module) so that test files need no imports
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -16,6 +17,22 @@ from scipy import stats
 KS_ALPHA = 1e-6
 #: Relative scale error the power checks must detect.
 WRONG_SCALES = (0.7, 1.3)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The command line's privacy ledger (PRIVNOISE_LEDGER) of session- and module-scoped fixtures: never the
+    user's own."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRIVNOISE_LEDGER", str(tmp_path_factory.getbasetemp() / "ledgers" / "session.sqlite"))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _test_ledger(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's own command-line privacy ledger: tests share no budget and never touch the user's home."""
+    ledger = tmp_path_factory.getbasetemp() / "ledgers" / f"{uuid.uuid4().hex}.sqlite"
+    monkeypatch.setenv("PRIVNOISE_LEDGER", str(ledger))
 
 
 @pytest.fixture

@@ -65,7 +65,8 @@ def test_mean_release_prints_answer_guarantee_and_accuracy(files, name):
     ],
 )
 def test_every_query_kind_in_json(files, options):
-    result = _run(files / "meters.parquet", "--column", "kwh", "--epsilon", "4", *UNIT, *options, "--json")
+    result = _run(files / "meters.parquet", "--column", "kwh", "--epsilon", "4", "--total-epsilon", "4", *UNIT,
+                  *options, "--json")
     assert result.exit_code == 0, result.output
     payload = json.loads(result.output)
     assert payload["guarantee"]["notion"] in ("differential-privacy", "zero-concentrated-differential-privacy")
@@ -75,7 +76,7 @@ def test_every_query_kind_in_json(files, options):
 
 def test_top_k_over_declared_categories(files):
     result = _run(files / "meters.csv", "--column", "region", "--query", "top-k", "--categories", "north,south,west",
-                  "--top", "2", "--epsilon", "2", *UNIT)
+                  "--top", "2", "--epsilon", "2", "--total-epsilon", "2", *UNIT)
     assert result.exit_code == 0, result.output
     assert "top_k: [" in result.output
 

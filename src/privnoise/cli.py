@@ -5,12 +5,14 @@
     privnoise design --query mean --n 500 --support -0.1,0.1
     privnoise design --query identity --n 3 --quality-budget 0.3 --json
     privnoise release data.csv --column kwh --query mean --bounds 0,5 --support -0.01,0.01
+    privnoise budget data.csv
     privnoise demo --output privnoise-demo
     privnoise reproduce farokhi-sandberg
 
 Every command is a thin layer over ``design → sample → Release``. Errors (privnoise errors, unreadable files,
 malformed options) print one red line on stderr and exit with status 2. ``release`` never prints the true
-value; its ``--seed`` is for research reproducibility only.
+value; its ``--seed`` is for research reproducibility only. Releases from a file are charged to the privacy ledger
+first (:mod:`privnoise._cli.ledger`); ``budget`` reads it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import typer
 
 from . import __version__
 from ._cli import logs
+from ._cli.budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from ._cli.errors import CliInputError, errors_exit_2
 from .reproduce import available as _papers
 
@@ -299,13 +302,19 @@ def release_command(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
     ] = None,
+    ledger_path: LedgerOption = None,
+    dataset: DatasetOption = None,
+    total_epsilon: TotalEpsilonOption = None,
+    total_delta: TotalDeltaOption = None,
 ) -> None:
     """Release a noisy answer to a query on one column of a CSV or Parquet file, with the guarantee that holds.
 
     With --epsilon the release is differentially private for a privacy unit (--unit, --max-contributions) and
     comes with its accuracy; otherwise the noise is Fisher-optimal for --support, --quality-budget or
-    --quality-weight.
+    --quality-weight. Every release is recorded in the ledger before it is printed: its (ε, δ) is charged to the
+    dataset's total (refused beyond it); a Fisher release is recorded with its information.
     """
+    ledger = LedgerRequest.from_options(ledger_path, dataset, total_epsilon, total_delta)
     if epsilon is not None:
         from ._cli.analyst import dp_release
 
@@ -317,6 +326,7 @@ def release_command(
             data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
             max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
             bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
+            ledger=ledger,
         )
         if as_json:
             _print_json(payload)
@@ -327,54 +337,12 @@ def release_command(
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
     if scheduler is not None:
         raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
-    from rich.markup import escape
+    from ._cli.fisher_release import fisher_release
 
-    from ._cli import render
-    from ._cli.parsing import build_query, choose_goal, parse_pair
-    from .fisher import optimal_noise
-    from .io import read
-    from .release import release
-    from .sample_data import load_csv_column
-
-    goal = choose_goal(
-        support=parse_pair(support, "--support"), quality_budget=quality_budget, quality_weight=quality_weight
-    )
-    declared = parse_pair(bounds, "--bounds")
-    if clamp and declared is None:
-        raise CliInputError("--clamp needs --bounds (the declared bounds to clamp to).")
-    if query is ReleaseQuery.variance and declared is None:
-        raise CliInputError(
-            "--query variance needs --bounds: without declared bounds its guarantee would be computed at the "
-            "data and could not be published."
-        )
-    if seed is not None:
-        log.warning(
-            "--seed makes the noise reproducible and predictable; use it for research only, never for a real "
-            "release."
-        )
-    x = read(data, column) if data.suffix.lower() in (".parquet", ".pq") else load_csv_column(data, column)
-    if declared is not None and not clamp:
-        outside = int(((x < declared[0]) | (x > declared[1])).sum())
-        if outside:
-            raise CliInputError(
-                f"{outside} record(s) of column {column!r} lie outside --bounds "
-                f"[{declared[0]:g}, {declared[1]:g}]; pass --clamp to clamp them."
-            )
-    q = build_query(query.value, int(x.size), bounds=declared)
-    result = release(x, q, optimal_noise(q, **goal), rng=seed, out_of_bounds="clamp" if clamp else "error")
-    if clamp:  # the count depends on the data: it goes to the owner on stderr, never into the release
-        log.info(
-            "owner note: %d record(s) clamped to the declared bounds (not part of the release)",
-            result.clamped,
-        )
-    if as_json:
-        _print_json(result.as_dict())
-        return
-    out = _out()
-    out.print(f"[bold]Noisy {q.name}[/bold] of column {column!r} ({q.n} records of {escape(str(data))})")
-    out.print(f"value: [bold green]{result.value!r}[/bold green]")
-    out.print(f"noise: {render.family_text(result.mechanism['family'])}; {render.goal_text(goal)}")
-    out.print(render.table("Release guarantee", render.guarantee_rows(result.guarantee)))
+    fisher_release(
+        data, column=column, query=query.value, support=support, quality_budget=quality_budget,
+        quality_weight=quality_weight, bounds=bounds, clamp=clamp, seed=seed, as_json=as_json, ledger=ledger,
+    )  # fmt: skip
 
 
 # -- demo -------------------------------------------------------------------------------------------------
@@ -505,6 +473,7 @@ def reproduce(
 
 def _register_commands() -> None:
     """Add the commands of the other areas, each defined in its own module (none imports numpy at load)."""
+    from ._cli.budget import register as register_budget
     from ._cli.optimization import register as register_optimization
     from ._cli.recoverability import register as register_recoverability
     from ._cli.server import register as register_server
@@ -514,6 +483,7 @@ def _register_commands() -> None:
     register_recoverability(app)
     register_systems(app)
     register_server(app)
+    register_budget(app)
 
 
 _register_commands()

@@ -55,7 +55,7 @@ def test_a_release_on_a_running_cluster_states_the_in_memory_guarantee(cluster: 
     assert int(frame.groupby("household").size().max()) <= 40
     exact = float(frame["kwh"].clip(0, 60).mean())
     mean = ("--column", "kwh", "--query", "mean", "--bounds", "0,60", "--epsilon", "1000", "--missing", "drop",
-            "--unit", "household", "--max-contributions", "40", "--json")
+            "--unit", "household", "--max-contributions", "40", "--json", "--total-epsilon", "1000")
     on_dask = _release(f"{sparse_meters}/*.parquet", *mean, "--scheduler", cluster.client.scheduler.address)
     assert on_dask.exit_code == 0, on_dask.output
     in_memory = _release(sparse_meters.parent / "all.parquet", *mean)

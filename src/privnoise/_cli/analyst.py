@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CliInputError
 from .parsing import parse_list, parse_pair
+
+if TYPE_CHECKING:
+    from .budget import LedgerRequest
 
 __all__ = ["DP_QUERIES", "dp_release"]
 
@@ -77,9 +80,16 @@ def dp_release(
     top: int,
     level: float,
     seed: int | None,
+    ledger: LedgerRequest | None = None,
+    origin: Any = None,
 ) -> tuple[dict[str, Any], str]:
     """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
-    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask."""
+    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask.
+
+    With ``ledger``, the release's (ε, δ) is charged to the dataset of ``data`` once the options are checked and
+    the session is open, before any noise is drawn; a release beyond the dataset's total is refused there.
+    ``origin`` is the file, directory or glob the data came from (default: ``data``), which names the dataset.
+    """
     from ..analysis import Session
 
     if query not in DP_QUERIES:
@@ -107,15 +117,28 @@ def dp_release(
             return dp_release(source, scheduler=None, column=column, query=query, epsilon=epsilon, delta=delta,
                               bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
                               missing=missing, quantiles=quantiles, bins=bins, categories=categories,
-                              group_by=group_by, keys=keys, top=top, level=level, seed=seed)
+                              group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
+                              origin=data)
     session = Session(
         data if not isinstance(data, Path) else str(data), privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
         accountant=accountant, missing=_missing(missing), rng=seed,
     )
     selection = group_by is not None and keys is None
     spend = _whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
+    key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the charge
+    edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
+    state = None
+    if ledger is not None:
+        options = {"bounds": bounds, "unit": unit, "max_contributions": max_contributions, "accountant": accountant,
+                   "group_by": group_by, "keys": keys, "q": quantiles, "bins": bins, "categories": categories,
+                   "top": top if query == "top-k" else None}  # fmt: skip
+        described = f"{query}({column})" + ("" if group_by is None else f" group by {group_by}")
+        state = ledger.charge(
+            data if origin is None else origin, command="privnoise release", query=described, epsilon=epsilon,
+            delta=delta, details={k: v for k, v in options.items() if v is not None},
+        )  # fmt: skip
     if group_by is not None:
-        grouped = session.group_by(group_by, keys=_words(keys))
+        grouped = session.group_by(group_by, keys=key_list)
         if query == "count":
             release = grouped.count(**spend)
         elif query == "sum":
@@ -127,13 +150,11 @@ def dp_release(
     elif query in ("sum", "mean", "variance"):
         release = getattr(session, query)(column, bounds=declared, **spend)
     elif query == "histogram":
-        edges = parse_list(bins, "--bins")
-        release = session.histogram(column, bins=edges, categories=_words(categories), **spend)
+        release = session.histogram(column, bins=edges, categories=candidates, **spend)
     elif query == "quantile":
-        levels = parse_list(quantiles, "--q")
         release = session.quantile(column, levels, bounds=declared, **spend)  # type: ignore[arg-type]
     else:
-        release = session.top_k(column, candidates=_words(categories), k=top, **spend)  # type: ignore[arg-type]
+        release = session.top_k(column, candidates=candidates, k=top, **spend)  # type: ignore[arg-type]
     payload = release.as_dict(level)
     lines = [f"{release.summary(level)}", f"meaning of the accuracy: {release.meaning}."]
     if release.keys is not None and query != "top-k":
@@ -145,5 +166,11 @@ def dp_release(
             for key, value in zip(release.keys, release.value, strict=True):
                 lines.append(f"  {key}: {value:.6g}")
     spent = session.spent()
-    lines.append(f"budget: spent ε = {spent.epsilon:.6g} of {epsilon:g} at δ = {delta:g} ({session.accountant})")
+    lines.append(f"this release: ε = {spent.epsilon:.6g} at δ = {delta:g} ({session.accountant} accountant), "
+                 f"charged as ε = {epsilon:g}, δ = {delta:g}")  # fmt: skip
+    if state is not None:
+        from .budget import state_payload
+
+        payload["ledger"] = state_payload(state)
+        lines.append(state["line"])
     return payload, "\n".join(lines)

@@ -18,11 +18,13 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .budget import LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from .errors import CliInputError, errors_exit_2
 
 if TYPE_CHECKING:
@@ -108,8 +110,16 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+        ledger_path: LedgerOption = None,
+        total_epsilon: TotalEpsilonOption = None,
+        total_delta: TotalDeltaOption = None,
     ) -> None:
-        """Train a linear regression model privately and print its gap and guarantee."""
+        """Train a linear regression model privately and print its gap and guarantee.
+
+        With --adult-file the training is recorded in the ledger (dataset: the file's resolved path) before anything
+        is printed: the (ε, δ) of its DP statement (--radius) is charged to the file's total; without one it is a
+        Fisher entry. The bundled diabetes data are public and not recorded.
+        """
         import numpy as np
         from rich.console import Console
         from rich.table import Table
@@ -122,6 +132,14 @@ def register(app: typer.Typer) -> None:
         if dataset is Dataset.diabetes:
             check("sklearn", feature="privnoise optimize --dataset diabetes")
 
+        ledger = LedgerRequest.from_options(ledger_path, None, total_epsilon, total_delta)
+        given = [flag for flag, value in (("--ledger", ledger_path), ("--total-epsilon", total_epsilon),
+                                          ("--total-delta", total_delta)) if value is not None]  # fmt: skip
+        if dataset is Dataset.diabetes and given:
+            raise CliInputError(
+                f"{given[0]}: the diabetes data are public and not recorded in the ledger; the ledger records "
+                "training on a user's file (--dataset adult --adult-file PATH)."
+            )
         if dataset is Dataset.adult:
             if adult_file is None:
                 raise CliInputError(
@@ -141,11 +159,22 @@ def register(app: typer.Typer) -> None:
             data.features, data.labels, noise_variance=noise_variance, ridge=ridge, iterations=iterations, radius=radius,
             delta=delta, rng=seed, **bounds,
         )  # fmt: skip
+        g = model.guarantee
+        state = None
+        if adult_file is not None:  # charged (or recorded) before any output, the plot included
+            query = f"ridge regression ({iterations} iterations, noise variance {noise_variance:g})"
+            details = {"fisher_trace": f"{g.fisher_trace:.6g}", "radius": radius, "ridge": ridge}
+            if g.differential_privacy is not None:
+                statement = g.differential_privacy  # ε computed in floating point: charged at its exact binary value
+                state = ledger.charge(adult_file, command="privnoise optimize", query=query,
+                                      epsilon=Fraction(statement.epsilon), delta=statement.delta, details=details)  # fmt: skip
+            else:
+                _, state = ledger.record(adult_file, kind="fisher", command="privnoise optimize", query=query,
+                                         details=details)  # fmt: skip
         if plot is not None:
             v = noise_variance
             variances = np.logspace(np.log10(v) - 2, np.log10(v) + 2, 9) if v > 0 else np.logspace(-3, 1, 9)
             _plot(plot, model.problem, variances, v if v > 0 else 1.0, iterations, seed)
-        g = model.guarantee
         payload = {
             "dataset": data.name,
             "records": data.records,
@@ -159,6 +188,10 @@ def register(app: typer.Typer) -> None:
             "guarantee": g.as_dict(),
             "plot": None if plot is None else str(plot),
         }
+        if state is not None:
+            from .budget import state_payload
+
+            payload["ledger"] = state_payload(state)
         if as_json:
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
             return
@@ -181,3 +214,5 @@ def register(app: typer.Typer) -> None:
         out.print(f"differential privacy: {dp.summary() if dp is not None else 'none'} ({g.dp_note})")
         if plot is not None:
             out.print(f"trade-off plot: {plot}")
+        if state is not None:
+            out.print(state["line"], markup=False)

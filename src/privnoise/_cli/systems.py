@@ -40,6 +40,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .budget import DatasetOption, LedgerOption, LedgerRequest
 from .errors import CliInputError, err_console, errors_exit_2, verbosity
 
 if TYPE_CHECKING:
@@ -228,14 +229,30 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[
             int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
         ] = None,
+        ledger_path: LedgerOption = None,
+        dataset: DatasetOption = None,
     ) -> None:
         """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window.
 
-        The output is a plain CSV (pandas and polars read it as it is); the guarantee goes to a JSON sidecar.
+        The output is a plain CSV (pandas and polars read it as it is); the guarantee goes to a JSON sidecar. The
+        stream is recorded in the ledger (dataset: --dataset NAME, else the --input file) before any reading is
+        written; it charges no (ε, δ) of the records, its (0, delta) being about the input law (another
+        adjacency).
         """
         if guarantee_header and sidecar is not None:
             raise CliInputError("give either --sidecar or --guarantee-header, not both.")
         noise = load_model(model, delta=delta)
+        ledger = LedgerRequest.from_options(ledger_path, dataset)
+        entry = None
+        if input_path is None and dataset is None:
+            log.info("readings from stdin are not recorded in the ledger; give --dataset NAME to record them")
+        else:
+            entry, _ = ledger.record(
+                input_path, kind="input-law", command="privnoise stream",
+                query=f"stream (model {model.name}" + ("" if columns is None else f", columns {columns}") + ")",
+                details={"delta_per_window": noise.delta, "window": noise.window, "theorem": noise.theorem,
+                         "c": noise.c, "sigma": noise.sigma, "model": str(model)},
+            )  # fmt: skip
         guarantee = noise.as_dict() | {"model": str(model)}
         if seed is not None:
             log.warning("--seed makes the noise reproducible and predictable; research only.")
@@ -269,6 +286,8 @@ def register(app: typer.Typer) -> None:
         finally:
             if input_path is not None:
                 source.close()
+        if entry is not None:
+            ledger.add_details(entry, {"readings": count})
         if sidecar_path is not None:
             sidecar_path.write_text(
                 json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
