@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,11 @@ def hardened_gaussian_for_epsilon_delta(
     """
     owner = "hardened_gaussian_for_epsilon_delta"
     e = float(exact_rational(epsilon, "epsilon", owner))
-    dl = check_probability(float(exact_rational(delta, "delta", owner, allow_zero=True)), "delta", owner)
+    declared = exact_rational(delta, "delta", owner, allow_zero=True)
+    dl = float(declared)
+    if Fraction(dl) > declared:  # the nearest double may lie above the declared δ: calibrate to the one below
+        dl = math.nextafter(dl, 0.0)
+    dl = check_probability(dl, "delta", owner)
     if dl == 0.0:
         raise CalibrationError("Gaussian noise cannot give δ = 0; use hardened Laplace noise for pure ε-DP.")
     d = check_positive(sensitivity, "sensitivity", owner)

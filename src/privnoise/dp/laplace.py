@@ -13,6 +13,7 @@ Lipschitz constant of :mod:`privnoise.dp.lipschitz` times the sensitivity (Propo
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -79,7 +80,8 @@ def laplace_for_epsilon(
         raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
     n = None if dim is None else check_positive_int(dim, "dim", owner)
     if norm == "l1":
-        scale = safe_side(d / eps, lambda b: d / b <= eps, what="the Laplace scale")
+        exact_d, exact_eps = Fraction(d), Fraction(eps)  # ε = Δ/b compared exactly, not after a rounded division
+        scale = safe_side(d / eps, lambda b: exact_d / Fraction(b) <= exact_eps, what="the Laplace scale")
         return Laplace(scale=scale if n is None else np.broadcast_to(scale, (n,)))
     if n is None:
         raise InvalidParameterError(f"`dim` of `{owner}` is required for norm 'l2'; got None.")
