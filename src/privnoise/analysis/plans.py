@@ -121,7 +121,8 @@ def exponential_epsilon(family: str, share: Fraction, *, bounded_range: bool = T
     """The ε an exponential-mechanism part may use on ``share``: ε itself, or the ε with ε²/8 ≤ ρ (ε²/2 ≤ ρ for
     report-noisy-max with Laplace noise, which is pure but not bounded-range), rounded down."""
     if family == "laplace":
-        return float(share)
+        eps = float(share)  # the nearest double may lie above the exact share
+        return eps if Fraction(eps) <= share else math.nextafter(eps, 0.0)
     factor = 8.0 if bounded_range else 2.0
     return math.nextafter(math.sqrt(factor * float(share)), 0.0)
 
