@@ -274,7 +274,8 @@ class ZCDPAccountant(PrivacyAccountant):
         """ρ_max: the largest ρ whose conversion at ``delta`` (default δ_budget − Σδ) is within the ε budget."""
         if self._budget_epsilon is None or self._budget_delta is None:
             raise InvalidParameterError(f"`{_OWNER}.rho_budget` needs an ε and a δ budget.")
-        slack = self._budget_delta - self.total_delta if delta is None else exact_rational(delta, "delta", _OWNER)
+        slack = (self._budget_delta - self.total_delta if delta is None
+                 else exact_rational(delta, "delta", _OWNER, allow_zero=True))
         if slack <= 0:
             return Fraction(0)
         return Fraction(math.nextafter(epsilon_to_zcdp(float(self._budget_epsilon), float(slack)), 0.0))
