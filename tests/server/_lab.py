@@ -124,8 +124,9 @@ class DatasetDef:
     family: str
     epsilon: str = "1000000"
     delta: str = "1/2"
-    fisher_floor: dict[str, float] = field(default_factory=dict)
+    fisher_floor: dict[str, float | None] = field(default_factory=dict)  # per column; default 1e-12
     categories: tuple[str, ...] | None = None  # declared values of the text column ``region``
+    step_queries: dict[str, str] = field(default_factory=dict)  # per column: "allow" opens it to step queries
 
     def toml(self) -> str:
         lines = [
@@ -137,7 +138,11 @@ class DatasetDef:
         for column, (lo, hi) in self.bounds.items():
             lines.append(f"[datasets.{self.name}.columns.{column}]")
             lines.append(f"bounds = [{lo!r}, {hi!r}]")
-            lines.append(f"fisher_floor = {_toml_value(self.fisher_floor.get(column, 1e-12))}")
+            floor = self.fisher_floor.get(column, 1e-12)
+            if floor is not None:  # None: the column has no floor
+                lines.append(f"fisher_floor = {_toml_value(floor)}")
+            if column in self.step_queries:
+                lines.append(f"step_queries = {_toml_value(self.step_queries[column])}")
         lines.append(f"[datasets.{self.name}.columns.region]")
         lines.append('type = "text"')
         if self.categories is not None:
@@ -163,6 +168,9 @@ def invariant_datasets() -> list[DatasetDef]:
                     bounds={"x": bounds, "y": BOUNDS[(i + 1) % len(BOUNDS)], "w": WEIGHT_BOUNDS[i]},
                     policies=_policies(family),
                     family=family,
+                    # DP datasets answer filters on x and y: opened to step queries (their floor tracks the
+                    # information of the differentiable answers only; tests/server/test_fisher_floor_steps.py)
+                    step_queries={} if family.startswith("fisher-") else {"x": "allow", "y": "allow"},
                 )
             )
     return out

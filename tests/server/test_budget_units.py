@@ -1,6 +1,7 @@
 """The server's budget arithmetic (:mod:`privnoise.server.budgets`) on its own: exact rationals in and out, the
 refusal of each budget dimension exactly at its limit (querier and dataset; ε, δ and Fisher information, also a
-querier floor looser than the column's), no partial spending on a refusal, and the views' exact numbers.
+querier floor looser than the column's), no partial spending on a refusal, the refusal of allowed step answers
+to a querier with a floor of its own, and the views' exact numbers.
 
 Every expected value is worked out by hand from the definitions (a floor f allows Σ𝓘 ≤ 1/f exactly, the record
 bound is 1/Σ𝓘), not read back from the code.
@@ -8,6 +9,7 @@ bound is 1/Σ𝓘), not read back from the code.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from fractions import Fraction
@@ -31,6 +33,7 @@ from privnoise.server.budgets import (
     text,
 )
 from privnoise.server.config import ColumnSpec, DatasetSpec
+from privnoise.server.steps import StepQueryRefused
 
 F = Fraction
 ONE, HUNDREDTH, HALF, THOUSANDTH = F(1), F(1, 100), F(1, 2), F(1, 1000)
@@ -340,6 +343,7 @@ def test_querier_view_numbers() -> None:
             "information_float": 40.0,
             "record_bound": 0.025,
             "remaining_information": 60.0,
+            "step_queries": "refused",
         }
     }
     own_floor = querier_view(_querier(floor=0.5, info={"x": F(1, 2)}), spec)["fisher"]["x"]
@@ -376,6 +380,7 @@ def test_dataset_view_numbers() -> None:
         "information_float": 4.0,
         "record_bound": 0.25,
         "remaining_information": 96.0,
+        "step_queries": "refused",
     }
     # a column without floor: no remaining information; a huge total shown as the largest float
     y = view["fisher"]["y"]
@@ -433,5 +438,44 @@ def test_views_list_every_floored_column_whatever_the_order() -> None:
         "information_float": 0.0,
         "record_bound": None,
         "remaining_information": 2.0,
+        "step_queries": "refused",
     }
     assert fresh["y"] == {"floor": None, "information": "0", "information_float": 0.0, "record_bound": None}
+
+
+def _opened(spec: DatasetSpec, column: str = "x") -> DatasetSpec:
+    """``spec`` with ``column`` opened to step queries (``step_queries = "allow"``)."""
+    columns = dict(spec.columns)
+    columns[column] = dataclasses.replace(columns[column], step_queries="allow")
+    return dataclasses.replace(spec, columns=columns)
+
+
+def test_allowed_step_answers_are_refused_to_a_querier_with_its_own_floor() -> None:
+    spec = _opened(_spec(floors={"x": 0.01, "y": None}))
+    steps = (("x", "histogram bins over it"),)
+    charge = Charge(F(1, 10), F(0), information={"y": F(1)})
+    own, dataset = _querier(floor=0.5), _dataset()
+    with pytest.raises(StepQueryRefused, match=r"column 'x' has a Fisher floor: histogram bins over it .* a Fisher "
+                       r"floor of its own \(`fisher_floor` 0\.5\)"):
+        apply_charge(dataset, own, spec, charge, steps)
+    assert (own.spent_epsilon, own.information, dataset.spent_epsilon, dataset.information) == (0, {}, 0, {})
+    inherits = _querier()  # no floor of its own: the column's allowance holds
+    apply_charge(dataset, inherits, spec, charge, steps)
+    assert inherits.spent_epsilon == dataset.spent_epsilon == F(1, 10)
+    apply_charge(dataset, own, spec, charge)  # no step construct: charged as before
+    assert own.spent_epsilon == F(1, 10) and own.information == {"y": F(1)}
+
+
+def test_views_say_what_each_floor_covers() -> None:
+    spec = _opened(_spec(floors={"x": 0.01, "z": 0.5, "y": None}))
+    inherits = querier_view(_querier(), spec)["fisher"]
+    assert inherits["x"]["step_queries"] == "allowed"
+    assert inherits["x"]["floor_covers"].startswith("differentiable answers only: the owner allows filters")
+    assert "(step_queries = \"allow\")" in inherits["x"]["floor_covers"]
+    assert inherits["z"]["step_queries"] == "refused" and "floor_covers" not in inherits["z"]
+    own = querier_view(_querier(floor=0.5), spec)["fisher"]
+    assert own["x"]["step_queries"] == own["z"]["step_queries"] == "refused" and "floor_covers" not in own["x"]
+    fisher = dataset_view(_dataset(), spec)["fisher"]
+    assert fisher["x"]["step_queries"] == "allowed" and fisher["x"]["floor_covers"] == inherits["x"]["floor_covers"]
+    assert fisher["z"]["step_queries"] == "refused"
+    assert "step_queries" not in fisher["y"]  # no floor: nothing to cover

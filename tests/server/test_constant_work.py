@@ -50,7 +50,10 @@ def big(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
     rows = [{"x": 10.0 + (i % 50), "region": "north"} for i in range(RECORDS)]
     policies = '[policies.sum]\nmechanism = "laplace"\nepsilon = "1/1000"\n'
     policies += '[policies.count]\nmechanism = "laplace"\nepsilon = "1/1000"\n'
-    dataset = DatasetDef("big", rows, {"x": (10.0, 60.0)}, policies, "laplace", categories=KEYS)
+    # x is opened to filters (the grouped latency compares two literals of one condition on it)
+    dataset = DatasetDef(
+        "big", rows, {"x": (10.0, 60.0)}, policies, "laplace", categories=KEYS, step_queries={"x": "allow"}
+    )
     with Lab(tmp_path, [dataset], database=database) as lab:
         lab.add_querier("timer", epsilon="1000")
         yield lab

@@ -59,9 +59,12 @@ BOUNDS = (10.0, 60.0)
 
 
 def _datasets() -> list[DatasetDef]:
+    # x has the lab's Fisher floor (its information is tracked) and is opened to filters, bins and quantiles,
+    # which a floored column refuses by default (tests/server/test_fisher_floor_steps.py)
+    allow = {"x": "allow"}
     return [
-        DatasetDef("m", ROWS, {"x": BOUNDS}, POLICIES, "laplace", categories=REGIONS),
-        DatasetDef("plain", ROWS, {"x": BOUNDS}, POLICIES, "laplace"),  # region without categories
+        DatasetDef("m", ROWS, {"x": BOUNDS}, POLICIES, "laplace", categories=REGIONS, step_queries=allow),
+        DatasetDef("plain", ROWS, {"x": BOUNDS}, POLICIES, "laplace", step_queries=allow),  # region: no categories
     ]
 
 

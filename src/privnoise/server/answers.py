@@ -8,7 +8,8 @@ headers of the response:
 * 200 with the noisy value (with ``keys``, the public cells, for a histogram or a group-by), its accuracy
   (:mod:`.accuracy`: an interval at 95 % or a quantile's rank radius, from the noise law — noise only, not sampling
   error), its guarantee, what was charged and the querier's remaining budget;
-* 422 for a malformed query or one the configuration does not allow (before anything is charged), and
+* 422 for a malformed query or one the configuration does not allow (before anything is charged: among them a
+  step function of a column with a Fisher floor, :mod:`.steps`), and
   ``{"error": "query failed"}`` — the same bytes whatever the data — for a query that failed after its charge;
 * 429 when a budget refuses the charge (nothing is charged); 403 for the admin key; 503 when the charge could
   not be recorded (nothing is charged).
@@ -34,6 +35,7 @@ from .charging import ChargeUnavailable, StalePlan
 from .planner import Plan
 from .querylang import QueryError, parse_query, spec_from_json
 from .service import FAILURE_BODY, QueryFailed, Service
+from .steps import StepQueryRefused
 
 __all__ = ["ConditionBody", "QueryBody", "answer_query", "plan_of", "validation_detail"]
 
@@ -137,6 +139,8 @@ async def answer_query(
             break
         except StalePlan as stale:
             plan = service.refreshed(plan, stale.records)
+        except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
+            return _error(422, {"error": str(exc)})
         except Refusal:
             remaining = (await to_thread.run_sync(service.budget, who["id"])).get(plan.spec.name, {})
             return _error(429, {"error": "budget exceeded", "budget": remaining})

@@ -12,6 +12,10 @@
   it was written as (a floor of 0.01 allows exactly 100 units of information).
 * A querier's budget sits under the dataset's global budget, which every querier's charges also spend, so
   colluding queriers together never exceed it (their information adds too).
+* The Cramér–Rao bound holds for differentiable answers only: a step function of a floored column (a filter,
+  bins, a quantile, a group key on it) is refused by the planner unless the column allows it, and refused here
+  to a querier with a floor of its own (:mod:`.steps`); the views say, per floored column, which holds
+  (``step_queries``: ``"refused"``, or ``"allowed"`` with ``floor_covers`` saying what the floor no longer bounds).
 
 Nothing stored is ever NaN or infinite: every charge is checked finite and in range before it is applied
 (:mod:`.checks`), sums of rationals are exact, and a stored value that does not parse as a finite rational stops
@@ -32,6 +36,7 @@ from ..dp.accounting import Charge
 from ..dp.rational_accountant import compose
 from .checks import decimal_fraction
 from .config import DatasetSpec
+from .steps import querier_refusal, step_entry
 
 __all__ = [
     "Charge",
@@ -173,11 +178,22 @@ def _allows(total: Fraction, floor: float) -> bool:
     return total * decimal_fraction(floor) <= 1
 
 
-def apply_charge(dataset: DatasetState, querier: QuerierState, spec: DatasetSpec, charge: Charge) -> None:
+def apply_charge(
+    dataset: DatasetState,
+    querier: QuerierState,
+    spec: DatasetSpec,
+    charge: Charge,
+    steps: tuple[tuple[str, str], ...] = (),
+) -> None:
     """Spend ``charge`` on both states in place, or raise :class:`Refusal` and change neither.
 
     (ε, δ) compose by the exact-rational accountant's basic composition (:func:`~privnoise.dp.rational_accountant.compose`).
+    ``steps``: the step constructs of the answer on floored columns that allow them (``Plan.steps``); a querier
+    with a floor of its own is refused them (:class:`~.steps.StepQueryRefused`), nothing changed.
     """
+    refused = querier_refusal(steps, querier.fisher_floor)
+    if refused is not None:
+        raise refused
     spend = (charge.epsilon or Fraction(0), charge.delta or Fraction(0))
     spent_querier = compose((querier.spent_epsilon, querier.spent_delta), spend, (querier.epsilon, querier.delta))
     if spent_querier is None:
@@ -222,7 +238,7 @@ def _float(q: Fraction) -> float:
         return sys.float_info.max
 
 
-def _fisher_entry(floor: float | None, total: Fraction) -> dict[str, Any]:
+def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "floor": floor,
         "information": text(total),
@@ -232,6 +248,7 @@ def _fisher_entry(floor: float | None, total: Fraction) -> dict[str, Any]:
     }
     if floor is not None:
         out["remaining_information"] = float(max(1 / decimal_fraction(floor) - total, Fraction(0)))
+        out.update(steps or {})
     return out
 
 
@@ -242,7 +259,9 @@ def querier_view(state: QuerierState, spec: DatasetSpec) -> dict[str, Any]:
         if col.type != "number" or col.fisher_floor is None:
             continue
         floor = state.fisher_floor if state.fisher_floor is not None else col.fisher_floor
-        fisher[name] = _fisher_entry(floor, state.information.get(name, Fraction(0)))
+        fisher[name] = _fisher_entry(
+            floor, state.information.get(name, Fraction(0)), step_entry(col, state.fisher_floor)
+        )
     out: dict[str, Any] = {
         "epsilon": _amount(state.epsilon, state.spent_epsilon),
         "delta": _amount(state.delta, state.spent_delta),
@@ -258,7 +277,7 @@ def dataset_view(state: DatasetState, spec: DatasetSpec) -> dict[str, Any]:
         "epsilon": _amount(spec.epsilon, state.spent_epsilon),
         "delta": _amount(spec.delta, state.spent_delta),
         "fisher": {
-            c: _fisher_entry(col.fisher_floor, state.information.get(c, Fraction(0)))
+            c: _fisher_entry(col.fisher_floor, state.information.get(c, Fraction(0)), step_entry(col))
             for c, col in spec.columns.items()
             if col.type == "number"
         },

@@ -7,7 +7,8 @@ all in one transaction:
    ``SELECT … FOR UPDATE`` on the datasets' rows (by name) and then on the queriers' budget rows (by querier
    and dataset), always in that order, so two processes never deadlock.
 2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charge`):
-   a charge that would exceed a budget is refused and changes nothing; later charges see earlier ones.
+   a charge that would exceed a budget, or a step answer on a floored column asked by a querier with a floor of
+   its own (:mod:`.steps`), is refused and changes nothing; later charges see earlier ones.
 3. The changed rows are written back, one ledger row per accepted charge is inserted, and the transaction
    commits: SQLite in WAL mode with ``synchronous=FULL``, PostgreSQL with its default synchronous commit, so the
    commit returns only once the charges are on disk.
@@ -46,6 +47,7 @@ from . import db
 from .budgets import DatasetState, QuerierState, Refusal, apply_charge, text
 from .config import ServerConfig
 from .planner import Plan
+from .steps import StepQueryRefused
 
 __all__ = ["ChargeUnavailable", "Charged", "Committer", "StalePlan"]
 
@@ -321,8 +323,8 @@ class Committer:
                     outcomes.append(StalePlan(dataset.records))
                     continue
                 try:
-                    apply_charge(dataset, budget, plan.spec, plan.charge)
-                except Refusal as refusal:
+                    apply_charge(dataset, budget, plan.spec, plan.charge, plan.steps)
+                except (Refusal, StepQueryRefused) as refusal:
                     outcomes.append(refusal)
                     continue
                 outcomes.append(budget.copy())

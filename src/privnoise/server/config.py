@@ -24,6 +24,8 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     bounds = [0.0, 60.0]           # declared, never inferred from the data
     out_of_bounds = "clamp"        # or "reject" (at import)
     fisher_floor = 0.01            # global Cramér–Rao floor of a record (for Fisher policies)
+    step_queries = "refuse"        # default; "allow": answer `where`, bins, quantiles, group keys on kwh, which
+                                   # its floor then does not bound (see privnoise.server.steps)
 
     [datasets.meters.columns.region]
     type = "text"                  # usable in `where` clauses, `group by` and `histogram(region)`
@@ -87,6 +89,8 @@ FISHER_KINDS = ("sum", "mean", "linear", "identity")
 FEM_KINDS = ("identity",)  # a d-dimensional support noises d consecutive records together
 FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+#: A floored column's ``step_queries``: refuse (the default) or allow answers that are step functions of it.
+STEP_QUERIES = ("refuse", "allow")
 
 
 class ConfigError(InvalidParameterError):
@@ -101,6 +105,7 @@ class ColumnSpec:
     out_of_bounds: str = "clamp"
     fisher_floor: float | None = None
     categories: tuple[str, ...] | None = None  # declared (public) values of a text column
+    step_queries: str = "refuse"  # "allow": filters, bins, quantiles, group keys on a floored column (.steps)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +235,18 @@ class _Column(BaseModel):
     out_of_bounds: Literal["clamp", "reject"] = "clamp"
     fisher_floor: Any = None
     categories: Any = None
+    step_queries: Any = None
+
+    @field_validator("step_queries")
+    @classmethod
+    def _step_queries(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or v not in STEP_QUERIES):
+            raise ValueError(
+                "must be 'refuse' (the default: a filter, histogram bin, quantile or group key on the column is "
+                "refused, since its Fisher floor cannot hold against a step function) or 'allow' (answer them; "
+                f"the floor then bounds the differentiable answers only); got {v!r}"
+            )
+        return v
 
     @field_validator("categories")
     @classmethod
@@ -285,6 +302,10 @@ class _Column(BaseModel):
         elif self.categories is not None:
             raise _KeyError("categories", "categories are declared on text columns (histogram bins of a number "
                             "column are given in the query)")
+        if self.step_queries is not None and self.fisher_floor is None:
+            raise _KeyError("step_queries", "says whether the column's `fisher_floor` refuses step queries (filters, "
+                            "bins, quantiles, group keys on it); the column has no `fisher_floor`: declare one or "
+                            "remove `step_queries`")
         return self
 
 
@@ -568,7 +589,8 @@ def _error(file: Path, exc: ValidationError) -> ConfigError:
 
 def _spec(name: str, d: _Dataset, base: Path) -> DatasetSpec:
     columns = {
-        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor, col.categories)
+        c: ColumnSpec(c, col.type, col.bounds, col.out_of_bounds, col.fisher_floor, col.categories,
+                      col.step_queries or STEP_QUERIES[0])
         for c, col in d.columns.items()
     }
     policies = {

@@ -19,7 +19,9 @@ Every release adds Fisher information about the records, whatever its policy: pe
 slope² 𝓘_w, the slope being sup over the declared domain of |∂ component / ∂ x_i| (1 for a sum, 1/n for a
 Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and max|x| for Σwx). It is computed
 exactly in rationals, rounded up to the next double (never below the information released), checked finite and
-positive, and charged as the exact rational of that double.
+positive, and charged as the exact rational of that double. That charge bounds differentiable answers only: a
+step function of a column with a Fisher floor (a filter, bins, a quantile, a group key on it) is refused here,
+before any charge, unless the column allows it (:mod:`.steps`; the plan keeps those it allows in ``steps``).
 
 Constant work: the statement aggregates over the whole table, each record weighted by the product of one
 0/1 indicator per condition that does the same work whether the condition holds or not (:mod:`.indicators`),
@@ -53,7 +55,8 @@ from .indicators import compare
 from .mechanisms import build_noise, describe_design, describe_noise, noise_information
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
-from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_sensitivity
+from .steps import floored_steps
+from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_parts
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -97,6 +100,7 @@ class Plan:
     keys: tuple[Any, ...] | None = None  # the public cells of a histogram or group-by answer
     quantile: QuantileRelease | None = None  # the exponential mechanism of a quantile query
     selection: PartitionSelection | None = None  # a group-by's keys chosen by a noisy count (keys not declared)
+    steps: tuple[tuple[str, str], ...] = ()  # step constructs on floored columns that allow them (.steps)
 
     def split(self, flat: list[float]) -> list[Any]:
         """The statement's flat row of component values, one entry (a float or a vector) per component."""
@@ -214,6 +218,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         raise QueryError(f"dataset {name!r} does not answer {query.kind} queries.")
     if policy.is_fisher and query.where:
         raise QueryError("Fisher-information policies answer unfiltered queries only.")
+    steps = floored_steps(query, spec)  # a step function of a floored column is refused here, unless allowed
     vector = query.kind == "histogram" or query.group_by is not None
     if (vector or query.kind == "quantile") and spec.engine != "sql":
         raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
@@ -262,11 +267,11 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if kind == "quantile":
         assert query.column is not None
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
-                              dialect)
+                              dialect, steps)
     if vector:
         tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or (), dialect.name)
-        parts, combine = _vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
-                                       counted=selection is not None)
+        parts, combine = vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
+                                      counted=selection is not None)
     elif kind == "count":
         parts = [count]
 
@@ -410,44 +415,17 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         accuracy=_accuracy(query, policy, components, bounds),
         keys=keys,
         selection=selection,
+        steps=steps,
     )
-
-
-def _vector_parts(
-    query: QuerySpec, mechanism: str, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
-    bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
-) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
-    """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
-    sensitivity of the whole vector for one record added, removed or replaced) and how they combine; ``counted``:
-    a group sum also gets the counts that select its keys."""
-    counts: tuple[str, Any, float, dict[str, float]] = (
-        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {}
-    )
-    if query.kind in ("histogram", "count"):
-
-        def combine(v: list[Any]) -> Any:
-            return np.maximum(v[0], 0.0)
-
-        return [counts], combine
-    assert query.column is not None
-    lo, hi = bounds(query.column)
-    x = clamped(query.column)
-    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, mechanism), {query.column: 1.0})
-    if query.kind == "sum":
-        return ([sums, counts] if counted else [sums]), lambda v: v[0]
-
-    def ratio(v: list[Any]) -> Any:
-        return np.clip(v[0] / np.maximum(v[1], 1.0), lo, hi)
-
-    return [sums, counts], ratio
 
 
 def _quantile_plan(
     query: QuerySpec, spec: DatasetSpec, policy: PolicySpec, table: Table, value: Any, weight: Any,
-    declared: tuple[float, float], dialect: Dialect,
+    declared: tuple[float, float], dialect: Dialect, steps: tuple[tuple[str, str], ...],
 ) -> Plan:
     """The plan of a quantile query (:mod:`.quantiles`): every record's clamped value and filter weight are read,
-    the policy's ε is charged exactly (δ = 0), no Fisher information (no additive noise on a record's value)."""
+    the policy's ε is charged exactly (δ = 0), no Fisher information: a quantile is a step function of the values,
+    refused on a floored column unless the column allows it (:mod:`.steps`)."""
     assert policy.epsilon is not None
     release = QuantileRelease(declared, query.levels, float(policy.epsilon))
     charge = Charge(policy.epsilon, Fraction(0), label=policy.mechanism, information={})
@@ -486,6 +464,7 @@ def _quantile_plan(
         charged={"epsilon": eps, "delta": "0", "fisher_information": {}},
         accuracy=rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates),
         quantile=release,
+        steps=steps,
     )
 
 

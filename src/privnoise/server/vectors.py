@@ -45,6 +45,7 @@ records a group or a bin holds.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,7 @@ from .config import DatasetSpec
 from .indicators import compare, numeric_comparison
 from .querylang import QueryError, QuerySpec
 
-__all__ = ["PartitionSelection", "cell_keys", "cell_tests", "vector_sensitivity"]
+__all__ = ["PartitionSelection", "cell_keys", "cell_tests", "declared_keys", "vector_parts", "vector_sensitivity"]
 
 
 def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
@@ -169,3 +170,33 @@ def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...]
     column = query.group_by if query.group_by is not None else query.column
     assert column is not None
     return [compare(table.c[column], "=", k, False, dialect) for k in keys]
+
+
+def vector_parts(
+    query: QuerySpec, mechanism: str, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
+    bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
+) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
+    """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
+    sensitivity of the whole vector for one record added, removed or replaced) and how they combine; ``counted``:
+    a group sum also gets the counts that select its keys. Parts are (name, one SQL term per cell, sensitivity,
+    slopes per column), as the planner's (:mod:`.planner`)."""
+    counts: tuple[str, Any, float, dict[str, float]] = (
+        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {}
+    )
+    if query.kind in ("histogram", "count"):
+
+        def combine(v: list[Any]) -> Any:
+            return np.maximum(v[0], 0.0)
+
+        return [counts], combine
+    assert query.column is not None
+    lo, hi = bounds(query.column)
+    x = clamped(query.column)
+    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, mechanism), {query.column: 1.0})
+    if query.kind == "sum":
+        return ([sums, counts] if counted else [sums]), lambda v: v[0]
+
+    def ratio(v: list[Any]) -> Any:
+        return np.clip(v[0] / np.maximum(v[1], 1.0), lo, hi)
+
+    return [sums, counts], ratio
