@@ -177,8 +177,7 @@ def test_a_unit_changes_the_backends_aggregates_by_its_own(kind):
     else:
         np.testing.assert_allclose(added.cells[0] - base.cells[0], [1.0, 2.0])
     # a unit beyond the cap contributes exactly k rows
-    many = InMemoryBackend(Table(_with_unit(data, unit + [(1.0, "south")] * 3))).aggregate(
-        request, np.random.default_rng(1))
-    assert float(np.sum(many.cells if kind in ("histogram", "categories") else many.count)) - float(
-        np.sum(base.cells if kind in ("histogram", "categories") else base.count)) == (
-        3 if kind != "categories" else pytest.approx(np.sum(many.cells) - np.sum(base.cells)))
+    if kind != "categories":
+        many = InMemoryBackend(Table(_with_unit(data, unit + [(1.0, "south")] * 3))).aggregate(
+            request, np.random.default_rng(1))
+        assert float(np.sum(many.count) - np.sum(base.count)) == 3.0
