@@ -82,7 +82,7 @@ ANALYST_FISHER_FLOOR = 10.0
 QUERIES = (
     "mean(kwh)",
     "mean(kwh) where region = 'north'",
-    "count() where kwh > 20",
+    "count() where region = 'north'",
     "identity(kwh)",
     "identity(kwh)",
     "identity(kwh)",
