@@ -49,7 +49,7 @@ _Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A
 
 
 class ConditionBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
     column: _Name
     op: Literal["=", "!=", "<", "<=", ">", ">="]
     value: float | Annotated[str, Field(max_length=200)]
@@ -61,6 +61,7 @@ class QueryBody(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         allow_inf_nan=False,
+        strict=True,  # JSON types as described: no "0.5" or true where a number is expected
         json_schema_extra={
             "examples": [
                 {"query": "mean(kwh) where region = 'north'", "dataset": "meters"},
