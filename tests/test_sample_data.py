@@ -150,15 +150,15 @@ def test_load_column_accepts_bom_quotes_and_trailing_blank_lines(tmp_path):
 @pytest.mark.parametrize(
     ("text", "pattern"),
     [
-        ("id,kwh\n1,0.5\n2,abc\n", r"line 3, column 'kwh': not a number: 'abc'"),
-        ("id,kwh\n1,0.5\n2,nan\n", r"line 3, column 'kwh': 'nan' is not finite"),
-        ("id,kwh\n1,NaN\n", r"line 2, column 'kwh': 'NaN' is not finite"),
-        ("id,kwh\n1,inf\n", r"line 2, column 'kwh': 'inf' is not finite"),
-        ("id,kwh\n1,-Infinity\n", r"line 2, column 'kwh': '-Infinity' is not finite"),
+        ("id,kwh\n1,0.5\n2,abc\n", r"line 3, column 'kwh': not a number\.$"),
+        ("id,kwh\n1,0.5\n2,nan\n", r"line 3, column 'kwh': not finite"),
+        ("id,kwh\n1,NaN\n", r"line 2, column 'kwh': not finite"),
+        ("id,kwh\n1,inf\n", r"line 2, column 'kwh': not finite"),
+        ("id,kwh\n1,-Infinity\n", r"line 2, column 'kwh': not finite"),
         ("id,kwh\n1,0.5\n2,\n", r"line 3, column 'kwh': missing value \(empty cell\)"),
-        ("id,kwh\n1,0.5\n2\n", r"line 3, column 'kwh': missing value \(the row has only 1 field"),
+        ("id,kwh\n1,0.5\n2\n", r"line 3: 1 field\(s\) where the header has 2"),
         ("id,kwh\n1,0.5\n\n2,0.7\n", r"line 3: blank line inside the data"),
-        ("id,kwh\n", r"column 'kwh' has no data rows"),
+        ("id,kwh\n", r"has no data rows"),
         ("", r"the file is empty"),
         ("id,watts\n1,2\n", r"column 'kwh' is not in the header \(columns: 'id', 'watts'\)"),
         ("kwh,kwh\n1,2\n", r"column 'kwh' appears more than once"),
@@ -180,7 +180,7 @@ def test_load_column_line_numbers_count_quoted_newlines(tmp_path):
 def test_load_column_binary_and_missing_files(tmp_path):
     path = tmp_path / "bin.csv"
     path.write_bytes(b"kwh\n\xff\xfe\x00\x81\n")
-    with pytest.raises(InvalidParameterError, match="not a UTF-8 text file"):
+    with pytest.raises(InvalidParameterError, match="line 2: NUL byte"):
         load_csv_column(path, "kwh")
     with pytest.raises(FileNotFoundError):
         load_csv_column(tmp_path / "absent.csv", "kwh")

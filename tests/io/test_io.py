@@ -58,7 +58,6 @@ def test_files_csv_and_parquet(tmp_path):
     [
         ("kwh,id\n1,a\n,b\n3,c\n", "drop", [1.0, 3.0]),
         ("kwh,id\n1,a\n,b\n3,c\n", 0.0, [1.0, 0.0, 3.0]),
-        ("id,kwh\na,1\nb\nc,3\n", "drop", [1.0, 3.0]),
     ],
 )
 def test_missing_value_policies_in_csv(tmp_path, text, missing, expected):
@@ -67,6 +66,14 @@ def test_missing_value_policies_in_csv(tmp_path, text, missing, expected):
     assert pn.io.read(path, "kwh", missing=missing).tolist() == expected
     with pytest.raises(InvalidParameterError, match=r"line 3, column 'kwh': missing value"):
         pn.io.read(path, "kwh")
+
+
+@pytest.mark.parametrize("missing", ["error", "drop", 0.0])
+def test_a_ragged_row_is_refused_whatever_the_missing_policy(tmp_path, missing):
+    path = tmp_path / "m.csv"
+    path.write_text("id,kwh\na,1\nb\nc,3\n", encoding="utf-8")
+    with pytest.raises(InvalidParameterError, match=r"line 3: 1 field\(s\) where the header has 2"):
+        pn.io.read(path, "kwh", missing=missing)
 
 
 def test_missing_values_in_frames_tables_and_parquet(tmp_path):

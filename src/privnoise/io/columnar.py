@@ -15,16 +15,89 @@ from numpy.typing import NDArray
 
 from .._optional import require
 from ..exceptions import InvalidParameterError
+from .limits import Limits, check_file, limits, listing, shown
 from .missing import Missing, check_missing
 
-__all__ = ["arrow_values", "frame_column", "parquet_chunks", "parquet_rows", "parquet_text_column", "series_values"]
+__all__ = [
+    "arrow_values",
+    "frame_column",
+    "open_parquet",
+    "parquet_chunks",
+    "parquet_column",
+    "parquet_error",
+    "parquet_rows",
+    "parquet_text_column",
+    "series_values",
+]
 
 
 def _finite(values: NDArray[np.float64], where: str, offset: int = 0) -> NDArray[np.float64]:
     if values.size and not np.isfinite(values).all():
         row = int(np.flatnonzero(~np.isfinite(values))[0]) + offset
-        raise InvalidParameterError(f"{where}: row {row} holds {values[row - offset]!r}; NaN and inf are refused.")
+        raise InvalidParameterError(f"{where}: row {row} is not finite (NaN and inf are refused).")
     return values
+
+
+_MAGIC = b"PAR1"
+
+
+def open_parquet(path: str | Path, bounds: Limits | None = None) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` once the file is known to be Parquet: magic bytes at both ends, metadata
+    within ``PRIVNOISE_MAX_FILE_BYTES``, a schema of at most ``PRIVNOISE_MAX_COLUMNS`` columns. Errors name the
+    file and the rule (a CSV file named ``.parquet`` is "not a Parquet file")."""
+    pa = require("pyarrow", feature="reading Parquet")
+    pq = require("pyarrow.parquet", feature="reading Parquet")
+    bounds = bounds or limits()
+    file = Path(path)
+    check_file(file)
+    size = file.stat().st_size
+    with open(file, "rb") as handle:
+        head = handle.read(4)
+        handle.seek(max(size - 8, 0))
+        tail = handle.read(8)
+    if size < 12 or head != _MAGIC or tail[4:] != _MAGIC:
+        raise InvalidParameterError(f"{file}: not a Parquet file (no Parquet magic bytes at its start and end).")
+    footer = int.from_bytes(tail[:4], "little")
+    if footer > size - 12:
+        raise InvalidParameterError(f"{file}: not a readable Parquet file (its footer is cut off).")
+    if footer > bounds.max_file_bytes:
+        raise InvalidParameterError(f"{file}: Parquet metadata larger than {bounds.rule('max_file_bytes')}.")
+    try:
+        parquet = pq.ParquetFile(file, pre_buffer=False, buffer_size=1 << 20)
+        names = parquet.schema_arrow.names
+    except (pa.ArrowException, OSError) as exc:
+        raise InvalidParameterError(f"{file}: not a readable Parquet file ({_kind(exc)} in its metadata).") from None
+    if len(names) > bounds.max_columns:
+        raise InvalidParameterError(
+            f"{file}: the schema has {len(names):,} columns, more than {bounds.rule('max_columns')}."
+        )
+    return parquet
+
+
+def _kind(exc: BaseException) -> str:
+    """What went wrong, without the library's message (which may quote the file's content)."""
+    return {"ArrowInvalid": "invalid data", "ArrowNotImplementedError": "an unsupported feature"}.get(
+        type(exc).__name__, "corrupt data"
+    )
+
+
+def parquet_column(parquet: Any, path: str | Path, column: str) -> str:
+    """``column`` when the Parquet file has it once; an error listing (some of) its columns otherwise."""
+    names = parquet.schema_arrow.names
+    count = names.count(column)
+    if count != 1:
+        problem = "is not in the file" if count == 0 else "appears more than once in the file"
+        raise InvalidParameterError(f"{path}: column {shown(column)} {problem} ({listing(names)}).")
+    return column
+
+
+def _arrow_errors() -> type[BaseException]:
+    return require("pyarrow", feature="reading Parquet").ArrowException
+
+
+def parquet_error(path: str | Path, exc: BaseException) -> InvalidParameterError:
+    """The one-line error of a Parquet file that fails while its data are read."""
+    return InvalidParameterError(f"{path}: not a readable Parquet file ({_kind(exc)} in its data).")
 
 
 def arrow_values(column: Any, missing: Missing, where: str, offset: int = 0) -> NDArray[np.float64]:
@@ -44,35 +117,38 @@ def arrow_values(column: Any, missing: Missing, where: str, offset: int = 0) -> 
 
 def parquet_rows(path: str | Path) -> int:
     """The number of rows of a Parquet file, from its metadata (no data read)."""
-    pq = require("pyarrow.parquet", feature="reading Parquet")
-    return int(pq.ParquetFile(path).metadata.num_rows)
+    return int(open_parquet(path).metadata.num_rows)
 
 
 def parquet_chunks(
     path: str | Path, column: str, *, rows: int = 1 << 20, missing: Missing = "error"
 ) -> Iterator[NDArray[np.float64]]:
     """Chunks of at most ``rows`` values of ``column`` of a Parquet file, read batch by batch (bounded memory)."""
-    pq = require("pyarrow.parquet", feature="reading Parquet")
     # No pre-buffering: pyarrow would otherwise keep every column chunk it has read (memory grows with the file);
     # a buffered stream reads each row group's column in 1 MiB pieces.
-    file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-    names = file.schema_arrow.names
-    if column not in names:
-        raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
+    file = open_parquet(path)
+    parquet_column(file, path, column)
     offset = 0
-    for batch in file.iter_batches(batch_size=rows, columns=[column]):
-        yield arrow_values(batch.column(0), missing, f"{path}, column {column!r}", offset)
+    batches = file.iter_batches(batch_size=rows, columns=[column])
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (_arrow_errors(), OSError) as exc:
+            raise parquet_error(path, exc) from None
+        yield arrow_values(batch.column(0), missing, f"{path}, column {shown(column)}", offset)
         offset += batch.num_rows
 
 
 def parquet_text_column(path: str | Path, column: str) -> list[str | None]:
     """The values of a column of a Parquet file as text (None for null)."""
-    pq = require("pyarrow.parquet", feature="reading Parquet")
-    file = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
-    names = file.schema_arrow.names
-    if column not in names:
-        raise InvalidParameterError(f"{path}: column {column!r} is not in the file (columns: {', '.join(map(repr, names))}).")
-    values = file.read(columns=[column]).column(0).to_pylist()
+    file = open_parquet(path)
+    parquet_column(file, path, column)
+    try:
+        values = file.read(columns=[column]).column(0).to_pylist()
+    except (_arrow_errors(), OSError) as exc:
+        raise parquet_error(path, exc) from None
     return [None if v is None else str(v) for v in values]
 
 

@@ -27,6 +27,7 @@ from .columnar import (
     series_values,
 )
 from .csv_files import csv_chunks, csv_text_column
+from .limits import check_file
 from .missing import Missing, validate_missing
 
 __all__ = ["ArraySource", "ChunkSource", "Source", "as_source", "chunks", "read", "read_text"]
@@ -170,8 +171,7 @@ def as_source(
                 label=str(path),
             )
         if suffix in CSV_SUFFIXES:
-            if not path.is_file():
-                raise FileNotFoundError(f"{path}: no such file.")
+            check_file(path)  # absent, a directory, a loop of links: the OSError names the file
             return ChunkSource(
                 lambda: csv_chunks(path, column, delimiter=delimiter, rows=size, missing=policy),
                 length=None, checked=True, label=str(path),
