@@ -113,11 +113,11 @@ def test_the_charge_is_committed_before_the_result_and_stays_when_the_release_fa
         payload["ledger"]["spent"]["epsilon"] == "1/4"
         and payload["ledger"]["path"] == os.environ[ENVIRONMENT]
     )
-    # a missing value: refused once the data are read, after the charge
+    # a missing value: refused when the data are read, before the charge
     meters.write_text("household,kwh\n1,2\n2,\n", encoding="utf-8")
     failed = _release(meters, "--epsilon", "0.25")
-    assert failed.exit_code == 2 and "missing values" in failed.stderr
-    assert _budget(str(meters))["spent"]["epsilon"] == "1/2"
+    assert failed.exit_code == 2 and "line 3, column 'kwh': missing value" in failed.stderr
+    assert _budget(str(meters))["spent"]["epsilon"] == "1/4"
 
 
 # -- where the ledger is ----------------------------------------------------------------------------------

@@ -90,8 +90,8 @@ def test_data_cov(tmp_path):
 @pytest.mark.parametrize(
     ("content", "rho", "match"),
     [
-        ("1,2\n3,x", "1", "not a row of numbers"),
-        ("1,2\n3", "1", "different lengths"),
+        ("1,2\n3,x", "1", "line 2: entry 2 is not a number."),
+        ("1,2\n3", "1", "line 2: 1 entries where the rows above have 2"),
         ("0,0\n0,0", "1", "zero matrix"),
         ("1,nan", "1", "NaN"),
         ("1,2", "-1", "error: --rho must be finite and >= 0; got -1.0."),

@@ -108,7 +108,8 @@ def test_columns_errors_are_clear() -> None:
     result = run("--columns", "CO2", data=TIME_CO2)
     assert result.exit_code == 2 and "no column named 'CO2'" in result.output and "1 'co2'" in result.output
     result = run("--columns", "co2", data=TIME_CO2.replace("3,413", "3,n/a"))
-    assert result.exit_code == 2 and "line 5, column 'co2' (index 1): not a number: 'n/a'" in result.output
+    assert result.exit_code == 2 and "line 5, column 'co2' (index 1): not a number." in result.output
+    assert "n/a" not in result.output  # the value is not quoted
     assert "Traceback" not in result.output
 
 
@@ -122,7 +123,7 @@ def test_header_option() -> None:
         and len(data_lines(result.stdout)) == 2
     )
     result = run("--columns", "1", "--no-header", data=TIME_CO2)
-    assert result.exit_code == 2 and "line 1, column index 1: not a number: 'co2'" in result.output
+    assert result.exit_code == 2 and "line 1, column index 1: not a number." in result.output
 
 
 # -- the output is a plain CSV; the guarantee goes to a sidecar by default --------------------------------------

@@ -113,20 +113,34 @@ def dp_release(
         check_scheduler(scheduler, "--scheduler", "privnoise release")
         _quiet_cluster_logs()
         with connect(scheduler, owner="privnoise release"):
-            source: Any = dask_parquet(str(data))
+            from .inputs import reading
+
+            with reading(data):
+                source: Any = dask_parquet(str(data))
             return dp_release(source, scheduler=None, column=column, query=query, epsilon=epsilon, delta=delta,
                               bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
                               missing=missing, quantiles=quantiles, bins=bins, categories=categories,
                               group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
                               origin=data)
+    policy = _missing(missing)
+    key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the data are read
+    edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
+    if isinstance(data, Path):  # every value the query uses is read and checked before the ledger is charged
+        from .inputs import dp_table
+
+        # ε, δ, the accountant and the seed are checked before the file is read: a session without data
+        Session({}, max_contributions=max_contributions if unit is None else 1, epsilon=epsilon, delta=delta,
+                accountant=accountant, missing=policy, rng=seed)  # fmt: skip
+
+        origin = data if origin is None else origin
+        data = dp_table(data, query=query, column=column, unit=unit, group_by=group_by,
+                        categories=categories is not None, missing=policy)  # fmt: skip
     session = Session(
-        data if not isinstance(data, Path) else str(data), privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
-        accountant=accountant, missing=_missing(missing), rng=seed,
+        data, privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
+        accountant=accountant, missing=policy, rng=seed,
     )
     selection = group_by is not None and keys is None
     spend = _whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
-    key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the charge
-    edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
     state = None
     if ledger is not None:
         options = {"bounds": bounds, "unit": unit, "max_contributions": max_contributions, "accountant": accountant,

@@ -28,6 +28,7 @@ __all__ = [
     "errors_exit_2",
     "fail",
     "flag_aliases",
+    "one_line",
     "verbosity",
 ]
 
@@ -48,11 +49,27 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+#: The longest error line printed (a longer message is cut, with "…").
+MAX_MESSAGE = 2000
+
+
+def one_line(message: str) -> str:
+    r"""``message`` as one printable line: control characters (newlines, escapes) shown as escapes, cut at
+    :data:`MAX_MESSAGE` characters.
+
+    >>> print(one_line("a\nb\x1b[31m"))
+    a\nb\x1b[31m
+    """
+    if not message.isprintable():
+        message = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in message)
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
+
+
 def fail(message: str) -> typer.Exit:
-    """Print ``message`` as an error line and return the exit to raise."""
+    """Print ``message`` as one error line (:func:`one_line`) and return the exit to raise."""
     from rich.markup import escape
 
-    err_console().print(f"[bold red]error:[/bold red] [red]{escape(message)}[/red]")
+    err_console().print(f"[bold red]error:[/bold red] [red]{escape(one_line(message))}[/red]")
     return typer.Exit(code=2)
 
 
@@ -111,8 +128,17 @@ def flag_aliases(**aliases: str) -> None:
         ctx.meta.setdefault("privnoise.flag_aliases", {}).update(aliases)
 
 
+#: Errors of the libraries that read files, by module: their text may quote the file, so only their kind is shown.
+_READER_ERRORS = ("pyarrow", "csv", "_csv", "tomllib", "json", "sqlite3", "pandas", "polars", "fastparquet")
+
+
 def errors_exit_2(func: F) -> F:
-    """Turn privnoise errors (a missing extra included) and file errors raised by a command into :func:`fail`."""
+    """Turn privnoise errors (a missing extra included) and file errors raised by a command into :func:`fail`.
+
+    The last line of defence: an error of a file reader that no command turned into a message of its own
+    (:mod:`privnoise._cli.inputs` does, naming the file) still prints one line without a traceback, and without
+    the library's text, which may quote the file.
+    """
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -121,7 +147,17 @@ def errors_exit_2(func: F) -> F:
         except PrivnoiseError as exc:
             raise fail(cli_message(str(exc))) from None
         except OSError as exc:
+            if type(exc).__module__.split(".")[0] in _READER_ERRORS:  # pyarrow's IO errors subclass OSError
+                raise fail(f"an input file could not be read ({type(exc).__name__}).") from None
             where = f"{exc.filename}: " if exc.filename else ""
             raise fail(f"{where}{exc.strerror or exc}") from None
+        except UnicodeError:
+            raise fail("an input file is not UTF-8 text.") from None
+        except MemoryError:
+            raise fail("out of memory while reading the input (see the limits of PRIVNOISE_MAX_*).") from None
+        except Exception as exc:
+            if type(exc).__module__.split(".")[0] in _READER_ERRORS:
+                raise fail(f"an input file could not be read ({type(exc).__name__}).") from None
+            raise
 
     return wrapper  # type: ignore[return-value]

@@ -49,6 +49,7 @@ def fisher_release(
     from ..release import release
     from ..sample_data import load_csv_column
     from . import render
+    from .inputs import data_file
     from .parsing import build_query, choose_goal, parse_pair
 
     goal = choose_goal(
@@ -67,6 +68,7 @@ def fisher_release(
             "--seed makes the noise reproducible and predictable; use it for research only, never for a real "
             "release."
         )
+    data_file(data)
     x = read(data, column) if data.suffix.lower() in (".parquet", ".pq") else load_csv_column(data, column)
     if declared is not None and not clamp:
         outside = int(((x < declared[0]) | (x > declared[1])).sum())

@@ -137,7 +137,11 @@ def identify(data: Path | str | None, name: str | None, *, content: bool = True)
         )
     if _GLOB & set(str(data)) or path.is_dir():
         return Dataset(os.path.abspath(path), "pattern", None)
-    return Dataset(str(path.resolve()), "file", sha)
+    try:
+        resolved = path.resolve()
+    except (OSError, RuntimeError):  # a loop of symbolic links (RuntimeError before Python 3.13)
+        raise CliInputError(f"{path}: the path cannot be resolved (a loop of symbolic links).") from None
+    return Dataset(str(resolved), "file", sha)
 
 
 def read_fraction(text: str | None) -> Fraction | None:

@@ -145,7 +145,11 @@ def register(app: typer.Typer) -> None:
                 raise CliInputError(
                     "--adult-file: the Adult data must be given as a local file (adult.data)."
                 )
-            data = po.load_adult(adult_file)
+            from .inputs import reading, scan_text
+
+            scan_text(adult_file)  # line lengths, NUL bytes, UTF-8: before a reader without bounds
+            with reading(adult_file, quoted_values=True):  # its messages quote the entry at fault: redacted
+                data = po.load_adult(adult_file)
         else:
             if adult_file is not None:
                 raise CliInputError("--adult-file: only used with --dataset adult.")

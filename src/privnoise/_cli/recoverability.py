@@ -32,33 +32,51 @@ _MAX_CELLS = 1_000_000
 
 
 def read_matrix_csv(path: Path, option: str) -> NDArray[np.float64]:
-    """A matrix of numbers from a CSV file (one row per line, comma-separated, no header; # comments)."""
+    """A matrix of numbers from a CSV file (one row per line, comma-separated, no header; # comments).
+
+    Lines are read within ``PRIVNOISE_MAX_LINE_BYTES``, rows within ``PRIVNOISE_MAX_COLUMNS`` entries, the whole
+    within :data:`_MAX_CELLS` entries; an error names the option, the file, the line and the rule, never a value.
+    """
     import numpy as np
 
+    from ..io.limits import BoundedLines, check_file, limits
+
+    bounds = limits()
+    check_file(path)
     rows: list[list[float]] = []
-    text = Path(path).read_text(encoding="utf-8")
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        cells = [c.strip() for c in line.split(",")]
-        try:
-            row = [float(c) for c in cells]
-        except ValueError:
-            raise CliInputError(
-                f"{option}: line {number} of {path} is not a row of numbers: {line[:40]!r}."
-            ) from None
-        if not all(np.isfinite(row)):
-            raise CliInputError(f"{option}: line {number} of {path} contains NaN or infinity.")
-        rows.append(row)
-        if len(rows) * len(row) > _MAX_CELLS:
-            raise CliInputError(f"{option}: {path} has more than {_MAX_CELLS} entries.")
+    with open(path, "rb") as handle:
+        lines = BoundedLines(handle, f"{option}: {path}", bounds)
+        for text in lines:
+            number = lines.number
+            line = text.split("#", 1)[0].strip()
+            if not line:
+                continue
+            if line.count(",") >= bounds.max_columns:
+                raise CliInputError(
+                    f"{option}: {path}, line {number}: more entries than {bounds.rule('max_columns')}."
+                )
+            row = []
+            for position, cell in enumerate(line.split(","), start=1):
+                try:
+                    value = float(cell) if cell.strip().isascii() and "_" not in cell else float("x")
+                except ValueError:
+                    raise CliInputError(
+                        f"{option}: {path}, line {number}: entry {position} is not a number."
+                    ) from None
+                if not np.isfinite(value):
+                    raise CliInputError(
+                        f"{option}: {path}, line {number}: entry {position} is not finite (NaN and inf are refused)."
+                    )
+                row.append(value)
+            if rows and len(row) != len(rows[0]):
+                raise CliInputError(
+                    f"{option}: {path}, line {number}: {len(row)} entries where the rows above have {len(rows[0])}."
+                )
+            rows.append(row)
+            if len(rows) * len(row) > _MAX_CELLS:
+                raise CliInputError(f"{option}: {path} has more than {_MAX_CELLS:,} entries.")
     if not rows:
         raise CliInputError(f"{option}: {path} contains no numbers.")
-    if len({len(r) for r in rows}) != 1:
-        raise CliInputError(
-            f"{option}: the rows of {path} have different lengths {sorted({len(r) for r in rows})}."
-        )
     return np.array(rows, dtype=float)
 
 

@@ -77,9 +77,13 @@ def _require_server(command: str) -> None:
 def _load(config_path: Path, command: str) -> Any:
     """The owner's configuration, once the extras it needs (server; postgres for a PostgreSQL URL) are there."""
     _require_server(command)
+    from ..io.limits import read_text_file
     from ..server.config import load_config
+    from .inputs import reading
 
-    config = load_config(config_path)
+    read_text_file(config_path, "configuration")  # size, encoding, a directory or a loop: one line, before TOML
+    with reading(config_path):
+        config = load_config(config_path)
     if str(config.database_url).startswith("postgresql"):
         check("psycopg", feature=f"privnoise {command} with a PostgreSQL database", extra="postgres")
     return config

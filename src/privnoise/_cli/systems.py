@@ -40,8 +40,10 @@ from typing import IO, TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..exceptions import PrivnoiseError
 from .budget import DatasetOption, LedgerOption, LedgerRequest
 from .errors import CliInputError, err_console, errors_exit_2, verbosity
+from .inputs import bounded_lines, reading, redact
 
 if TYPE_CHECKING:
     from ..systems import StatisticalInputNoise
@@ -70,20 +72,38 @@ def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
     return value
 
 
-def _key(table: dict[str, Any], key: str, where: str) -> Any:
+def _key(table: Any, key: str, where: str) -> Any:
+    if not isinstance(table, dict):
+        raise CliInputError(f"{where}: must be a table of keys.")
     if key not in table:
         raise CliInputError(f"{where}: missing key {key!r}.")
     return table[key]
 
 
 def load_model(path: Path, *, delta: float | None = None) -> StatisticalInputNoise:
-    """Read a model file and design its noise (Theorem III.5 with a public [x0], else Corollary III.4)."""
-    from ..systems import GaussianInput, StateSpace, statistical_input_noise, wasserstein2
+    """Read a model file and design its noise (Theorem III.5 with a public [x0], else Corollary III.4).
+
+    The file is read whole within ``PRIVNOISE_MAX_FILE_BYTES``; a value of the wrong kind (text for a matrix, a
+    list for a number) is one line naming the file.
+    """
+    from ..io.limits import read_text_file
 
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+        data = tomllib.loads(read_text_file(path, "model file"))
+    except tomllib.TOMLDecodeError as exc:  # its message gives the line and column, never the text
         raise CliInputError(f"{path}: not valid TOML ({exc}).") from None
+    try:
+        return _design(data, path, delta)
+    except PrivnoiseError as exc:  # named after the file, without the value at fault (which it holds)
+        message = redact(str(exc))
+        raise type(exc)(message if message.startswith(str(path)) else f"{path}: {message}") from None
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
+        raise CliInputError(f"{path}: a value of the model has the wrong type or shape ({type(exc).__name__}).") from None
+
+
+def _design(data: dict[str, Any], path: Path, delta: float | None) -> StatisticalInputNoise:
+    from ..systems import GaussianInput, StateSpace, statistical_input_noise, wasserstein2
+
     s = _section(data, "system", path)
     system = StateSpace(
         A=_key(s, "A", f"{path} [system]"),
@@ -141,7 +161,7 @@ class _Counting:
 
 
 def _run(
-    handle: IO[str],
+    handle: Iterator[str],
     sink: IO[str],
     noise: StatisticalInputNoise,
     *,
@@ -154,7 +174,7 @@ def _run(
 ) -> int:
     from ..systems.streaming import stream_csv
 
-    counter = _Counting(iter(handle))
+    counter = _Counting(handle)
     options: dict[str, Any] = {
         "rng": seed,
         "columns": columns,
@@ -242,6 +262,10 @@ def register(app: typer.Typer) -> None:
         if guarantee_header and sidecar is not None:
             raise CliInputError("give either --sidecar or --guarantee-header, not both.")
         noise = load_model(model, delta=delta)
+        if input_path is not None:  # before the ledger records anything
+            from ..io.limits import check_file
+
+            check_file(input_path, regular=False)  # a pipe (process substitution) is read once: allowed
         ledger = LedgerRequest.from_options(ledger_path, dataset)
         entry = None
         if input_path is None and dataset is None:
@@ -264,22 +288,24 @@ def register(app: typer.Typer) -> None:
         )
         quiet = verbosity() < 0
         name = str(input_path) if input_path is not None else "<stdin>"
-        source = input_path.open(encoding="utf-8-sig", newline="") if input_path is not None else sys.stdin
+        source = input_path.open("rb") if input_path is not None else sys.stdin
         try:
             sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
             try:
-                total = input_path.stat().st_size if input_path is not None and not quiet else None
-                count = _run(
-                    source,
-                    sink,
-                    noise,
-                    name=name,
-                    preamble=preamble,
-                    columns=columns,
-                    header=header,
-                    seed=seed,
-                    total=total,
-                )
+                bar = input_path is not None and not quiet and err_console().is_terminal  # never in a log file
+                total = input_path.stat().st_size if bar and input_path is not None else None
+                with reading(name, quoted_values=True):  # the stream's messages quote lines: redacted
+                    count = _run(
+                        bounded_lines(source, name),
+                        sink,
+                        noise,
+                        name=name,
+                        preamble=preamble,
+                        columns=columns,
+                        header=header,
+                        seed=seed,
+                        total=total,
+                    )
             finally:
                 if output_path is not None:
                     sink.close()
