@@ -44,7 +44,7 @@ def test_text_and_json_queries_return_value_guarantee_and_budget(server: dict[st
         )
         assert a["remaining"]["epsilon"]["remaining"] == "9/10"
         b = c.query(
-            {"kind": "count", "dataset": "meters", "where": [{"column": "kwh", "op": ">", "value": 10}]}
+            {"kind": "count", "dataset": "meters", "where": [{"column": "region", "op": "=", "value": "south"}]}
         )
         assert b["charged"]["epsilon"] == "1/20"
         budget = c.budget()
