@@ -238,3 +238,19 @@ def test_a_rho_charge_is_not_gaussian_unless_said():
     heavy = ZCDPAccountant()
     heavy.record_rho(50, delta="0.5")
     assert heavy.delta(0.1) == 1.0  # the spent δ plus the conversion's, never above 1
+
+
+@pytest.mark.parametrize(("rho", "epsilon"), [(0.05, 2.0), (0.125, 4.0), (0.7, 12.0)])
+def test_delta_of_rho_is_the_minimum_to_the_conversion_margin(rho, epsilon):
+    # The δ of a conversion is the minimum over orders within its safety margin (1e-12), not a nearby order's δ:
+    # each extra 1e-11 is δ the budget loses.
+    exact = _cks_delta(rho, epsilon)
+    assert exact <= zcdp_to_delta(rho, epsilon) <= exact * (1 + 3e-12)
+
+
+@pytest.mark.parametrize(("epsilon", "delta"), [(1e3, 1e-6), (1e5, 1e-9), (1e8, 1e-6), (5e12, 1e-6), (5e12, 0.01)])
+def test_rho_of_a_large_budget_is_the_largest_within_it(epsilon, delta):
+    # ρ ≈ ε for a large ε: the search for ρ must reach it and find it to high precision.
+    rho = epsilon_to_zcdp(epsilon, delta)
+    assert _cks_epsilon(rho, delta) <= epsilon * (1 + 1e-12)
+    assert _cks_epsilon(rho * (1 + 1e-10), delta) > epsilon
