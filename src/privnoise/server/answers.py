@@ -14,7 +14,8 @@ headers of the response:
 * 429 when a budget refuses the charge (nothing is charged); 403 for the admin key; 503 when the charge could
   not be recorded (nothing is charged).
 
-Plans are cached per request body. The release runs in the event loop for datasets of at most
+Plans are cached per request body. A body not in the cache is parsed and planned in a worker thread, bounded in
+size and per querier, and not at all for a querier known to be out of budget (:mod:`.limits`). The release runs in the event loop for datasets of at most
 :data:`~.planner.INLINE_RECORDS` records (a few hundred microseconds, less than a hand-over to a thread costs
 under load) and in a worker thread for larger ones; either way the work does not depend on the data.
 """
@@ -25,15 +26,16 @@ import asyncio
 from typing import Annotated, Any, Literal
 
 import orjson
-from anyio import to_thread
+from anyio import CapacityLimiter, to_thread
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..exceptions import InvalidParameterError
 from .budgets import Refusal
 from .charging import ChargeUnavailable, StalePlan
+from .limits import MAX_PARAMETERS, PLANNING_THREADS, REFUSAL_DELAY, parameter_bound
 from .planner import Plan
-from .querylang import QueryError, parse_query, spec_from_json
+from .querylang import QueryError, QuerySpec, parse_query, spec_from_json
 from .service import FAILURE_BODY, QueryFailed, Service
 from .steps import StepQueryRefused
 
@@ -100,8 +102,8 @@ def validation_detail(exc: ValidationError | RequestValidationError) -> list[dic
     return out
 
 
-def plan_of(service: Service, raw: Any) -> Plan:
-    """Validate a query body (no data read) and make its plan."""
+def spec_of(raw: Any) -> QuerySpec:
+    """Validate a query body and parse it (no data read, nothing planned)."""
     body = QueryBody.model_validate(raw)
     if (body.query is None) == (body.kind is None):
         raise QueryError("give either `query` (text) or `kind` (structured).")
@@ -114,7 +116,93 @@ def plan_of(service: Service, raw: Any) -> Plan:
         spec = parse_query(body.query, dataset=body.dataset)
     else:
         spec = spec_from_json(body.model_dump(exclude_none=True, exclude={"query"}))
+    return spec
+
+
+def dataset_of(service: Service, spec: QuerySpec) -> str | None:
+    """The dataset a query is asked of (None when it names none and several are served)."""
+    if spec.dataset is not None:
+        return spec.dataset
+    return next(iter(service.config.datasets)) if len(service.config.datasets) == 1 else None
+
+
+def check_size(service: Service, spec: QuerySpec) -> None:
+    """Refuse a query whose statement could hold more than :data:`~.limits.MAX_PARAMETERS` parameters."""
+    name = dataset_of(service, spec)
+    declared = service.config.datasets.get(name) if name is not None else None
+    keyed = spec.group_by or (spec.column if spec.kind == "histogram" else None)
+    column = declared.columns.get(keyed) if declared is not None and keyed is not None else None
+    categories = len(column.categories or ()) if column is not None else 0
+    bound = parameter_bound(spec, categories)
+    if bound > MAX_PARAMETERS:
+        raise QueryError(
+            f"the query is too large: its statement could hold {bound} parameters, more than the limit of "
+            f"{MAX_PARAMETERS} (fewer bins, keys, coefficients or `where` conditions)."
+        )
+
+
+def plan_of(service: Service, raw: Any) -> Plan:
+    """Validate a query body (no data read), check its size and make its plan."""
+    spec = spec_of(raw)
+    check_size(service, spec)
     return service.plan(spec)
+
+
+_limiters: dict[int, CapacityLimiter] = {}
+_ANY = QuerySpec("count")  # a query that names no dataset
+
+
+def _planners() -> CapacityLimiter:
+    """The limiter of planning threads of the running event loop (a test may run the app on several loops)."""
+    loop = id(asyncio.get_running_loop())
+    limiter = _limiters.get(loop)
+    if limiter is None:
+        _limiters.clear()
+        limiter = _limiters[loop] = CapacityLimiter(PLANNING_THREADS)
+    return limiter
+
+
+def _refused_for_budget(service: Service, who: dict[str, Any], name: str | None) -> dict[str, Any] | None:
+    """The remaining budget of a querier known to be out of budget on dataset ``name`` (else None)."""
+    return None if name is None else service.exhausted.remaining(who["id"], name)
+
+
+def _prepare(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | tuple[int, bytes, Headers]:
+    """In a worker thread: parse, refuse an exhausted querier or a too large query, then plan (and cache)."""
+    try:
+        spec = spec_of(parsed)
+        remaining = _refused_for_budget(service, who, dataset_of(service, spec))
+        if remaining is not None:
+            return _error(429, {"error": "budget exceeded", "budget": remaining})
+        check_size(service, spec)
+        return service.cached(("body", body), lambda: service.plan(spec))
+    except ValidationError as exc:
+        return _error(422, {"error": "invalid request", "detail": validation_detail(exc)})
+    except InvalidParameterError as exc:
+        return _error(422, {"error": str(exc)})
+
+
+async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | tuple[int, bytes, Headers]:
+    """The plan of a body: from the cache in the event loop, else (bounded, :mod:`.limits`) from a worker thread."""
+    plan = service.peek(("body", body))
+    if plan is not None:
+        return plan
+    named = parsed.get("dataset") if isinstance(parsed, dict) and "query" not in parsed else None
+    remaining = _refused_for_budget(service, who, named if isinstance(named, str) else dataset_of(service, _ANY))
+    if remaining is not None:  # known before parsing: nothing is parsed or planned
+        await asyncio.sleep(REFUSAL_DELAY)  # an idle wait: a flood of repeated refusals costs no CPU
+        return _error(429, {"error": "budget exceeded", "budget": remaining})
+    if not service.slots.take(who["id"]):
+        await asyncio.sleep(REFUSAL_DELAY)
+        return _error(429, {"error": "too many queries of this querier are being planned; try again"},
+                      [(b"retry-after", b"1")])
+    try:
+        planned = await to_thread.run_sync(_prepare, service, who, body, parsed, limiter=_planners())
+    finally:
+        service.slots.give(who["id"])
+    if isinstance(planned, tuple) and planned[0] == 429:
+        await asyncio.sleep(REFUSAL_DELAY)
+    return planned
 
 
 def _error(status: int, body: dict[str, Any], headers: Headers | None = None) -> tuple[int, bytes, Headers]:
@@ -127,12 +215,10 @@ async def answer_query(
     """(status, JSON bytes, headers) of the answer to one query (see the module docstring)."""
     if who["role"] != "querier":
         return 403, _FORBIDDEN, list(_JSON)
-    try:
-        plan = service.cached(("body", body), lambda: plan_of(service, parsed))
-    except ValidationError as exc:
-        return _error(422, {"error": "invalid request", "detail": validation_detail(exc)})
-    except InvalidParameterError as exc:
-        return _error(422, {"error": str(exc)})
+    planned = await _planned(service, who, body, parsed)
+    if isinstance(planned, tuple):
+        return planned
+    plan = planned
     charged = None
     for _attempt in range(3):
         try:
@@ -143,7 +229,7 @@ async def answer_query(
         except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
             return _error(422, {"error": str(exc)})
         except Refusal:
-            remaining = (await to_thread.run_sync(service.budget, who["id"])).get(plan.spec.name, {})
+            remaining = await to_thread.run_sync(_after_refusal, service, who["id"], plan.spec.name)
             return _error(429, {"error": "budget exceeded", "budget": remaining})
         except ChargeUnavailable:
             return 503, _UNAVAILABLE, [*_JSON, (b"retry-after", b"1")]
@@ -169,3 +255,12 @@ async def answer_query(
         "ledger_id": charged.ledger_id,
     }
     return 200, orjson.dumps(payload), list(_JSON)
+
+
+def _after_refusal(service: Service, querier_id: int, name: str) -> dict[str, Any]:
+    """The remaining budget after a refusal; a querier that can pay for no policy of the dataset is remembered
+    as exhausted there (:class:`~.limits.Exhausted`)."""
+    remaining: dict[str, Any] = service.budget(querier_id).get(name, {})
+    if service.out_of_budget(querier_id, name):
+        service.exhausted.mark(querier_id, name, remaining)
+    return remaining

@@ -202,9 +202,10 @@ def compiled(statement: Select[Any], dialect: Dialect) -> tuple[str, Any]:
     """(SQL text, parameters) of ``statement`` for a DBAPI cursor of ``dialect``: positional for SQLite's
     ``?``, a mapping for psycopg's ``%(name)s``."""
     c = statement.compile(dialect=dialect)
+    params = c.params  # a property that builds every parameter anew: read once, not once per parameter
     if c.positiontup is not None:
-        return str(c), tuple(c.params[name] for name in c.positiontup)
-    return str(c), dict(c.params)
+        return str(c), tuple(params[name] for name in c.positiontup)
+    return str(c), dict(params)
 
 
 def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: Dialect) -> Plan:

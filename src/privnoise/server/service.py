@@ -26,11 +26,13 @@ import numpy as np
 from sqlalchemy import MetaData, Table, func, select, update
 from sqlalchemy.engine import Engine
 
+from ..dp.rational_accountant import compose
 from ..exceptions import InvalidParameterError
 from . import db
 from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
 from .charging import Charged, Committer, StalePlan
 from .config import ConfigError, ServerConfig
+from .limits import PLAN_CACHE_BYTES, Exhausted, PlanningSlots, plan_bytes
 from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
@@ -107,7 +109,10 @@ class Service:
         self.records: dict[str, int] = {}
         self._check_stored_state()
         self._readers = ReadConnections(self.reader)
-        self._plans: OrderedDict[Any, Plan] = OrderedDict()
+        self._plans: OrderedDict[Any, tuple[Plan, int]] = OrderedDict()
+        self._plan_bytes = 0  # the estimated size of the cached plans (limits.plan_bytes)
+        self.exhausted = Exhausted()
+        self.slots = PlanningSlots()
         self._lock = threading.Lock()
         self._calibrate()
         self.committer = Committer(engine, config)
@@ -187,24 +192,60 @@ class Service:
             dialect=self.reader.dialect,
         )
 
+    def peek(self, key: Any) -> Plan | None:
+        """The plan cached under ``key``, or None (never makes one)."""
+        with self._lock:
+            entry = self._plans.get(key)
+            if entry is None:
+                return None
+            self._plans.move_to_end(key)
+            return entry[0]
+
     def cached(self, key: Any, make: Callable[[], Plan]) -> Plan:
-        """The plan cached under ``key`` (a request text or a parsed query), made by ``make`` on a miss."""
-        with self._lock:
-            plan = self._plans.get(key)
-            if plan is not None:
-                self._plans.move_to_end(key)
-                return plan
+        """The plan cached under ``key`` (a request text or a parsed query), made by ``make`` on a miss. The
+        cache keeps at most ``_PLAN_CACHE`` plans and :data:`~.limits.PLAN_CACHE_BYTES` of them (estimated)."""
+        plan = self.peek(key)
+        if plan is not None:
+            return plan
         plan = make()
+        size = plan_bytes(plan)
         with self._lock:
-            self._plans[key] = plan
-            while len(self._plans) > _PLAN_CACHE:
-                self._plans.popitem(last=False)
+            old = self._plans.pop(key, None)
+            self._plan_bytes += size - (old[1] if old is not None else 0)
+            self._plans[key] = (plan, size)
+            while len(self._plans) > 1 and (len(self._plans) > _PLAN_CACHE or self._plan_bytes > PLAN_CACHE_BYTES):
+                self._plan_bytes -= self._plans.popitem(last=False)[1][1]
         return plan
 
     def _forget_plans(self, name: str) -> None:
         with self._lock:
-            for key in [k for k, p in self._plans.items() if p.spec.name == name]:
-                del self._plans[key]
+            for key in [k for k, (p, _) in self._plans.items() if p.spec.name == name]:
+                self._plan_bytes -= self._plans.pop(key)[1]
+
+    def out_of_budget(self, querier_id: int, dataset: str) -> bool:
+        """Whether no policy of ``dataset`` could be charged to this querier now, by its (ε, δ) budget or the
+        dataset's (read from the database; a dataset with a Fisher policy is never out of budget here)."""
+        spec = self.config.datasets.get(dataset)
+        if spec is None:
+            return False
+        with self.reader.connect() as conn:
+            q = conn.execute(
+                select(db.budgets).where(db.budgets.c.querier_id == querier_id, db.budgets.c.dataset == dataset)
+            ).mappings().first()
+            d = conn.execute(select(db.datasets).where(db.datasets.c.name == dataset)).mappings().first()
+        if q is None or d is None:
+            return False
+        mine, ours = QuerierState.from_row(q), DatasetState.from_row(d)
+        for policy in spec.policies.values():
+            if policy.is_fisher or policy.epsilon is None:
+                return False
+            least = (policy.epsilon, policy.delta or 0)  # the smallest charge of the policy
+            if (
+                compose((mine.spent_epsilon, mine.spent_delta), least, (mine.epsilon, mine.delta)) is not None
+                and compose((ours.spent_epsilon, ours.spent_delta), least, (spec.epsilon, spec.delta)) is not None
+            ):
+                return False
+        return True
 
     # -- 2. charge -------------------------------------------------------------------------------------------
     def charge(self, plan: Plan, querier_id: int) -> tuple[Plan, Charged]:

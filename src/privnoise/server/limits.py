@@ -1,0 +1,137 @@
+"""Bounds on the work a query costs before its querier's budget is checked (SECURITY.md, requirement 21).
+
+A request body that is not in the plan cache is parsed and planned (:mod:`.planner`: calibration and one SQL
+statement compiled by SQLAlchemy), which costs CPU before the charge can refuse it. That work is bounded here:
+
+* **Size.** :func:`parameter_bound` is an upper bound, computed from the parsed query's shape alone, of the
+  number of bound parameters of its statement; a query above :data:`MAX_PARAMETERS` is refused with 422 naming
+  the limit, before it is planned. Planning is linear in the number of parameters (the compiled statement's
+  parameters are built once), so this also bounds its time: a query at the limit plans in about 0.1 s on one
+  core of the reference machine.
+* **Place.** Parsing and planning run in a worker thread, at most :data:`PLANNING_THREADS` at a time per
+  process, never in the event loop (cached plans are found in the loop without a hand-over).
+* **Per querier.** A querier has at most :data:`PLANNINGS_PER_QUERIER` plannings in flight; one more is refused
+  with 429 (``rate``) instead of waiting for a thread. A querier whose budget on a dataset cannot pay for any of
+  its policies is remembered as exhausted there (:class:`Exhausted`) after its first refusal, and its later
+  queries on that dataset are refused with 429 before they are parsed or planned. Both refusals are sent after
+  an idle wait of :data:`REFUSAL_DELAY` seconds (a timer, no CPU), so that a flood of them over a few
+  connections cannot take the event loop from the other queriers.
+* **Memory.** The plan cache is bounded in bytes (:func:`plan_bytes`, :data:`PLAN_CACHE_BYTES`) as well as in
+  entries.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from .querylang import QuerySpec
+
+__all__ = [
+    "EXHAUSTED_SECONDS",
+    "MAX_PARAMETERS",
+    "PLANNINGS_PER_QUERIER",
+    "PLANNING_THREADS",
+    "PLAN_CACHE_BYTES",
+    "REFUSAL_DELAY",
+    "Exhausted",
+    "PlanningSlots",
+    "parameter_bound",
+    "plan_bytes",
+]
+
+#: The most bound parameters a query's statement may have (by :func:`parameter_bound`).
+MAX_PARAMETERS = 4096
+#: Plannings in flight per querier (per server process).
+PLANNINGS_PER_QUERIER = 2
+#: Worker threads that plan at once (per server process).
+PLANNING_THREADS = 2
+#: Bytes the cached plans of one process may take (estimated by :func:`plan_bytes`).
+PLAN_CACHE_BYTES = 64 << 20
+#: Seconds a refusal known before planning (exhausted, too many plannings) waits, idle, before it is sent.
+REFUSAL_DELAY = 0.25
+#: How long a querier is remembered as exhausted on a dataset before the database is asked again.
+EXHAUSTED_SECONDS = 30.0
+
+_PER_CONDITION = 8  # a clamped column, the literal and the indicator's constants
+_PER_CELL = 24  # a cell's test (bin edges or key), the weight's and the sum's constants
+_PER_COEFFICIENT = 5  # a clamped column and its coefficient
+_COMPONENTS = {"count": 1, "sum": 1, "linear": 1, "identity": 1, "histogram": 1, "quantile": 1,
+               "mean": 2, "weighted_mean": 2, "variance": 3}
+
+
+def parameter_bound(query: QuerySpec, categories: int = 0) -> int:
+    """An upper bound of the bound parameters of ``query``'s statement, from its shape alone.
+
+    ``categories``: the number of declared keys of the column it groups by or counts (0 when it has none).
+    Each cell of each component is ``sum(weight * test * value)``: the weight has one indicator per ``where``
+    condition, the test one per cell (bins or keys), the value one clamped column (or one per coefficient).
+    """
+    if query.bins:
+        cells = max(len(query.bins) - 1, 1)
+    elif query.group_by is not None or query.kind == "histogram":
+        cells = max(categories, 1)
+    else:
+        cells = 1
+    components = _COMPONENTS.get(query.kind, 3) + (1 if query.group_by is not None else 0)
+    per_cell = _PER_CELL + _PER_CONDITION * len(query.where) + _PER_COEFFICIENT * len(query.coefficients)
+    return components * cells * per_cell + 8
+
+
+def plan_bytes(plan: Any) -> int:
+    """An estimate of the memory a cached plan holds: its SQL text, its parameters and the statement they were
+    compiled from (about 400 bytes per parameter, measured), and a fixed part (noise, calibration, views)."""
+    return 16_384 + 2 * len(plan.sql) + 400 * len(plan.parameters)
+
+
+class PlanningSlots:
+    """At most ``per_querier`` plannings in flight per querier (thread-safe)."""
+
+    def __init__(self, per_querier: int = PLANNINGS_PER_QUERIER) -> None:
+        self.per_querier = per_querier
+        self._busy: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def take(self, querier_id: int) -> bool:
+        with self._lock:
+            n = self._busy.get(querier_id, 0)
+            if n >= self.per_querier:
+                return False
+            self._busy[querier_id] = n + 1
+            return True
+
+    def give(self, querier_id: int) -> None:
+        with self._lock:
+            n = self._busy.pop(querier_id, 1) - 1
+            if n > 0:
+                self._busy[querier_id] = n
+
+
+class Exhausted:
+    """Queriers known to have no budget left on a dataset for any of its policies, with their remaining budget
+    view, each remembered for ``seconds`` (at most ``tracked`` entries, the oldest dropped first)."""
+
+    def __init__(self, seconds: float = EXHAUSTED_SECONDS, *, tracked: int = 100_000) -> None:
+        self.seconds = seconds
+        self.tracked = tracked
+        self._until: dict[tuple[int, str], tuple[float, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def mark(self, querier_id: int, dataset: str, remaining: dict[str, Any]) -> None:
+        with self._lock:
+            self._until.pop((querier_id, dataset), None)
+            self._until[(querier_id, dataset)] = (time.monotonic() + self.seconds, remaining)
+            while len(self._until) > self.tracked:
+                self._until.pop(next(iter(self._until)))
+
+    def remaining(self, querier_id: int, dataset: str) -> dict[str, Any] | None:
+        """The remaining budget view of an exhausted querier on ``dataset``, or None when it is not known to be."""
+        entry = self._until.get((querier_id, dataset))
+        if entry is None:
+            return None
+        if entry[0] < time.monotonic():
+            with self._lock:
+                self._until.pop((querier_id, dataset), None)
+            return None
+        return entry[1]
