@@ -9,6 +9,7 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     workers = 1                    # server processes over the same database
     max_body_bytes = 16384         # larger request bodies get 413 before they are read
     api_docs = false               # /openapi.json, /docs and /redoc are off unless switched on
+    trusted_proxies = []           # addresses or CIDR networks whose X-Forwarded-For is believed (none: ignored)
     # admin_key_hash = "..."       # the admin key's stored form (python -m privnoise.server hash-key)
 
     [console]                      # the web console (privnoise.server.console)
@@ -173,6 +174,7 @@ class ServerConfig:
     auth_failures: int = 10
     auth_window_seconds: float = 60.0
     auth_tarpit_seconds: float = 1.0
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For is believed (addresses or networks)
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
 
 
@@ -507,6 +509,19 @@ class _Server(BaseModel):
     auth_failures: Annotated[int, Field(ge=1, le=10**6, strict=True)] = 10
     auth_window_seconds: Annotated[float, Field(gt=0, le=86400, allow_inf_nan=False)] = 60.0
     auth_tarpit_seconds: Annotated[float, Field(ge=0, le=60, allow_inf_nan=False)] = 1.0
+    trusted_proxies: Annotated[list[str], Field(max_length=256)] = []
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, v: list[str]) -> list[str]:
+        import ipaddress
+
+        for entry in v:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"must be IP addresses or CIDR networks like '10.0.0.0/8'; got {entry!r}") from None
+        return v
 
     @field_validator("database")
     @classmethod
@@ -645,6 +660,7 @@ def load_config(path: str | Path) -> ServerConfig:
         auth_failures=s.auth_failures,
         auth_window_seconds=s.auth_window_seconds,
         auth_tarpit_seconds=s.auth_tarpit_seconds,
+        trusted_proxies=tuple(s.trusted_proxies),
         console=ConsoleConfig(
             # on by default where only this machine can reach it
             enabled=is_loopback(s.host) if owner.console.enabled is None else owner.console.enabled,

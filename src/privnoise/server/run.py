@@ -6,6 +6,11 @@ processes that share the listening socket; each builds its own app (:func:`worke
 whose transactions (and the row locks of PostgreSQL) keep the budgets exact across processes. A worker dies
 with its supervisor (Linux: ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the server leaves no process behind.
 Once its app is built, a process freezes the objects it holds for the garbage collector (``gc.freeze``).
+
+Proxy headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are ignored unless ``[server] trusted_proxies`` names
+the peers allowed to send them (uvicorn's ``proxy_headers`` and ``forwarded_allow_ips``; uvicorn's own default
+would trust them from loopback): the failed-key throttle keys on the client address, which a forged header
+must not choose (SECURITY.md, requirement 21).
 """
 
 from __future__ import annotations
@@ -53,6 +58,12 @@ def worker_app() -> Any:
     return _settled(create_app(load_config(os.environ[CONFIG_VARIABLE]), init=False))
 
 
+def proxy_options(trusted: tuple[str, ...] = ()) -> dict[str, Any]:
+    """uvicorn's options for proxy headers: believed only from the ``trusted`` addresses and networks (none by
+    default: the peer's address is the client's)."""
+    return {"proxy_headers": bool(trusted), "forwarded_allow_ips": ",".join(trusted)}
+
+
 def serve_asgi(
     app: Any, *, host: str, port: int, workers: int = 1, factory: bool = False, **logging: Any
 ) -> None:
@@ -67,6 +78,7 @@ def serve_asgi(
     from uvicorn.supervisors import Multiprocess
 
     options: dict[str, Any] = {"host": host, "port": port, "log_level": "warning", "access_log": False}
+    options |= proxy_options()
     options |= logging
     if workers == 1:
         uvicorn.run(app, factory=factory, **options)
@@ -92,7 +104,8 @@ def serve(config: ServerConfig, *, host: str | None = None, port: int | None = N
     host = host or config.host
     port = config.port if port is None else port
     if config.workers == 1:
-        serve_asgi(_settled(create_app(config)), host=host, port=port, **logging)
+        serve_asgi(_settled(create_app(config)), host=host, port=port, **proxy_options(config.trusted_proxies),
+                   **logging)
         return
     store.init_database(config).dispose()
     os.environ[CONFIG_VARIABLE] = str(config.path)
@@ -102,5 +115,6 @@ def serve(config: ServerConfig, *, host: str | None = None, port: int | None = N
         port=port,
         workers=config.workers,
         factory=True,
+        **proxy_options(config.trusted_proxies),
         **logging,
     )
