@@ -244,8 +244,9 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         _admin: Admin,
         limit: Annotated[int, Query(ge=1, le=10000)] = 100,
         querier: Annotated[str | None, Query(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")] = None,
+        outcome: Annotated[str | None, Query(pattern=r"^(charged|refused)$")] = None,
     ) -> dict[str, Any]:
-        return {"ledger": store.read_ledger(engine, limit=limit, querier=querier)}
+        return {"ledger": store.read_ledger(engine, limit=limit, querier=querier, outcome=outcome)}
 
     @app.get("/v1/admin/datasets", responses=responses)
     def get_datasets(_admin: Admin) -> dict[str, Any]:

@@ -9,8 +9,9 @@
 Tables: ``pn_queriers`` (API keys as salted scrypt hashes), ``pn_datasets`` (what the dataset's global budget
 has spent, and its number of records), ``pn_budgets`` (one row per querier and dataset), ``pn_ledger``
 (append-only: what was asked, what was charged, when, and ``status`` "charged", or "failed" when the answer
-could not be computed after its charge; never a true value), one data table per imported dataset, and the web
-console's ``pn_sessions`` (server-side sessions: a hash of the cookie's token, the CSRF token, the expiry) and
+could not be computed after its charge, or "refused" for a query refused without a charge, with its ``reason``
+and the number of refusals the row stands for, ``repeats`` (:mod:`.refusals`); never a true value), one data
+table per imported dataset, and the web console's ``pn_sessions`` (server-side sessions: a hash of the cookie's token, the CSRF token, the expiry) and
 ``pn_answers`` (the noisy answers a querier received through the console, its history).
 Rationals are stored as text "p/q" and Fisher information as JSON ``{column: "p/q"}``.
 
@@ -108,7 +109,9 @@ ledger = Table(
     Column("delta", Text, nullable=False),
     Column("fisher_information", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("status", String(16), nullable=False, server_default="charged"),  # "charged" | "failed"
+    Column("status", String(16), nullable=False, server_default="charged"),  # "charged" | "failed" | "refused"
+    Column("reason", String(200), nullable=True),  # a refusal's category and short text (refused rows only)
+    Column("repeats", Integer, nullable=False, server_default="1"),  # refusals a refused row stands for
 )
 
 sessions = Table(
@@ -135,6 +138,8 @@ _ADDED = {
     ("pn_datasets", "records"): "INTEGER",
     ("pn_ledger", "status"): "VARCHAR(16) NOT NULL DEFAULT 'charged'",
     ("pn_queriers", "revoked_at"): "TIMESTAMP WITH TIME ZONE",
+    ("pn_ledger", "reason"): "VARCHAR(200)",
+    ("pn_ledger", "repeats"): "INTEGER NOT NULL DEFAULT 1",
 }
 #: Columns that were varchar(200) in the first schema (PostgreSQL enforces the length): widened to text.
 _WIDENED = {

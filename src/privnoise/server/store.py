@@ -28,6 +28,7 @@ __all__ = [
     "ensure_admin",
     "init_database",
     "LEDGER_ORDER",
+    "LEDGER_OUTCOMES",
     "count_ledger",
     "list_queriers",
     "read_ledger",
@@ -323,7 +324,20 @@ def list_queriers(engine: Engine) -> list[dict[str, Any]]:
 LEDGER_ORDER = ("id", "querier", "dataset", "mechanism", "created_at", "status")
 
 
-def _ledger_filters(stmt: Any, querier: str | None, dataset: str | None, status: str | None) -> Any:
+#: The outcomes :func:`read_ledger` filters on: a charge (``status`` "charged" or "failed"), or a refusal.
+LEDGER_OUTCOMES = ("charged", "refused")
+
+
+def _ledger_filters(
+    stmt: Any, querier: str | None, dataset: str | None, status: str | None, outcome: str | None = None
+) -> Any:
+    if outcome is not None:
+        if outcome not in LEDGER_OUTCOMES:
+            raise InvalidParameterError(
+                f"`outcome` of the ledger must be one of {', '.join(LEDGER_OUTCOMES)}; got {outcome!r}."
+            )
+        refused = db.ledger.c.status == "refused"
+        stmt = stmt.where(refused if outcome == "refused" else ~refused)
     if querier is not None:
         stmt = stmt.where(db.queriers.c.name == querier)
     if dataset is not None:
@@ -334,14 +348,19 @@ def _ledger_filters(stmt: Any, querier: str | None, dataset: str | None, status:
 
 
 def count_ledger(
-    engine: Engine, *, querier: str | None = None, dataset: str | None = None, status: str | None = None
+    engine: Engine,
+    *,
+    querier: str | None = None,
+    dataset: str | None = None,
+    status: str | None = None,
+    outcome: str | None = None,
 ) -> int:
     """The number of ledger rows that :func:`read_ledger` filters with the same arguments."""
     stmt = select(func.count()).select_from(
         db.ledger.join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
     )
     with engine.connect() as conn:
-        return int(conn.execute(_ledger_filters(stmt, querier, dataset, status)).scalar_one())
+        return int(conn.execute(_ledger_filters(stmt, querier, dataset, status, outcome)).scalar_one())
 
 
 def read_ledger(
@@ -351,12 +370,16 @@ def read_ledger(
     querier: str | None = None,
     dataset: str | None = None,
     status: str | None = None,
+    outcome: str | None = None,
     offset: int = 0,
     order: str = "id",
     descending: bool = True,
 ) -> list[dict[str, Any]]:
-    """Ledger rows (by default the most recent first), filtered by querier name, dataset and status, ordered
-    by one of :data:`LEDGER_ORDER` (then by id); a ledger row never holds a true value."""
+    """Ledger rows (by default the most recent first), filtered by querier name, dataset, status and outcome
+    (:data:`LEDGER_OUTCOMES`), ordered by one of :data:`LEDGER_ORDER` (then by id); a ledger row never holds a
+    true value. A refused row (``status`` "refused") charged nothing: its ``query`` is the text the querier
+    sent (a string, at most 1,000 characters), ``reason`` says why it was refused and ``repeats`` how many
+    refusals of that querier it stands for (:mod:`.refusals`); other rows have ``reason`` None and ``repeats`` 1."""
     if order not in LEDGER_ORDER:
         raise InvalidParameterError(
             f"`order` of `read_ledger` must be one of {', '.join(LEDGER_ORDER)}; got {order!r}."
@@ -374,13 +397,15 @@ def read_ledger(
             db.ledger.c.fisher_information,
             db.ledger.c.created_at,
             db.ledger.c.status,
+            db.ledger.c.reason,
+            db.ledger.c.repeats,
         )
         .join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
         .order_by(*((key.desc(), db.ledger.c.id.desc()) if descending else (key.asc(), db.ledger.c.id.asc())))
         .limit(limit)
         .offset(offset)
     )
-    stmt = _ledger_filters(stmt, querier, dataset, status)
+    stmt = _ledger_filters(stmt, querier, dataset, status, outcome)
     with engine.connect() as conn:
         rows = conn.execute(stmt).mappings().all()
     out = []
