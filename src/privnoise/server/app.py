@@ -18,7 +18,12 @@ Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``, chec
 Unauthenticated requests get 401 ``{"error": "unauthorized"}`` whether or not the key's querier exists (429 once
 an address or key id has failed too often); a querier on an admin endpoint gets 403 ``{"error": "forbidden"}``;
 bodies beyond ``max_body_bytes`` get 413; bodies that are not strict JSON get 400; a request the schema refuses
-gets 422 without echoing its input. A charge that could not be recorded gets 503 (nothing was charged).
+gets 422 without echoing its input. A charge that could not be recorded gets 503 (nothing was charged). A method
+a path does not serve gets 405 with ``Allow`` listing the methods it does. A revoked querier is gone for the
+admin operations on it (404); its ledger rows stay, and its name is not reused (409).
+
+The API description (:mod:`.openapi`) states every status of every operation, and its request schemas are as
+strict as the server: a test runs schemathesis with every check against a running server.
 """
 
 import contextlib
@@ -28,15 +33,18 @@ from typing import Annotated, Any
 
 import orjson
 from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
+from starlette.exceptions import HTTPException
+from starlette.routing import Match
 
 from .. import __version__
 from ..exceptions import InvalidParameterError
-from . import db, keys, store
+from . import db, keys, openapi, store
 from .answers import QueryBody, answer_query, validation_detail
 from .config import ServerConfig
 from .gate import Authenticator, Gate
@@ -64,10 +72,22 @@ _FORBIDDEN = ApiError(403, {"error": "forbidden"})
 
 
 class QuerierBody(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    name: Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
-    epsilon: Annotated[float, Field(gt=0, le=1e6)] | Annotated[str, Field(max_length=100)]
-    delta: Annotated[float, Field(ge=0, lt=1)] | Annotated[str, Field(max_length=100)] = 0.0
+    """A new querier: its name and its budget on each dataset (ε, δ: a number, or an exact rational as a string
+    of :data:`.openapi.EPSILON_PATTERN`, :data:`.openapi.DELTA_PATTERN`), and optionally its own Fisher floor."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
+    name: Annotated[
+        str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]*[A-Za-z0-9][A-Za-z0-9_-]*$")
+    ]
+    epsilon: (
+        Annotated[float, Field(ge=openapi.SMALLEST, le=1e6)]
+        | Annotated[str, Field(pattern=openapi.EPSILON_PATTERN)]
+    )
+    delta: (
+        Annotated[float, Field(ge=0, le=0)]
+        | Annotated[float, Field(ge=openapi.SMALLEST, lt=1)]
+        | Annotated[str, Field(pattern=openapi.DELTA_PATTERN)]
+    ) = 0.0
     fisher_floor: Annotated[float, Field(ge=1e-300, le=1e300)] | None = None
 
 
@@ -86,12 +106,17 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
 def _query_schema() -> dict[str, Any]:
     schema = QueryBody.model_json_schema()
     defs = schema.pop("$defs", {})
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {"application/json": {"schema": _inline(schema, defs)}},
-        }
-    }
+    return openapi.query_request(_inline(schema, defs))
+
+
+def _served_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
+    """Every method a route of ``scope``'s path serves (several routes may share one path)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        served = getattr(route, "methods", None)
+        if served and route.matches(scope)[0] != Match.NONE:
+            methods |= served
+    return sorted(methods)
 
 
 def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool = True) -> FastAPI:
@@ -149,6 +174,17 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     async def _invalid(_request: Request, exc: RequestValidationError) -> Response:
         return FastJSON({"error": "invalid request", "detail": validation_detail(exc)}, status_code=422)
 
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 405:  # Allow: every method served on the path, not only one route's
+            allow = ", ".join(_served_methods(app, dict(request.scope)))
+            return FastJSON({"error": "method not allowed"}, status_code=405, headers={"Allow": allow})
+        if request.url.path.startswith("/v1/"):
+            return FastJSON(
+                {"error": str(exc.detail).lower()}, status_code=exc.status_code, headers=exc.headers
+            )
+        return await http_exception_handler(request, exc)
+
     def who(request: Request) -> dict[str, Any]:
         return dict(request.scope["privnoise.who"])
 
@@ -160,12 +196,8 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
 
     Querier = Annotated[dict[str, Any], Depends(who)]
     Admin = Annotated[dict[str, Any], Depends(admin)]
-    responses: dict[int | str, dict[str, Any]] = {
-        401: {"description": "missing or wrong API key"},
-        403: {"description": "not allowed for this key"},
-        413: {"description": "request body too large"},
-        429: {"description": "too many failed authentications"},
-    }
+    gated = openapi.GATED
+    responses = openapi.responses(*gated)
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -174,12 +206,15 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     @app.post(
         "/v1/queries",
         openapi_extra=_query_schema(),
-        responses=responses
-        | {
-            422: {"description": "malformed, not allowed, or failed after its charge"},
-            429: {"description": "budget exceeded, or too many failed authentications"},
-            503: {"description": "the charge could not be recorded; nothing was charged"},
-        },
+        responses=openapi.responses(
+            *gated,
+            422,
+            503,
+            s422="malformed (validation `detail`), not allowed by the configuration, or failed after its charge "
+            '(`{"error": "query failed"}`, the same bytes whatever the data)',
+            s429="budget exceeded (with the remaining `budget`), too many of this querier's queries being "
+            "planned, or too many failed authentications (these two with Retry-After)",
+        ),
     )
     async def post_query(request: Request) -> Response:
         # The gate answers this path itself (answers.answer_query); this route describes it and serves an app
@@ -195,7 +230,7 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
             raise _FORBIDDEN
         return {"querier": identity["name"], "datasets": service.budget(identity["id"])}
 
-    @app.post("/v1/admin/queriers", status_code=201, responses=responses | {409: {"description": "exists"}})
+    @app.post("/v1/admin/queriers", status_code=201, responses=openapi.responses(*gated, 409, 422))
     def add_querier(body: QuerierBody, _admin: Admin) -> dict[str, Any]:
         try:
             key = store.create_querier(
@@ -215,31 +250,38 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     def get_queriers(_admin: Admin) -> dict[str, Any]:
         return {"queriers": store.list_queriers(engine)}
 
-    @app.get(
-        "/v1/admin/queriers/{name}/budget", responses=responses | {404: {"description": "no such querier"}}
-    )
-    def get_querier_budget(
-        name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
-    ) -> dict[str, Any]:
+    def active_querier(name: str) -> int:
+        """The id of the querier ``name``; 404 if there is none or it was revoked."""
         with service.reader.connect() as conn:
             row = conn.execute(
-                select(db.queriers.c.id).where(db.queriers.c.name == name, db.queriers.c.role == "querier")
+                select(db.queriers.c.id).where(
+                    db.queriers.c.name == name,
+                    db.queriers.c.role == "querier",
+                    db.queriers.c.revoked_at.is_(None),
+                )
             ).first()
         if row is None:
             raise ApiError(404, {"error": "no such querier"})
-        return {"querier": name, "datasets": service.budget(row[0])}
+        return int(row[0])
 
-    @app.delete("/v1/admin/queriers/{name}", responses=responses | {404: {"description": "no such querier"}})
+    @app.get("/v1/admin/queriers/{name}/budget", responses=openapi.responses(*gated, 404, 422))
+    def get_querier_budget(
+        name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
+    ) -> dict[str, Any]:
+        return {"querier": name, "datasets": service.budget(active_querier(name))}
+
+    @app.delete("/v1/admin/queriers/{name}", responses=openapi.responses(*gated, 404, 422))
     def revoke_querier(
         name: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_-]+$")], _admin: Admin
     ) -> dict[str, Any]:
+        active_querier(name)
         key_id = store.revoke_querier(engine, name)
         if key_id is None:
             raise ApiError(404, {"error": "no such querier"})
         authenticator.cache.forget(key_id)
         return {"name": name, "revoked": True}
 
-    @app.get("/v1/admin/ledger", responses=responses)
+    @app.get("/v1/admin/ledger", responses=openapi.responses(*gated, 422))
     def get_ledger(
         _admin: Admin,
         limit: Annotated[int, Query(ge=1, le=10000)] = 100,
@@ -252,4 +294,12 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     def get_datasets(_admin: Admin) -> dict[str, Any]:
         return {"datasets": service.datasets()}
 
+    described = app.openapi
+
+    def description() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = openapi.with_security(described(), frozenset({"/health"}))
+        return app.openapi_schema
+
+    app.openapi = description  # type: ignore[method-assign]
     return app
