@@ -236,7 +236,7 @@ def admin_ledger(
     querier: Annotated[str | None, typer.Option("--querier", help="Only this querier.")] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Print the ledger of releases (what was asked and charged; never a true value)."""
+    """Print the ledger of releases (what was asked and charged, and refused queries; never a true value)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -249,7 +249,7 @@ def admin_ledger(
         _json(rows)
         return
     table = Table(title="Ledger (newest first)", title_justify="left")
-    for header in ("id", "when", "querier", "dataset", "query", "mechanism", "ε", "δ"):
+    for header in ("id", "when", "querier", "dataset", "query", "mechanism", "ε", "δ", "status"):
         table.add_column(header)
     for r in rows:
         table.add_row(
@@ -261,6 +261,7 @@ def admin_ledger(
             r["mechanism"],
             r["epsilon"],
             r["delta"],
+            escape(f"refused ×{r['repeats']}: {r['reason']}" if r["status"] == "refused" else r["status"]),
         )
     Console(highlight=False).print(table)
 

@@ -14,6 +14,9 @@ headers of the response:
 * 429 when a budget refuses the charge (nothing is charged); 403 for the admin key; 503 when the charge could
   not be recorded (nothing is charged).
 
+Every refusal (budget, policy, syntax, rate: 422 before the charge, 429) is noted as an uncharged ledger row
+(:mod:`.refusals`: at most one row per querier per second, written off the event loop, never awaited here).
+
 Plans are cached per request body. A body not in the cache is parsed and planned in a worker thread, bounded in
 size and per querier, and not at all for a querier known to be out of budget (:mod:`.limits`). The release runs in the event loop for datasets of at most
 :data:`~.planner.INLINE_RECORDS` records (a few hundred microseconds, less than a hand-over to a thread costs
@@ -23,6 +26,8 @@ under load) and in a worker thread for larger ones; either way the work does not
 from __future__ import annotations
 
 import asyncio
+import logging
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import orjson
@@ -36,6 +41,7 @@ from .charging import ChargeUnavailable, StalePlan
 from .limits import MAX_PARAMETERS, PLANNING_THREADS, REFUSAL_DELAY, parameter_bound
 from .planner import Plan
 from .querylang import QueryError, QuerySpec, parse_query, spec_from_json
+from .refusals import MAX_QUERY_CHARS, Refused, reason_of
 from .service import FAILURE_BODY, QueryFailed, Service
 from .steps import StepQueryRefused
 
@@ -46,6 +52,8 @@ _JSON: Headers = [(b"content-type", b"application/json")]
 _FORBIDDEN = orjson.dumps({"error": "forbidden"})
 _FAILED = orjson.dumps(FAILURE_BODY)
 _UNAVAILABLE = orjson.dumps({"error": "the charge could not be recorded; nothing was charged"})
+
+log = logging.getLogger("privnoise.server")
 
 _Name = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
@@ -167,40 +175,67 @@ def _refused_for_budget(service: Service, who: dict[str, Any], name: str | None)
     return None if name is None else service.exhausted.remaining(who["id"], name)
 
 
-def _prepare(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | tuple[int, bytes, Headers]:
+@dataclass(frozen=True)
+class _Refusal:
+    """A refused query: the response, and the reason its ledger row gives (:mod:`.refusals`)."""
+
+    status: int
+    body: dict[str, Any]
+    category: str  # one of refusals.REASONS
+    text: str  # the reason's short text: never a data value
+    dataset: str | None = None
+    headers: Headers | None = None
+
+    def response(self) -> tuple[int, bytes, Headers]:
+        return _error(self.status, self.body, self.headers)
+
+
+def _invalid(exc: ValidationError) -> _Refusal:
+    detail = validation_detail(exc)
+    text = "invalid request: " + "; ".join(f"{'.'.join(d['loc'])}: {d['msg']}" for d in detail[:2])
+    return _Refusal(422, {"error": "invalid request", "detail": detail}, "syntax", text)
+
+
+def _prepare(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | _Refusal:
     """In a worker thread: parse, refuse an exhausted querier or a too large query, then plan (and cache)."""
     try:
         spec = spec_of(parsed)
-        remaining = _refused_for_budget(service, who, dataset_of(service, spec))
+    except ValidationError as exc:
+        return _invalid(exc)
+    except InvalidParameterError as exc:
+        return _Refusal(422, {"error": str(exc)}, "syntax", str(exc))
+    name = dataset_of(service, spec)
+    try:
+        remaining = _refused_for_budget(service, who, name)
         if remaining is not None:
-            return _error(429, {"error": "budget exceeded", "budget": remaining})
+            return _Refusal(429, {"error": "budget exceeded", "budget": remaining}, "rate", _EXHAUSTED, name)
         check_size(service, spec)
         return service.cached(("body", body), lambda: service.plan(spec))
     except ValidationError as exc:
-        return _error(422, {"error": "invalid request", "detail": validation_detail(exc)})
+        return _invalid(exc)
     except InvalidParameterError as exc:
-        return _error(422, {"error": str(exc)})
+        return _Refusal(422, {"error": str(exc)}, "policy", str(exc), name)
 
 
-async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | tuple[int, bytes, Headers]:
+async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | _Refusal:
     """The plan of a body: from the cache in the event loop, else (bounded, :mod:`.limits`) from a worker thread."""
     plan = service.peek(("body", body))
     if plan is not None:
         return plan
     named = parsed.get("dataset") if isinstance(parsed, dict) and "query" not in parsed else None
-    remaining = _refused_for_budget(service, who, named if isinstance(named, str) else dataset_of(service, _ANY))
+    name = named if isinstance(named, str) else dataset_of(service, _ANY)
+    remaining = _refused_for_budget(service, who, name)
     if remaining is not None:  # known before parsing: nothing is parsed or planned
         await asyncio.sleep(REFUSAL_DELAY)  # an idle wait: a flood of repeated refusals costs no CPU
-        return _error(429, {"error": "budget exceeded", "budget": remaining})
+        return _Refusal(429, {"error": "budget exceeded", "budget": remaining}, "rate", _EXHAUSTED, name)
     if not service.slots.take(who["id"]):
         await asyncio.sleep(REFUSAL_DELAY)
-        return _error(429, {"error": "too many queries of this querier are being planned; try again"},
-                      [(b"retry-after", b"1")])
+        return _Refusal(429, {"error": _BUSY + "; try again"}, "rate", _BUSY, headers=[(b"retry-after", b"1")])
     try:
         planned = await to_thread.run_sync(_prepare, service, who, body, parsed, limiter=_planners())
     finally:
         service.slots.give(who["id"])
-    if isinstance(planned, tuple) and planned[0] == 429:
+    if isinstance(planned, _Refusal) and planned.status == 429:
         await asyncio.sleep(REFUSAL_DELAY)
     return planned
 
@@ -216,8 +251,8 @@ async def answer_query(
     if who["role"] != "querier":
         return 403, _FORBIDDEN, list(_JSON)
     planned = await _planned(service, who, body, parsed)
-    if isinstance(planned, tuple):
-        return planned
+    if isinstance(planned, _Refusal):
+        return _refused(service, who, body, parsed, planned)
     plan = planned
     charged = None
     for _attempt in range(3):
@@ -227,10 +262,13 @@ async def answer_query(
         except StalePlan as stale:
             plan = service.refreshed(plan, stale.records)
         except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
-            return _error(422, {"error": str(exc)})
+            refusal = _Refusal(422, {"error": str(exc)}, "policy", str(exc), plan.spec.name)
+            return _refused(service, who, body, parsed, refusal)
         except Refusal:
             remaining = await to_thread.run_sync(_after_refusal, service, who["id"], plan.spec.name)
-            return _error(429, {"error": "budget exceeded", "budget": remaining})
+            refusal = _Refusal(429, {"error": "budget exceeded", "budget": remaining}, "budget",
+                               "budget exceeded", plan.spec.name)
+            return _refused(service, who, body, parsed, refusal)
         except ChargeUnavailable:
             return 503, _UNAVAILABLE, [*_JSON, (b"retry-after", b"1")]
     if charged is None:
@@ -255,6 +293,34 @@ async def answer_query(
         "ledger_id": charged.ledger_id,
     }
     return 200, orjson.dumps(payload), list(_JSON)
+
+
+_EXHAUSTED = "budget exceeded; the querier is known to be out of budget on the dataset, the query was not planned"
+_BUSY = "too many queries of this querier are being planned"
+
+
+def _query_text(body: bytes, parsed: Any) -> str:
+    """The query as the querier sent it: its text form, else the request body (at most MAX_QUERY_CHARS)."""
+    text = parsed.get("query") if isinstance(parsed, dict) else None
+    if not isinstance(text, str):
+        text = body[: 4 * MAX_QUERY_CHARS].decode("utf-8", "replace")
+    return text[:MAX_QUERY_CHARS]
+
+
+def _refused(
+    service: Service, who: dict[str, Any], body: bytes, parsed: Any, refusal: _Refusal
+) -> tuple[int, bytes, Headers]:
+    """The response to a refused query, after noting its uncharged ledger row (written later, off the loop)."""
+    try:
+        name = refusal.dataset
+        if name not in service.config.datasets:
+            named = parsed.get("dataset") if isinstance(parsed, dict) else None
+            name = named if named in service.config.datasets else dataset_of(service, _ANY)
+        reason = reason_of(refusal.category, refusal.text)
+        service.refusals.record(Refused(who["id"], name or "", _query_text(body, parsed), reason))
+    except Exception:  # the ledger row is not worth a failed refusal
+        log.exception("could not note a refused query")
+    return refusal.response()
 
 
 def _after_refusal(service: Service, querier_id: int, name: str) -> dict[str, Any]:

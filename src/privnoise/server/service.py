@@ -36,6 +36,7 @@ from .limits import PLAN_CACHE_BYTES, Exhausted, PlanningSlots, plan_bytes
 from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
+from .refusals import RefusalLog
 
 __all__ = ["FAILURE_BODY", "QueryFailed", "Service"]
 
@@ -112,12 +113,14 @@ class Service:
         self._plans: OrderedDict[Any, tuple[Plan, int]] = OrderedDict()
         self._plan_bytes = 0  # the estimated size of the cached plans (limits.plan_bytes)
         self.exhausted = Exhausted()
+        self.refusals = RefusalLog(engine)  # refused queries as uncharged ledger rows (SECURITY.md, 22)
         self.slots = PlanningSlots()
         self._lock = threading.Lock()
         self._calibrate()
         self.committer = Committer(engine, config)
 
     def close(self) -> None:
+        self.refusals.close()
         self.committer.close()
         self._readers.close()
         self.reader.dispose()

@@ -129,7 +129,7 @@ def test_every_form_post_without_the_session_token_is_refused(console: Console) 
         )
         assert client.post("/console/sign-in", data={"key": console.keys["alice"]}).status_code == 403
         ledger = client.get("/v1/admin/ledger", headers=_bearer(console, "admin")).json()["ledger"]
-        assert ledger == []  # nothing was charged
+        assert ledger == []  # nothing was charged, and no query was refused: no query was read
 
 
 def _bearer(console: Console, who: str) -> dict[str, str]:
@@ -155,6 +155,7 @@ def test_other_origins_content_types_and_large_bodies_are_refused_before_use(con
         assert client.post("/console/query", data=big).status_code == 413
         assert client.post("/console/query", data=form | {"mode": "text\x00"}).status_code == 400
         assert client.put("/console/query", data=form).status_code == 405
+        # refused before the query was read: no charged row and no refused row (those are for queries)
         assert client.get("/v1/admin/ledger", headers=_bearer(console, "admin")).json()["ledger"] == []
         assert client.post("/console/query", data=form).status_code == 303  # the same form, as it should be
 
@@ -270,14 +271,26 @@ def test_the_ledger_filters_sorts_and_exports_csv(console: Console) -> None:
         client.post("/v1/queries", json={"query": "count() from meters_b"}, headers=_bearer(console, "bob"))
     with console.client() as owner:
         console.sign_in(owner, "admin")
+        ledger = owner.get("/v1/admin/ledger", params={"querier": "alice"}, headers=_bearer(console, "admin"))
+        ids: dict[str, list[str]] = {"charged": [], "refused": []}
+        for r in sorted(ledger.json()["ledger"], key=lambda r: r["id"]):
+            ids["refused" if r["status"] == "refused" else "charged"].append(str(r["id"]))
+        assert len(ids["charged"]) == 2 and len(ids["refused"]) == 1  # "=cmd()" was refused: a row, no charge
         page = owner.get("/console/ledger", params={"querier": "alice", "sort": "id", "dir": "asc"}).text
-        assert re.findall(r'data-ledger="(\d+)"', page) == ["1", "2"]
+        assert re.findall(r'data-ledger="(\d+)"', page) == sorted(ids["charged"] + ids["refused"], key=int)
+        page = owner.get("/console/ledger", params={"querier": "alice", "status": "charged"}).text
+        assert sorted(re.findall(r'data-ledger="(\d+)"', page), key=int) == ids["charged"]
         assert owner.get("/console/ledger", params={"dataset": "meters_b"}).text.count("data-ledger=") == 1
         exported = owner.get("/console/ledger.csv", params={"querier": "alice"})
         assert exported.headers["content-disposition"] == 'attachment; filename="ledger.csv"'
         rows = list(csv.DictReader(io.StringIO(exported.text)))
-        assert [r["id"] for r in rows] == ["1", "2"]
-        assert rows[1]["query"] == "mean(kwh) from meters where region = '=1+1'"
+        assert [r["id"] for r in rows] == sorted(ids["charged"] + ids["refused"], key=int)
+        charged = [r for r in rows if r["status"] == "charged"]
+        (refused,) = [r for r in rows if r["status"] == "refused"]
+        assert charged[1]["query"] == "mean(kwh) from meters where region = '=1+1'"
+        assert refused["query"] == "'=cmd() from meters"  # the text as sent, no spreadsheet formula
+        assert refused["reason"].startswith("syntax: ") and refused["repeats"] == "1"
+        assert refused["epsilon"] == "0"
         assert {r["querier"] for r in rows} == {"alice"} and all(r["epsilon"] for r in rows)
 
 

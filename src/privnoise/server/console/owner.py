@@ -35,7 +35,7 @@ __all__ = ["router"]
 
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_STATUSES = ("charged", "failed")
+_STATUSES = ("charged", "failed", "refused")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -60,11 +60,12 @@ def datasets(request: Request) -> Response:
 
 
 def _released_information(console: Any, dataset: str) -> tuple[int, dict[str, list[float]]]:
-    """Each release's per-record information about each column of ``dataset``, in ledger order."""
+    """Each release's per-record information about each column of ``dataset``, in ledger order (refused rows
+    released nothing and are skipped)."""
     with console.service.reader.connect() as conn:
         rows = conn.execute(
             select(db.ledger.c.fisher_information)
-            .where(db.ledger.c.dataset == dataset)
+            .where(db.ledger.c.dataset == dataset, db.ledger.c.status != "refused")
             .order_by(db.ledger.c.id)
         ).all()
     out: dict[str, list[float]] = {}
@@ -250,7 +251,9 @@ def _ledger_filters(request: Request, console: Any) -> dict[str, str | None]:
 
 
 def _ledger_row(row: dict[str, Any]) -> dict[str, Any]:
-    return row | {"text": describe_query(row["query"])}
+    """A ledger row with its query as text (a refused row holds the text the querier sent)."""
+    query = row["query"]
+    return row | {"text": query if isinstance(query, str) else describe_query(query), "reason": row["reason"] or ""}
 
 
 @router.get("/ledger")
@@ -303,6 +306,8 @@ _CSV_COLUMNS = (
     "delta",
     "fisher_information",
     "status",
+    "reason",
+    "repeats",
 )
 
 
