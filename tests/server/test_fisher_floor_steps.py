@@ -95,7 +95,7 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
 
 def _state(lab: Lab) -> tuple[Any, ...]:
     """Everything a charge would change: the ledger, each querier's budgets, the datasets' global budgets."""
-    ledger = lab.get("admin", "/v1/admin/ledger", limit=1000).json()["ledger"]
+    ledger = lab.get("admin", "/v1/admin/ledger", limit=1000, outcome="charged").json()["ledger"]
     budgets = [lab.get(who, "/v1/budget").json() for who in ("q", "own")]
     return len(ledger), budgets, lab.get("admin", "/v1/admin/datasets").json()
 

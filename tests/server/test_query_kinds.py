@@ -79,7 +79,7 @@ def lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
 
 
 def _state(lab: Lab) -> tuple[Any, Any, Any]:
-    ledger = lab.get("admin", "/v1/admin/ledger", limit=500).json()["ledger"]
+    ledger = lab.get("admin", "/v1/admin/ledger", limit=500, outcome="charged").json()["ledger"]
     return len(ledger), lab.get("q", "/v1/budget").json(), lab.get("admin", "/v1/admin/datasets").json()
 
 
@@ -253,7 +253,7 @@ def test_each_query_charges_its_policy_once_exactly_and_is_refused_when_exhauste
         after = lab.get("small", "/v1/budget").json()["datasets"]["m"]["epsilon"]["remaining"]
         assert Fraction(after) == Fraction(7, 10) - spent
     assert spent == Fraction(3, 10)  # the quantile (1/2) did not fit in the 2/5 left
-    ledger = lab.get("admin", "/v1/admin/ledger", limit=50, querier="small").json()["ledger"]
+    ledger = lab.get("admin", "/v1/admin/ledger", limit=50, querier="small", outcome="charged").json()["ledger"]
     assert sorted(Fraction(row["epsilon"]) for row in ledger) == [Fraction(1, 10), Fraction(1, 5)]
 
 
