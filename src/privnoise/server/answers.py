@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -38,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..exceptions import InvalidParameterError
 from .budgets import Refusal
 from .charging import ChargeUnavailable, StalePlan
-from .limits import MAX_PARAMETERS, PLANNING_THREADS, REFUSAL_DELAY, parameter_bound
+from .limits import MAX_PARAMETERS, PLANNING_THREADS, PLANNING_WAIT, REFUSAL_DELAY, parameter_bound
 from .planner import Plan
 from .querylang import QueryError, QuerySpec, parse_query, spec_from_json
 from .refusals import MAX_QUERY_CHARS, Refused, reason_of
@@ -217,6 +218,19 @@ def _prepare(service: Service, who: dict[str, Any], body: bytes, parsed: Any) ->
         return _Refusal(422, {"error": str(exc)}, "policy", str(exc), name)
 
 
+async def _slot(service: Service, querier_id: int) -> bool:
+    """Take one of the querier's planning slots, waiting idle (timers, no CPU) up to :data:`PLANNING_WAIT` seconds
+    while its other plannings finish; False when none freed in time."""
+    deadline = time.monotonic() + PLANNING_WAIT
+    pause = 0.005
+    while not service.slots.take(querier_id):
+        if time.monotonic() + pause > deadline:
+            return False
+        await asyncio.sleep(pause)
+        pause = min(pause * 2.0, 0.1)
+    return True
+
+
 async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: Any) -> Plan | _Refusal:
     """The plan of a body: from the cache in the event loop, else (bounded, :mod:`.limits`) from a worker thread."""
     plan = service.peek(("body", body))
@@ -228,9 +242,12 @@ async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: A
     if remaining is not None:  # known before parsing: nothing is parsed or planned
         await asyncio.sleep(REFUSAL_DELAY)  # an idle wait: a flood of repeated refusals costs no CPU
         return _Refusal(429, {"error": "budget exceeded", "budget": remaining}, "rate", _EXHAUSTED, name)
-    if not service.slots.take(who["id"]):
-        await asyncio.sleep(REFUSAL_DELAY)
+    if not await _slot(service, who["id"]):
         return _Refusal(429, {"error": _BUSY + "; try again"}, "rate", _BUSY, headers=[(b"retry-after", b"1")])
+    plan = service.peek(("body", body))  # planned meanwhile by another request of the querier
+    if plan is not None:
+        service.slots.give(who["id"])
+        return plan
     try:
         planned = await to_thread.run_sync(_prepare, service, who, body, parsed, limiter=_planners())
     finally:

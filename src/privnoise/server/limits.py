@@ -1,4 +1,4 @@
-"""Bounds on the work a query costs before its querier's budget is checked (SECURITY.md, requirement 21).
+"""Bounds on the work a query costs before its querier's budget is checked (SECURITY.md, requirements 15 and 21).
 
 A request body that is not in the plan cache is parsed and planned (:mod:`.planner`: calibration and one SQL
 statement compiled by SQLAlchemy), which costs CPU before the charge can refuse it. That work is bounded here:
@@ -10,8 +10,9 @@ statement compiled by SQLAlchemy), which costs CPU before the charge can refuse 
   core of the reference machine.
 * **Place.** Parsing and planning run in a worker thread, at most :data:`PLANNING_THREADS` at a time per
   process, never in the event loop (cached plans are found in the loop without a hand-over).
-* **Per querier.** A querier has at most :data:`PLANNINGS_PER_QUERIER` plannings in flight; one more is refused
-  with 429 (``rate``) instead of waiting for a thread. A querier whose budget on a dataset cannot pay for any of
+* **Per querier.** A querier has at most :data:`PLANNINGS_PER_QUERIER` plannings in flight; one more waits idle
+  (timers, no CPU) for one of them to finish — and takes the plan from the cache when it was the same body — and is
+  refused with 429 (``rate``) when none finishes within :data:`PLANNING_WAIT` seconds. A querier whose budget on a dataset cannot pay for any of
   its policies is remembered as exhausted there (:class:`Exhausted`) after its first refusal, and its later
   queries on that dataset are refused with 429 before they are parsed or planned. Both refusals are sent after
   an idle wait of :data:`REFUSAL_DELAY` seconds (a timer, no CPU), so that a flood of them over a few
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_PARAMETERS",
     "PLANNINGS_PER_QUERIER",
     "PLANNING_THREADS",
+    "PLANNING_WAIT",
     "PLAN_CACHE_BYTES",
     "REFUSAL_DELAY",
     "Exhausted",
@@ -45,6 +47,8 @@ __all__ = [
 MAX_PARAMETERS = 4096
 #: Plannings in flight per querier (per server process).
 PLANNINGS_PER_QUERIER = 2
+#: Seconds a query waits for one of its querier's planning slots before it is refused with 429.
+PLANNING_WAIT = 10.0
 #: Worker threads that plan at once (per server process).
 PLANNING_THREADS = 2
 #: Bytes the cached plans of one process may take (estimated by :func:`plan_bytes`).
