@@ -30,7 +30,11 @@ def twin_rows(count: int, *, seed: int = 3) -> list[dict[str, Any]]:
 
 
 def twin_dataset(name: str, rows: list[dict[str, Any]], family: str = "laplace") -> DatasetDef:
-    return DatasetDef(name, rows, {"x": (10.0, 60.0), "y": (-5.0, 3.0), "w": (0.5, 2.0)}, _policies(family), family)
+    # filters and bins on x and y compare the engines: those columns are open to step queries (their floor then
+    # bounds the differentiable answers only), as in the server's own lab
+    steps = {} if family.startswith("fisher-") else {"x": "allow", "y": "allow"}
+    return DatasetDef(name, rows, {"x": (10.0, 60.0), "y": (-5.0, 3.0), "w": (0.5, 2.0)}, _policies(family), family,
+                      step_queries=steps)
 
 
 class TwinLab(Lab):
