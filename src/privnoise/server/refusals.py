@@ -145,8 +145,8 @@ class RefusalLog:
         except Exception:
             log.exception("could not write the refusal row of querier %d", refused.querier_id)
 
-    async def drain(self) -> None:
-        """Write every counted refusal now and wait for the rows being written (tests, shutdown)."""
+    def _take_pending(self) -> list[tuple[Refused, int]]:
+        """The counted refusals not yet written, taken out with their timers cancelled."""
         with self._lock:
             pending = list(self._pending.values())
             self._pending.clear()
@@ -154,6 +154,11 @@ class RefusalLog:
             self._timers.clear()
         for timer in timers:
             timer.cancel()
+        return pending
+
+    async def drain(self) -> None:
+        """Write every counted refusal now and wait for the rows being written (tests, shutdown)."""
+        pending = self._take_pending()
         loop = asyncio.get_running_loop()
         for refused, count in pending:
             self._spawn(loop, refused, count)
@@ -163,12 +168,5 @@ class RefusalLog:
 
     def close(self) -> None:
         """Write every counted refusal now, in this thread (at shutdown, when no event loop will run a timer)."""
-        with self._lock:
-            pending = list(self._pending.values())
-            self._pending.clear()
-            timers = list(self._timers.values())
-            self._timers.clear()
-        for timer in timers:
-            timer.cancel()
-        for refused, count in pending:
+        for refused, count in self._take_pending():
             self.write(refused, count)
