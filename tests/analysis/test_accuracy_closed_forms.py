@@ -87,7 +87,12 @@ def _brute_variance_interval(n_hat, s1_hat, s2_hat, scales, level, h):  # noqa: 
 )
 @pytest.mark.parametrize("level", [0.9, 0.95])
 def test_variance_interval_is_interval_arithmetic_on_the_three_parts(n_hat, s1_hat, s2_hat, level) -> None:
-    scales, h = (0.8, 0.5, 0.3), 1.0
+    scales = (0.8, 0.5, 0.3)
+    for h in (1.0, 2.5):
+        _check_variance_interval(n_hat, s1_hat, s2_hat, level, scales, h)
+
+
+def _check_variance_interval(n_hat, s1_hat, s2_hat, level, scales, h) -> None:  # noqa: ANN001
     laws = tuple(NoiseLaw("laplace", b) for b in scales)
     got = variance_interval(n_hat, s1_hat, s2_hat, laws, level, half_range=h)  # type: ignore[arg-type]
     assert got == pytest.approx(_brute_variance_interval(n_hat, s1_hat, s2_hat, scales, level, h), rel=1e-12,
@@ -104,3 +109,15 @@ def test_rank_radius_meets_the_union_bound_with_equality(epsilon, sensitivity, c
     c = 1.0 if monotone else 2.0
     assert (candidates - 1) * math.exp(-epsilon * t / (c * sensitivity)) == pytest.approx(1.0 - level, rel=1e-12)
     assert exponential_rank_radius(epsilon, sensitivity, 1, level, monotone=monotone) == 0.0
+    if not monotone:  # scores are not monotone unless said
+        assert exponential_rank_radius(epsilon, sensitivity, candidates, level) == t
+
+
+def test_a_level_is_strictly_between_0_and_1() -> None:
+    from privnoise.analysis.accuracy import check_level
+    from privnoise.exceptions import InvalidParameterError
+
+    for bad in (0.0, 1.0, 1.5, -0.1):
+        with pytest.raises(InvalidParameterError, match="level"):
+            check_level(bad, "interval")
+    assert check_level(0.95, "interval") == 0.95
