@@ -121,3 +121,15 @@ def test_a_level_is_strictly_between_0_and_1() -> None:
         with pytest.raises(InvalidParameterError, match="level"):
             check_level(bad, "interval")
     assert check_level(0.95, "interval") == 0.95
+
+
+def test_integer_radius_of_the_discrete_laplace_over_many_scales() -> None:
+    # The continuous quantile only starts the search: for the discrete law it is often one too many.
+    for scale in np.arange(0.1, 6.0, 0.1):
+        for level in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
+            radius, coverage = NoiseLaw("discrete-laplace", float(scale), integer=True).radius(level)
+            j = 0
+            while _integer_coverage("discrete-laplace", float(scale), j) < level:
+                j += 1
+            assert radius == j
+            assert coverage == pytest.approx(_integer_coverage("discrete-laplace", float(scale), j), rel=1e-9)
