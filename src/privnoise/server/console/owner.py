@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from ...exceptions import InvalidParameterError
-from .. import db, store
+from .. import db, openapi, store
 from ..budgets import QuerierState, querier_view
 from . import figures
 from .guard import PREFIX
@@ -181,6 +181,18 @@ def _queriers_page(request: Request, *, status: int = 200, **context: Any) -> Re
     )
 
 
+def _typed(text: str, pattern: str) -> str | float:
+    """A form's budget field as the API takes it: the text when it is an exact form of ``pattern`` (an integer, a
+    fraction), else the number it writes (a decimal such as 1.5 or 1e-6, read by the store at its shortest decimal
+    value); text that is neither is passed on for the API's own message."""
+    if re.fullmatch(pattern, text):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 @router.post("/queriers")
 def add_querier(request: Request) -> Response:
     if (refused := _owner(request)) is not None:
@@ -194,8 +206,8 @@ def add_querier(request: Request) -> Response:
         body = QuerierBody.model_validate(
             {
                 "name": values["name"],
-                "epsilon": values["epsilon"],
-                "delta": values["delta"] or "0",
+                "epsilon": _typed(values["epsilon"], openapi.EPSILON_PATTERN),
+                "delta": _typed(values["delta"] or "0", openapi.DELTA_PATTERN),
                 "fisher_floor": float(values["fisher_floor"]) if values["fisher_floor"] else None,
             }
         )
