@@ -84,11 +84,8 @@ def check_directory(out: Any, owner: str) -> Path:
 
 
 def _digest(path: Path) -> str:
-    sha = hashlib.sha256()
     with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def publish_partition(
