@@ -31,6 +31,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "w": (0.5, 2.0),  # weights
     "u": (0.0, 4.0),  # weights from 0
     "v": (-1.0, 2.0),  # weights that may be negative (refused as weights)
+    "s": (-0.5, 0.5),  # squares below 1
+    "t": (-4.0, 0.0),  # an upper bound at 0
     "f": (0.0, 10.0),  # floored, step queries allowed
     "g": (0.0, 10.0),  # floored, step queries refused
 }
@@ -53,6 +55,8 @@ def _row(i: int) -> dict[str, Any]:
         "w": 0.25 * i,
         "u": 0.5 * i - 1.0,
         "v": 0.3 * i - 1.5,
+        "s": 0.125 * i - 0.7,
+        "t": 0.5 - 0.75 * i,
         "f": float(i),
         "g": float(i % 5),
         "region": [*REGIONS[:3], None, "zz"][i % 5],  # no "west" record, a NULL and an undeclared value

@@ -16,7 +16,6 @@ For every kind of query, against references computed from the declared bounds an
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -26,7 +25,8 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats
-from sqlalchemy import Table
+from sqlalchemy import Column, Float, Integer, MetaData, Table, create_engine, insert
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Engine
 
 from privnoise.dp.profile import profile_of
@@ -132,6 +132,11 @@ SCALAR: dict[str, list[tuple[str, G, tuple[str, ...]]]] = {
     "variance(x) where region = 'east'": [
         ("sum", _x("x"), ("x",)),
         ("sum_of_squares", lambda r: r["x"] ** 2, ("x",)),
+        ("count", _one, ()),
+    ],
+    "variance(s) where t > -3": [
+        ("sum", _x("s"), ("s",)),
+        ("sum_of_squares", lambda r: r["s"] ** 2, ("s",)),
         ("count", _one, ()),
     ],
     "variance(z)": [
@@ -751,18 +756,14 @@ def test_stated_intervals_are_the_noise_quantiles_cut_to_the_range(
 
 
 def test_sum_intervals_cut_at_zero_exactly_when_a_bound_is_zero(db: tuple[Engine, Table]) -> None:
-    columns = dict(dataset(laplace).columns)
-    columns["t"] = dataclasses.replace(columns["y"], name="t", bounds=(-4.0, 0.0))
-    spec = dataclasses.replace(dataset(laplace), columns=columns)
-    engine, table = db
-    from sqlalchemy import Column, Float, MetaData
-    from sqlalchemy import Table as SqlTable
-
-    wide = SqlTable("d2", MetaData(), *[Column(c.name, c.type) for c in table.columns], Column("t", Float))
-    plan = make_plan(parse_query("sum(t)"), spec, wide, records=N, dialect=engine.dialect)
-    r = _radius(plan.components[0].noise, "laplace")
-    out = plan.accuracy([1.0])
-    assert (out["low"], out["high"]) == (pytest.approx(1.0 - r), 0.0)
+    spec = dataset(laplace)
+    for column, noisy, cut in [("t", 1.0, (None, 0.0)), ("s", 1.0, (None, None)), ("s", -1.0, (None, None))]:
+        plan = _plan(db, f"sum({column})", spec)  # t ∈ [−4, 0]: a sum ≤ 0; s ∈ [−0.5, 0.5]: no cut
+        r = _radius(plan.components[0].noise, "laplace")
+        out = plan.accuracy([noisy])
+        low = noisy - r if cut[0] is None else cut[0]
+        high = noisy + r if cut[1] is None else cut[1]
+        assert (out["low"], out["high"]) == (pytest.approx(low), pytest.approx(high))
 
 
 def test_ratio_and_variance_intervals_lie_in_the_declared_range(db: tuple[Engine, Table]) -> None:
@@ -807,3 +808,90 @@ def test_fisher_mean_intervals_are_cut_to_the_declared_bounds(
     )
     out = plan.accuracy([5.0])
     assert (out["low"], out["high"]) == (10.0, 10.0)
+
+
+# --- the statement ------------------------------------------------------------------------------------------------
+
+
+def test_an_empty_table_gives_zero_sums(db: tuple[Engine, Table]) -> None:
+    engine = create_engine("sqlite://")
+    meta = MetaData()
+    table = db[1].to_metadata(meta)
+    meta.create_all(engine)
+    spec = dataset(laplace)
+    for text, cells in [
+        ("count() where x > 3", 1),
+        ("mean(y) where region = 'north'", 2),
+        ("linear(2*x - y)", 1),
+        ("histogram(x, bins = [0, 20, 60])", 2),
+        ("sum(x) group by region", 4),
+    ]:
+        plan = make_plan(parse_query(text), spec, table, records=0, dialect=engine.dialect)
+        (got,) = _rows((engine, table), plan)
+        assert got == (0.0,) * cells + (0,), text
+
+
+@pytest.mark.parametrize(
+    "text", ["count() where x > 3 and y <= 1", "mean(y) where f != 2", "histogram(x, bins = [0, 20, 60])"]
+)
+def test_numeric_conditions_do_the_same_work_either_way(db: tuple[Engine, Table], text: str) -> None:
+    # constant work (indicators): a numeric condition is a sign() of a difference, never a CASE that jumps
+    plan = _plan(db, text, dataset(laplace))
+    assert "sign(" in plan.sql and "CASE" not in plan.sql.upper()
+    with_text = _plan(
+        db, text.replace("where", "where region = 'east' and") if "where" in text else text, dataset(laplace)
+    )
+    assert ("CASE" in with_text.sql.upper()) == ("where" in text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "count() where x > 3",
+        "variance(y)",
+        "identity(x)",
+        "quantile(x, 0.5) where y < 1",
+        "sum(x) group by free",
+        "histogram(x, bins = [0, 20, 60])",
+    ],
+)
+def test_the_statement_is_compiled_for_the_dialect(db: tuple[Engine, Table], text: str) -> None:
+    engine, table = db
+    spec = dataset(lambda k: laplace(k, partition_delta=F(1, 10**6)))
+    plan = _plan(db, text, spec)
+    # SQLite: positional ? parameters, the scalar max/min; the statement kept is the one compiled
+    assert isinstance(plan.parameters, tuple) and "?" in plan.sql and "max(" in plan.sql
+    assert str(plan.statement.compile(dialect=engine.dialect)) == plan.sql
+    pg = postgresql.psycopg.dialect()
+    plan = make_plan(parse_query(text), spec, table, records=N, dialect=pg)
+    assert isinstance(plan.parameters, dict) and "%(" in plan.sql and "?" not in plan.sql
+    assert "greatest(" in plan.sql and "max(" not in plan.sql
+    assert str(plan.statement.compile(dialect=pg)) == plan.sql
+
+
+def test_identity_is_in_record_order_whatever_the_storage_order() -> None:
+    engine = create_engine("sqlite://")
+    meta = MetaData()
+    table = Table(
+        "o", meta, Column("id", Integer, primary_key=True), Column("pn_row", Integer), Column("y", Float)
+    )
+    meta.create_all(engine)
+    order = [3, 0, 4, 2, 1]
+    with engine.begin() as conn:
+        conn.execute(insert(table), [{"pn_row": i, "y": float(i) - 2.5} for i in order])
+    plan = make_plan(parse_query("identity(y)"), dataset(laplace), table, records=5, dialect=engine.dialect)
+    assert [v for (v,) in _rows((engine, table), plan)] == [-2.5, -1.5, -0.5, 0.5, 1.5]
+
+
+def test_partition_selection_counts_use_the_pure_share() -> None:
+    # a δ large enough that ε₀ = ε/2 − log(1/(1 − δ)) is 10 % below ε/2: the counts use ε₀, the sums ε/2
+    engine, table = database()
+    spec = dataset(lambda k: laplace(k, F(1), partition_delta=F(1, 20)))
+    plan = make_plan(parse_query("mean(x) group by free"), spec, table, records=N, dialect=engine.dialect)
+    sums, counts = plan.components
+    eps0 = 0.5 + math.log1p(-0.05)
+    _check_noise(counts.noise, "laplace", 2.0, eps0, 0.0)
+    _check_noise(sums.noise, "laplace", 120.0, 0.5, 0.0)
+    assert plan.charge.epsilon == 1 and plan.charge.delta == F(1, 20)
+    plan = make_plan(parse_query("count() group by free"), spec, table, records=N, dialect=engine.dialect)
+    _check_noise(plan.components[0].noise, "laplace", 2.0, 1.0 + math.log1p(-0.05), 0.0)
