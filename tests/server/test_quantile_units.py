@@ -112,3 +112,11 @@ def test_one_draw_per_level_with_the_weights() -> None:
     every = single.release(values, np.ones(values.size), np.random.default_rng(3))
     # the filtered-out record counts with weight 1 now: ten records, the median's block is [0.4, 0.5]
     assert 0.4 <= every <= 0.5
+
+
+def test_a_given_generator_is_the_one_drawn_from() -> None:
+    release = _release((0.0, 1.0), (0.2, 0.5, 0.8), 0.03)  # nearly uniform over 16385 candidates per level
+    weights = np.ones(VALUES.size)
+    first = release.release(VALUES, weights, np.random.default_rng(11))
+    assert release.release(VALUES, weights, np.random.default_rng(11)) == first
+    assert release.release(VALUES, weights, np.random.default_rng(12)) != first
