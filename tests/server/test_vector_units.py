@@ -231,15 +231,8 @@ def test_tests_of_other_dialects_use_least_and_greatest() -> None:
 def _parts(kind: str, mechanism: str = "laplace", *, counted: bool = False) -> tuple[list[Any], Any]:
     """vector_parts on plain numbers: two cells whose tests are 1 and 0, a column whose clamped value is 7."""
     q = QuerySpec(kind, column=None if kind in ("count", "histogram") else "x", group_by="region")
-    return vector_parts(
-        q,
-        mechanism,
-        [1.0, 0.0],
-        lambda e: ("total", e),
-        lambda c: 7.0,
-        lambda c: (-5.0, 3.0),
-        counted=counted,
-    )
+    args = (q, mechanism, [1.0, 0.0], lambda e: ("total", e), lambda c: 7.0, lambda c: (-5.0, 3.0))
+    return vector_parts(*args, counted=True) if counted else vector_parts(*args)  # sums alone by default
 
 
 def _same(part: Any, expected: tuple[str, list[Any], float, dict[str, float]]) -> bool:
