@@ -92,3 +92,51 @@ def test_no_module_imports_or_reaches_into_another_modules_private_names():
             ):
                 offenders.append(f"{path.relative_to(SOURCE)}:{node.lineno} {ast.unparse(node)}")
     assert offenders == []
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SOURCE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_modules(path: Path, tree: ast.Module) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, at any level (function-level imports included), as absolute names."""
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - (node.level - 1)]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            out.append((node.lineno, name))
+            out.extend((node.lineno, f"{name}.{alias.name}") for alias in node.names)  # `from . import module`
+    return out
+
+
+def _imports_of(path: Path, tree: ast.Module, forbidden: tuple[str, ...]) -> list[str]:
+    """The imports of one module that fall in the ``forbidden`` packages."""
+    return [
+        f"{path.relative_to(SOURCE)}:{line} imports {imported}"
+        for line, imported in _imported_modules(path, tree)
+        if any(imported == f or imported.startswith(f + ".") for f in forbidden)
+    ]
+
+
+def test_the_import_reader_resolves_relative_imports() -> None:
+    tree = ast.parse("from .._cli.supports import parse_support\nfrom . import limits\nimport privnoise.cli\n")
+    found = {name for _, name in _imported_modules(SOURCE / "server" / "config.py", tree)}
+    assert {"privnoise._cli.supports", "privnoise.server.limits", "privnoise.cli"} <= found
+
+
+def test_nothing_below_the_command_line_imports_it() -> None:
+    # the library, the server and the reports are used without the command line; it sits on top of them
+    offenders = []
+    for path, tree in _modules():
+        if _module_name(path).partition(".")[2].partition(".")[0] not in ("cli", "_cli"):
+            offenders += _imports_of(path, tree, ("privnoise._cli", "privnoise.cli"))
+    assert offenders == []

@@ -23,9 +23,9 @@ pytest.importorskip("fastapi")
 from scipy import special, stats  # noqa: E402
 
 import privnoise.random as pn_random  # noqa: E402
-from privnoise._cli.supports import parse_support  # noqa: E402
 from privnoise.fisher.fem import solve_dirichlet_eigenproblem  # noqa: E402
 from privnoise.fisher.fem_noise import FiniteElementNoise  # noqa: E402
+from privnoise.fisher.support_text import parse_support  # noqa: E402
 from privnoise.server.config import ConfigError, load_config  # noqa: E402
 from privnoise.server.mechanisms import fem_design  # noqa: E402
 from tests.server._harness import _fresh_postgres_database  # noqa: E402

@@ -210,7 +210,7 @@ def _rational(kind: str) -> Any:
 def parse_owner_support(text: str) -> Any:
     """The :class:`~privnoise.fisher.Support` of a fisher-fem policy's ``support`` (``KIND:POINTS``, as
     ``privnoise design --support``); :class:`~privnoise.exceptions.InvalidParameterError` names the rule."""
-    from .._cli.supports import parse_support
+    from ..fisher.support_text import parse_support
 
     return parse_support(text, "support")
 
