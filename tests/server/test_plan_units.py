@@ -664,6 +664,7 @@ def test_quantile_plans(db: tuple[Engine, Table], text: str, levels: int) -> Non
     assert (plan.charge.epsilon, plan.charge.delta, plan.charge.information) == (F(3, 4), 0, {})
     assert plan.charge.label == "exponential"
     assert plan.components == [] and plan.combine(1.5) == 1.5 and plan.query == q.on("d")
+    assert plan.spec is spec and plan.policy is spec.policies["quantile"]
     assert (plan.inline, plan.records, plan.identity, plan.steps) == (False, None, False, ())
     assert plan.charged == {"epsilon": "3/4", "delta": "0", "fisher_information": {}}
     assert plan.ledger_information == "{}"
