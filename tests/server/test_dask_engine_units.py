@@ -344,16 +344,45 @@ def test_each_partitions_block_is_its_clamped_records_plus_its_own_streams_noise
     assert start == N
 
 
-def test_identity_noise_is_fresh_per_release_and_different_per_partition(config, datasets) -> None:
+def test_identity_noise_is_drawn_from_new_keys_for_every_release(
+    config, datasets, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seeds = iter([11, 12])
+    monkeypatch.setattr(dask_engine, "default_rng", lambda: np.random.default_rng(next(seeds)))
     plan = _plan(config, "identity(x)")
     a, _ = datasets.release_identity(plan)
     b, _ = datasets.release_identity(plan)
+    assert np.all(a != b)  # with these seeds no coordinate's noise repeats
     truth = np.array([_clamp(r["x"], "x") for r in ROWS])
-    assert np.all(a != b)
-    noise = a - truth
-    sizes = np.cumsum([len(f["x"]) for f in FILES])[:-1]
-    first, second, _, fourth = np.split(noise, sizes)
-    assert not np.any(np.isin(first, second)) and not np.any(np.isin(fourth, first))
+    for keys, values in (
+        (_keys(11, len(FILES)), a),
+        (_keys(12, len(FILES)), b),
+    ):  # the last partition's block
+        law = plan.components[0].noise
+        one = hardened(
+            Laplace(scale=law.mechanism.scale[0]),
+            sensitivity=law.sensitivity,
+            bound=law.bound[0],
+            grid_exponent=law.grid_exponent,
+        )
+        rows = len(FILES[-1]["x"])
+        np.testing.assert_array_equal(values[-rows:], one.add_to(truth[-rows:], rng=_stream(keys[-1])))
+
+
+def test_every_task_has_a_name_of_its_own_query_and_partition(config, datasets) -> None:
+    """Concurrent queries share the cluster: a task named like another query's would be given that one's result.
+    The prefixes name the tasks on the cluster (the failure tests stop a worker at a release task by its name)."""
+    client = datasets._connections["local"].client
+    client.batches.clear()
+    for _ in range(2):
+        datasets.evaluate(_plan(config, "sum(x)"))
+        datasets.release_identity(_plan(config, "identity(x)"))
+    keys = [[str(t.key) for t in batch] for batch in client.batches]
+    assert [len(k) for k in keys] == [len(FILES)] * 4
+    assert all(k.startswith("privnoise-sums-") for k in keys[0] + keys[2])
+    assert all(k.startswith("privnoise-release-") for k in keys[1] + keys[3])
+    everything = [k for batch in keys for k in batch]
+    assert len(set(everything)) == len(everything)
 
 
 def test_an_identity_plan_for_another_number_of_records_is_refused(config, datasets) -> None:
@@ -377,8 +406,11 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, np.ndarray]:
     return base, x
 
 
-def test_identity_noise_follows_the_stated_law(big, connections, assert_ks) -> None:
+def test_identity_noise_follows_the_stated_law(
+    big, connections, assert_ks, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base, x = big
+    monkeypatch.setattr(dask_engine, "default_rng", lambda: np.random.default_rng(77))
     config = load_config(base / "owner.toml")
     engine = dask_engine.DaskDatasets(config)
     try:
@@ -428,6 +460,25 @@ def test_a_partition_task_reads_missing_numbers_as_the_lower_bound() -> None:
     x = np.array([-1.0, 2.0, -1.0, 3.0, -1.0])
     w = np.array([1.0, 0.0, 0.0, 1.0, 0.0])  # a missing text never matches, not even !=
     np.testing.assert_array_equal(out, [w.sum(), w @ x, w @ x**2 / 4, w @ x**2, w @ (2 * x), 5.0])
+
+
+def test_a_partition_task_reads_numbers_as_the_declaration_check_does() -> None:
+    """A nullable flag column's missing value and a value that is no number (which the check of the files
+    refuses) count as the lower bound, as a missing number does."""
+    part = pd.DataFrame(
+        {
+            "flag": pd.array([True, None, False, True], dtype="boolean"),
+            "v": pd.Series(["2.5", "kwh", None, "-7"], dtype=object),
+        }
+    )
+    columns = {"flag": ("number", 0.25, 1.0), "v": ("number", -1.0, 2.0)}
+    job = dask_engine.Evaluation(columns, (), (("power", ("flag", 1, 1.0)), ("power", ("v", 1, 1.0))))
+    out = dask_engine.evaluate_partition(part, dask_engine.pack(job))
+    np.testing.assert_array_equal(out, [1.0 + 0.25 + 0.25 + 1.0, 2.0 - 1.0 - 1.0 - 1.0, 4.0])
+    assert dask_engine.check_partition(part, {"v": (-1.0, 2.0, False)}) == (
+        1,
+        "column 'v': 'kwh' is not a finite number",
+    )
 
 
 def test_a_partition_task_of_no_records_returns_zeros() -> None:
