@@ -140,3 +140,32 @@ def test_nothing_below_the_command_line_imports_it() -> None:
         if _module_name(path).partition(".")[2].partition(".")[0] not in ("cli", "_cli"):
             offenders += _imports_of(path, tree, ("privnoise._cli", "privnoise.cli"))
     assert offenders == []
+
+
+#: The layers above the core: they may use a distributed engine directly.
+ABOVE_THE_CORE = ("cli", "_cli", "server", "scale", "reproduce")
+
+
+def test_the_core_never_imports_a_distributed_engine() -> None:
+    # engines register under privnoise.engines and are loaded when the core is handed their data
+    offenders = []
+    for path, tree in _modules():
+        if _module_name(path).partition(".")[2].partition(".")[0] not in ABOVE_THE_CORE:
+            offenders += _imports_of(path, tree, ("privnoise.scale", "dask", "distributed", "pyspark"))
+    assert offenders == []
+
+
+def test_engines_load_only_for_their_data() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np, privnoise as pn\n"
+        "q = pn.queries.mean(3, bounds=(0.0, 1.0))\n"
+        "pn.release(np.array([0.1, 0.5, 0.9]), q, pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity('l1')),"
+        " rng=1)\n"
+        "pn.Session({'x': [0.1, 0.5]}, epsilon=1).count(epsilon=0.5)\n"
+        "print(sorted(m for m in ('dask', 'privnoise.scale') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

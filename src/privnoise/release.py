@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._validation import check_positive_int, check_probability
+from .engines import engine_for
 from .exceptions import DimensionError, InvalidParameterError
 from .guarantees import Guarantee, json_number
 from .io import Source, as_source, check_output, open_writer
@@ -295,11 +296,10 @@ def release(
     (1.0, 'fisher-information+differential-privacy')
     """
     dl = _check_parameters(query, mechanism, out_of_bounds, harden, delta)
-    if type(data).__module__.startswith("dask."):  # computed where the data lives (privnoise.scale)
-        from .scale.release import release_on_dask
-
-        return release_on_dask(data, query, mechanism, rng=rng, out_of_bounds=out_of_bounds, harden=harden,
-                               delta=dl, out=out)
+    engine = engine_for(data)
+    if engine is not None:  # computed where the data lives (privnoise.engines)
+        return engine.release(data, query, mechanism, rng=rng, out_of_bounds=out_of_bounds, harden=harden,
+                              delta=dl, out=out)
     size = check_positive_int(chunk_size, "chunk_size", _OWNER)
     path = None if out is None else check_output(out, _OWNER)
     if path is not None and not query.output_shape:

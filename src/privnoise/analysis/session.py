@@ -35,6 +35,7 @@ import numpy as np
 from .._validation import check_positive_int, check_probability, describe
 from ..dp.accounting import exact_rational
 from ..dp.exponential import report_noisy_max
+from ..engines import engine_for
 from ..exceptions import InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
 from ..io.missing import validate_missing
@@ -395,12 +396,11 @@ class Session:
 
 
 def backend_for(data: Any) -> Backend:
-    """The backend of a session's data: Dask data frames aggregate on their cluster (:mod:`privnoise.scale`), the
-    rest in memory."""
-    if type(data).__module__.startswith("dask."):
-        from ..scale.backend import DaskBackend
-
-        return DaskBackend(data)
+    """The backend of a session's data: data of a distributed engine (:mod:`privnoise.engines`: Dask data frames)
+    aggregates on its cluster, the rest in memory."""
+    engine = engine_for(data)
+    if engine is not None:
+        return engine.backend(data)
     return InMemoryBackend(Table(data))
 
 
