@@ -1,12 +1,11 @@
 """Ratio intervals whose accepted set is not an interval, and the edges of the ratio and difference-tail code.
 
 With an offset c (a mean made as Ŝ − cN̂) and a count near zero, the p-value of m dips below α and rises again
-(the count's noise enters with the coefficient m + c), so the accepted set of m is two pieces. The documented rule
-for such sets: from the crossing nearest the estimate, look at 32 equally spaced points up to the range's edge and
-move the limit to the grid point after the farthest accepted one (to the edge when the last is accepted). That rule
-is written here again on the p-value of ``test_ratio_interval_reference`` (exact tails by closed form, checked there
-by integration) and compared limit by limit with both code paths (Brent's method for one release, vectorised
-bisection for many).
+(the count's noise enters with the coefficient m + c), so the accepted set of m is two pieces, the outer one
+reaching the range's edge. The limits are checked against the documented rule written again here on the p-value
+of ``test_ratio_interval_reference`` (exact tails by closed form, checked there by integration), for both code
+paths (Brent's method for one release, vectorised bisection for many). The guard that moves a limit past accepted
+grid points beyond a rejected stretch (no p-value has been seen to need it) is checked on sets given directly.
 """
 
 from __future__ import annotations
@@ -130,3 +129,55 @@ def test_the_difference_tail_at_small_scales_and_a_unit_count_scale(a: float, c:
         one = _p_value_one(0.0, float(x), 1.0, sum_law, count_law, c)
         assert one == pytest.approx(ref, rel=1e-8, abs=1e-15)
     assert math.isclose(float(got[0]), 1.0)
+
+
+def _in_pieces(pieces):
+    """Membership in a union of closed intervals (the accepted set handed to the extension directly)."""
+    return lambda m: any(lo <= m <= hi for lo, hi in pieces)
+
+
+def _extension_rule(limit, boundary, pieces):
+    """The documented rule, on ``np.linspace``'s grid: the point after the farthest accepted one of 32."""
+    grid = np.linspace(limit, boundary, 33)[1:]
+    hits = [j for j, m in enumerate(grid, start=1) if _in_pieces(pieces)(m)]
+    return limit if not hits else float(grid[min(hits[-1] + 1, 32) - 1])
+
+
+def _random_sets(rng, count):
+    out = []
+    for _ in range(count):
+        limit, boundary = sorted(rng.uniform(-3.0, 3.0, 2))
+        if rng.random() < 0.5:
+            limit, boundary = boundary, limit
+        cuts = np.sort(rng.uniform(min(limit, boundary), max(limit, boundary), 2 * int(rng.integers(0, 4))))
+        out.append((float(limit), float(boundary), [(float(a), float(b)) for a, b in cuts.reshape(-1, 2)]))
+    out.append((0.0, 1.0, [(0.4, 0.45)]))  # a span of exactly 1
+    out.append((-1.0, -1.0, [(-2.0, 0.0)]))  # no span: the limit stays
+    out.append((2.0, 0.0, [(0.0, 0.01)]))  # the last grid point accepted: the boundary
+    out.append((0.5, 2.5, [(0.52, 0.58)]))  # only the first grid point accepted
+    return out
+
+
+def test_the_extension_moves_a_limit_past_the_farthest_accepted_grid_point() -> None:
+    from privnoise.analysis.accuracy import _extend_many, _extend_one
+
+    sets = _random_sets(np.random.default_rng(11), 200)
+    assert sum(1 for limit, boundary, pieces in sets if _extension_rule(limit, boundary, pieces) != limit) > 50
+    for limit, boundary, pieces in sets:
+        expected = _extension_rule(limit, boundary, pieces)
+        got = _extend_one(limit, boundary, _in_pieces(pieces))
+        assert got == pytest.approx(expected, rel=1e-14, abs=1e-14)
+        # every accepted grid point lies between the limit and the extended limit
+        for m in np.linspace(limit, boundary, 33)[1:]:
+            if _in_pieces(pieces)(m):
+                assert min(limit, got) - 1e-12 <= m <= max(limit, got) + 1e-12
+    limits = np.array([s[0] for s in sets])
+    boundaries = np.array([s[1] for s in sets])
+
+    def accepted(m):
+        assert m.shape == (32, len(sets))  # every grid point of every limit in one call
+        return np.array([[_in_pieces(sets[i][2])(row[i]) for i in range(len(sets))] for row in m])
+
+    many = _extend_many(limits, boundaries, accepted)
+    for i, (limit, boundary, pieces) in enumerate(sets):
+        assert many[i] == pytest.approx(_extension_rule(limit, boundary, pieces), rel=1e-14, abs=1e-14)

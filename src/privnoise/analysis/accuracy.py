@@ -25,6 +25,7 @@ sampling error (how the data relate to a population), nor of what bounding and c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -145,10 +146,37 @@ def _p_value_one(m: float, s_hat: float, n_hat: float, first: NoiseLaw, second: 
     return min(max(tail, 0.0), 1.0)
 
 
+def _extend_one(limit: float, boundary: float, accepted: Callable[[float], bool]) -> float:
+    """``limit`` moved past the farthest accepted of 32 equally spaced points between it and ``boundary``.
+
+    A guard for accepted sets that are not intervals: the limit becomes the grid point after the farthest accepted
+    one (``boundary`` when that is the last), so the interval holds every accepted grid point. (The p-values of
+    :func:`_p_value` have not been seen to need it: on each side of the estimate their accepted set is an interval
+    or reaches the range's edge, which the callers take first; the rule is tested on sets given directly.)
+    """
+    start, span = limit, boundary - limit
+    if span != 0.0:
+        for j in range(1, 33):
+            if accepted(start + span * (j / 32.0)):
+                limit = start + span * (min(j + 1, 32) / 32.0)
+    return limit
+
+
+def _extend_many(limit: NDArray[np.float64], boundary: NDArray[np.float64],
+                 accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> NDArray[np.float64]:
+    """:func:`_extend_one` of many limits at once (``accepted`` is evaluated once, on every grid point of every
+    limit: an array of 32 rows)."""
+    start, span = limit, boundary - limit
+    hits = accepted(start + span * (np.arange(1, 33)[:, None] / 32.0))
+    for j in range(1, 33):
+        limit = np.where(hits[j - 1], start + span * (min(j + 1, 32) / 32.0), limit)
+    return limit
+
+
 def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law: NoiseLaw, alpha: float, h: float,
                         offset: float) -> tuple[float, float]:
     """:func:`ratio_interval` of one release, on floats: the crossing of each limit by Brent's method (a dozen
-    evaluations instead of 64 bisection steps), then the same extension over 32 grid points."""
+    evaluations instead of 64 bisection steps), then the same guard (:func:`_extend_one`)."""
 
     def accepted(m: float) -> bool:
         return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) > alpha
@@ -171,13 +199,7 @@ def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law
             # the limit is on the rejected side of the crossing, as the bisection's `far`
             step = math.copysign(4.0 * (tolerance + 4.0 * _EPS * abs(root)), boundary)
             limit = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
-        # A set that is not an interval (a count near zero): extend to beyond the farthest accepted grid point.
-        start, span = limit, boundary - limit
-        if span != 0.0:
-            for j in range(1, 33):
-                if accepted(start + span * (j / 32.0)):
-                    limit = start + span * (min(j + 1, 32) / 32.0)
-        limits.append(min(max(limit, -h), h))
+        limits.append(min(max(_extend_one(limit, boundary, accepted), -h), h))
     return limits[0], limits[1]
 
 
@@ -240,13 +262,8 @@ def ratio_interval(
             near = np.where(accepted, middle, near)
             far = np.where(accepted, far, middle)
         limit = np.where(open_to_edge, edge, far)
-        # A set that is not an interval (a count near zero): extend to beyond the farthest accepted grid point.
-        start, span = limit, edge - limit
-        steps = np.arange(1, 33)[:, None] / 32.0  # every grid point of every release in one evaluation
-        accepted = _p_value(start + span * steps, s, n, sum_law, count_law, offset) > alpha
-        for j in range(1, 33):
-            limit = np.where(accepted[j - 1], start + span * (min(j + 1, 32) / 32.0), limit)
-        limit = np.clip(limit, -h, h)
+        limit = np.clip(_extend_many(limit, edge, lambda m: _p_value(m, s, n, sum_law, count_law, offset) > alpha),
+                        -h, h)
         limits.append(np.where(positive & inside, limit, np.where(positive, centre, edge)))
     return limits[0], limits[1]
 
