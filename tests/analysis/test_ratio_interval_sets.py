@@ -97,7 +97,7 @@ def test_a_set_of_two_pieces_is_covered_by_the_documented_extension(case) -> Non
 @pytest.mark.parametrize("h", [0.01, 0.5, 3.0])
 def test_limits_follow_the_rule_for_small_counts_small_ranges_and_estimates_beyond_the_range(family, h) -> None:
     rng = np.random.default_rng(7)
-    first, second = NoiseLaw(family, 0.4 * h + 0.2), NoiseLaw(family, 0.6)
+    first, second = NoiseLaw(family, 0.5 * h), NoiseLaw(family, 0.6)
     level, offset = 0.9, 0.2 * h
     n_all = np.concatenate([rng.uniform(0.05, 1.0, 6), rng.uniform(1.0, 30.0, 6), [0.0, -2.0]])
     m_all = rng.uniform(-3.0 * h, 3.0 * h, n_all.size)  # some estimates beyond the range on either side
@@ -108,8 +108,9 @@ def test_limits_follow_the_rule_for_small_counts_small_ranges_and_estimates_beyo
         s, n = float(s_all[i]), float(n_all[i])
         ref = _rule(s, n, first, second, offset, level, h)
         one = ratio_interval([s], [n], first, second, level, half_range=h, offset=offset)
+        # Brent's method to 1e-13·h, then a step of 4·(1e-13·h + 4 ulp) to the rejected side: within 1e-12·h
         for low, high in ((one[0][0], one[1][0]), (many[0][i], many[1][i])):
-            assert low == pytest.approx(ref[0], abs=1e-9 * h) and high == pytest.approx(ref[1], abs=1e-9 * h)
+            assert low == pytest.approx(ref[0], abs=1e-12 * h) and high == pytest.approx(ref[1], abs=1e-12 * h)
             # an end strictly inside the range is on the rejected side of the exact p-value
             for end in (low, high):
                 if abs(end) < h and ref[0] != ref[1]:
