@@ -182,3 +182,17 @@ def test_the_extension_moves_a_limit_past_the_farthest_accepted_grid_point() -> 
     many = _extend_many(limits, boundaries, accepted)
     for i, (limit, boundary, pieces) in enumerate(sets):
         assert many[i] == pytest.approx(_extension_rule(limit, boundary, pieces), rel=1e-14, abs=1e-14)
+
+
+def test_a_crossing_at_zero_is_stepped_past_by_a_few_ulps() -> None:
+    # Gaussian, no grid, no offset: p(0) = erfc(|Ŝ|/(σ₁√2)), so Ŝ = σ₁√2 erfc⁻¹(α) puts the lower crossing at m = 0
+    # (a tolerance relative to the root alone would vanish there): the limit is within 1e-12 of 0, rejected
+    from scipy import special
+
+    first, second = NoiseLaw("gaussian", 1.0), NoiseLaw("gaussian", 0.5)
+    level, h, n = 0.9, 1.0, 10.0
+    at_zero = math.sqrt(2.0) * float(special.erfcinv(1.0 - level))
+    for s in at_zero * (1.0 + np.arange(-20, 21) * 2e-16):  # the crossing a few ulps either side of 0
+        low, high = ratio_interval([s], [n], first, second, level, half_range=h)
+        assert abs(low[0]) < 1e-12 and _p_ref(low[0], s, n, first, second, 0.0) <= 1.0 - level
+        assert 0.1 < high[0] < h
