@@ -32,32 +32,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core import Bounds
+from ..core.adjacency import Norm
 from ..dp.partition import gaussian_partition_threshold, laplace_partition_threshold, pure_budget_share
 from .accuracy import NoiseLaw, exponential_rank_radius, ratio_interval, variance_interval
 from .ledger import Cost
 from .noise import Component, calibrate
 
 __all__ = ["Bounds", "Plan", "group_plan", "ratio_estimate", "split"]
-
-
-@dataclass(frozen=True, slots=True)
-class Bounds:
-    """Declared bounds [low, high] of a value column."""
-
-    low: float
-    high: float
-
-    @property
-    def centre(self) -> float:
-        return (self.low + self.high) / 2.0
-
-    @property
-    def half(self) -> float:
-        return (self.high - self.low) / 2.0
-
-    @property
-    def magnitude(self) -> float:
-        return max(abs(self.low), abs(self.high))
 
 
 def split(share: Fraction, parts: int) -> Fraction:
@@ -77,6 +59,11 @@ class Plan:
     price: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     gaussian: bool = True
+
+    @property
+    def norm(self) -> Norm:
+        """The norm its sensitivities are measured in: ℓ2 for Gaussian noise, ℓ1 otherwise."""
+        return "l2" if self.gaussian else "l1"
 
     def add(self, name: str, sensitivity: float, share: Fraction, *, integer: bool = False, vector: bool = False,
             unit_cells: bool = True, discrete: bool = False) -> Component:

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_positive_int, check_probability, describe
+from ..core import UnitAddedOrRemoved
 from ..dp.accounting import exact_rational
 from ..dp.exponential import report_noisy_max
 from ..engines import engine_for
@@ -103,6 +104,7 @@ class Session:
         check_probability(delta, "delta", _OWNER)
         self._ledger = Ledger(accountant or ("pure" if not delta else "approximate"), epsilon, delta)
         self.max_contributions = check_positive_int(max_contributions, "max_contributions", _OWNER)
+        self._neighbours = UnitAddedOrRemoved(self.max_contributions)
         self.missing = validate_missing(missing, _OWNER)
         self._generator = default_rng(rng)
         self._backend: Backend = data if isinstance(data, Backend) else backend_for(data)
@@ -187,7 +189,7 @@ class Session:
         """The number of rows (with a value in ``column`` when the policy drops missing ones), as an integer."""
         name = None if column is None else self._value_column(column, "count")
         plan = self._plan("count", epsilon, rho)
-        component = plan.add("count", float(self.max_contributions), plan.price, integer=True, discrete=True)
+        component = plan.add("count", self._neighbours.count(), plan.price, integer=True, discrete=True)
         aggregates = self._run(plan, self._request("moments", name))
         noisy = component.add(aggregates.count, self._generator)
         return self._estimate(plan, int(max(noisy[0], 0.0)), {"column": name},
@@ -199,7 +201,7 @@ class Session:
         name = self._value_column(column, "sum")
         b = self._bounds(bounds, "sum")
         plan = self._plan("sum", epsilon, rho)
-        component = plan.add("sum", self.max_contributions * b.magnitude, plan.price)
+        component = plan.add("sum", self._neighbours.sum(b.low, b.high), plan.price)
         aggregates = self._run(plan, self._request("moments", name, b))
         noisy = float(component.add(aggregates.sum, self._generator)[0])
         low = 0.0 if b.low >= 0 else None
@@ -215,9 +217,8 @@ class Session:
         name = self._value_column(column, "mean")
         b = self._bounds(bounds, "mean")
         plan = self._plan("mean", epsilon, rho)
-        k = self.max_contributions
-        total = plan.add("sum", k * b.half, split(plan.price, 2))
-        count = plan.add("count", float(k), split(plan.price, 2))
+        total = plan.add("sum", self._neighbours.sum(-b.half, b.half), split(plan.price, 2))
+        count = plan.add("count", self._neighbours.count(), split(plan.price, 2))
         aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre))
         s_hat = total.add(aggregates.sum, self._generator)
         n_hat = count.add(aggregates.count, self._generator)
@@ -237,11 +238,10 @@ class Session:
         name = self._value_column(column, "variance")
         b = self._bounds(bounds, "variance")
         plan = self._plan("variance", epsilon, rho)
-        k = self.max_contributions
         part = split(plan.price, 3)
-        count = plan.add("count", float(k), part)
-        first = plan.add("sum", k * b.half, part)
-        second = plan.add("sum of squares", k * b.half**2, part)
+        count = plan.add("count", self._neighbours.count(), part)
+        first = plan.add("sum", self._neighbours.sum(-b.half, b.half), part)
+        second = plan.add("sum of squares", self._neighbours.sum(0.0, b.half**2), part)
         aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre))
         n_hat = float(count.add(aggregates.count, self._generator)[0])
         s1 = float(first.add(aggregates.sum, self._generator)[0])
@@ -269,8 +269,8 @@ class Session:
             cats = _categories(categories, "histogram")
             request = self._request("categories", name, categories=cats)
             keys = list(cats)
-        component = plan.add("cells", float(k), plan.price, integer=True, vector=True, unit_cells=k > 1,
-                             discrete=True)
+        component = plan.add("cells", self._neighbours.cells(1.0, 1.0, plan.norm), plan.price, integer=True,
+                             vector=True, unit_cells=k > 1, discrete=True)
         aggregates = self._run(plan, request)
         noisy = component.add(aggregates.cells[0], self._generator)
         return self._estimate(plan, np.maximum(noisy, 0.0), {"column": name, "bins": keys},
@@ -363,7 +363,8 @@ class Session:
                                           integer=label == "group count" or unknown)
         total = None
         if b is not None:
-            sensitivity = k * (b.half if label == "group mean" else b.magnitude)
+            low, high = (-b.half, b.half) if label == "group mean" else (b.low, b.high)
+            sensitivity = self._neighbours.cells(low, high, plan.norm)
             total = plan.add("sum", sensitivity, share, vector=True, unit_cells=k > 1)
         request = self._request("moments", name, b, group=key, keys=keys,
                                 centre=b.centre if (b is not None and label == "group mean") else 0.0)

@@ -56,7 +56,7 @@ from .mechanisms import build_noise, describe_design, describe_noise, noise_info
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .steps import floored_steps
-from .vectors import PartitionSelection, cell_keys, cell_tests, declared_keys, vector_parts
+from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, declared_keys, vector_parts
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -124,8 +124,8 @@ def _range_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[floa
 
 
 def _sensitivity(lo: float, hi: float) -> float:
-    """max(hi − lo, |lo|, |hi|): one record replaced, or added or removed."""
-    return max(hi - lo, abs(lo), abs(hi))
+    """max(hi − lo, |lo|, |hi|): one record replaced, or added or removed (:class:`~privnoise.core.RecordReplaced`)."""
+    return NEIGHBOURS.sum(lo, hi)
 
 
 def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:

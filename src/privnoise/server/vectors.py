@@ -52,6 +52,7 @@ import numpy as np
 from numpy.typing import NDArray
 from sqlalchemy import Float, func, literal
 
+from ..core import RecordReplaced
 from ..dp.hardening import HardenedMechanism
 from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
 from ..dp.profile import profile_of
@@ -59,7 +60,18 @@ from .config import DatasetSpec
 from .indicators import compare, numeric_comparison
 from .querylang import QueryError, QuerySpec
 
-__all__ = ["PartitionSelection", "cell_keys", "cell_tests", "declared_keys", "vector_parts", "vector_sensitivity"]
+__all__ = [
+    "NEIGHBOURS",
+    "PartitionSelection",
+    "cell_keys",
+    "cell_tests",
+    "declared_keys",
+    "vector_parts",
+    "vector_sensitivity",
+]
+
+#: The server's neighbouring databases: one record added, removed or replaced.
+NEIGHBOURS = RecordReplaced()
 
 
 def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
@@ -73,10 +85,7 @@ def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
     >>> vector_sensitivity(0.0, 60.0, "laplace"), vector_sensitivity(0.0, 60.0, "gaussian")
     (120.0, 84.8528137423857)
     """
-    big = max(abs(g_low), abs(g_high))
-    if mechanism == "laplace":
-        return max(g_high - g_low, 2.0 * big)
-    return max(g_high - g_low, math.sqrt(2.0) * big)
+    return NEIGHBOURS.cells(g_low, g_high, "l1" if mechanism == "laplace" else "l2")
 
 
 def _categories(spec: DatasetSpec, column: str, what: str) -> tuple[str, ...]:
