@@ -35,6 +35,7 @@ EXTRAS: dict[str, str] = {
     "uvicorn": "server",
     "sqlalchemy": "server",
     "httpx": "server",
+    "lark": "server",
     "psycopg": "postgres",
     "dask": "dask",
     "distributed": "dask",

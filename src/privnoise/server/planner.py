@@ -45,6 +45,7 @@ from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
+from ..core.conditions import check_kinds
 from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
@@ -247,11 +248,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _clamp(table.c[column], lo, hi, dialect.name)
 
     weight: Any = literal(1.0, Float)
+    check_kinds(query.where, lambda column: spec.columns[column].type, QueryError)
     for cond in query.where:
-        kind = spec.columns[cond.column].type
-        if (kind == "text") != isinstance(cond.value, str):
-            raise QueryError(f"column {cond.column!r} is {kind}; compare it with a {kind} literal.")
-        numeric = kind == "number"
+        numeric = spec.columns[cond.column].type == "number"
         lhs = clamped(cond.column) if numeric else table.c[cond.column]
         weight = weight * compare(lhs, cond.op, cond.value, numeric, dialect.name)
 

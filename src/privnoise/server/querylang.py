@@ -35,6 +35,15 @@ from typing import Any
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
+from ..core.conditions import (
+    CONDITION_GRAMMAR,
+    OPS,
+    Condition,
+    check_literal,
+    checked_condition,
+    condition_of,
+    finite_number,
+)
 from ..exceptions import InvalidParameterError
 from .checks import checked_coefficient
 
@@ -53,7 +62,6 @@ __all__ = [
     "spec_from_json",
 ]
 
-OPS = ("=", "!=", "<", "<=", ">", ">=")
 _ALIASES = {"wmean": "weighted_mean", "var": "variance", "avg": "mean"}
 
 
@@ -114,7 +122,8 @@ _MAX_NUMBERS = 64
 _MAX_TEXT = 1000
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
-#: The grammar of the text form (lark, LALR(1)); keywords are case-insensitive.
+#: The grammar of the text form (lark, LALR(1)); keywords are case-insensitive. Its conditions are
+#: :data:`privnoise.core.conditions.CONDITION_GRAMMAR`, shared with the analyst session's filters.
 GRAMMAR = r"""
 start: call from_clause? where_clause? group_clause?
 call: NAME "(" [arguments] ")"
@@ -128,36 +137,19 @@ expression: sign? item (ADDOP item)*
      | NAME             -> bare
      | NUMBER           -> constant
 bracket: "[" [signed ("," signed)*] "]"
-signed: sign? NUMBER
-sign: ADDOP
 from_clause: _FROM NAME
 where_clause: _WHERE condition (_AND condition)*
-condition: NAME OP (STRING | signed)
 group_clause: _GROUP _BY NAME
 
 _FROM: "from"i
 _WHERE: "where"i
-_AND: "and"i
 _GROUP: "group"i
 _BY: "by"i
-ADDOP: "+" | "-"
-OP: "<=" | ">=" | "!=" | "=" | "<" | ">"
-NAME: /[A-Za-z_][A-Za-z0-9_]*/
-NUMBER: /(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/
-STRING: /'[^']*'/ | /"[^"]*"/
-%ignore /\s+/
-"""
+""" + CONDITION_GRAMMAR
 
 
 class QueryError(InvalidParameterError):
     """A query is malformed (the message says where; it never depends on the data)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    column: str
-    op: str
-    value: float | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,10 +194,7 @@ class QuerySpec:
 
 
 def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise QueryError(f"number {str(text)!r} is not finite.")
-    return value
+    return finite_number(text, QueryError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,9 +272,7 @@ class _Build(Transformer[Token, Any]):
         return "dataset", str(name)
 
     def condition(self, column: Token, op: Token, value: Any) -> Condition:
-        if isinstance(value, Token):  # a quoted string
-            return Condition(str(column), str(op), str(value)[1:-1])
-        return Condition(str(column), str(op), value)
+        return condition_of(column, op, value)  # a quoted string loses its quotes
 
     def where_clause(self, *conditions: Condition) -> tuple[str, tuple[Condition, ...]]:
         return "where", conditions
@@ -424,13 +411,7 @@ def _checked(spec: QuerySpec) -> QuerySpec:
     if spec.bins and (len(spec.bins) < 2 or any(b >= c for b, c in zip(spec.bins, spec.bins[1:], strict=False))):
         raise QueryError(f"histogram bins must be at least two strictly increasing edges; got {list(spec.bins)}.")
     for c in spec.where:
-        if isinstance(c.value, str):
-            if len(c.value) > 200:
-                raise QueryError("string literals are limited to 200 characters.")
-            if any(ch < " " or ch == "\x7f" or "\ud800" <= ch <= "\udfff" for ch in c.value):
-                raise QueryError("string literals must not contain control characters (NUL included).")
-        elif not math.isfinite(c.value):
-            raise QueryError("a condition's value must be finite.")
+        check_literal(c, QueryError)
     for name, coef in spec.coefficients:
         try:
             checked_coefficient(coef, f"coefficient of {name}", "query")
@@ -487,16 +468,7 @@ def spec_from_json(body: dict[str, Any]) -> QuerySpec:
         raise QueryError(f"`kind` must be one of {', '.join(KINDS)}; got {kind!r}.")
     where = []
     for c in body.get("where") or []:
-        if c["op"] not in OPS:
-            raise QueryError(f"operator must be one of {' '.join(OPS)}; got {c['op']!r}.")
-        value = c["value"]
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise QueryError("a condition's value must be a number or a string.")
-        if isinstance(value, int | float):
-            value = float(value)
-            if not math.isfinite(value):
-                raise QueryError("a condition's value must be finite.")
-        where.append(Condition(c["column"], c["op"], value))
+        where.append(checked_condition(c["column"], c["op"], c["value"], QueryError))
     coefficients = []
     for name, coef in (body.get("coefficients") or {}).items():
         if isinstance(coef, bool) or not isinstance(coef, int | float) or not math.isfinite(coef):
