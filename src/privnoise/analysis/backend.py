@@ -7,8 +7,9 @@ database) implements :meth:`Backend.aggregate` and nothing else; the privacy ari
 
 What :meth:`Backend.aggregate` must do, in this order:
 
-1. take the rows of the request (rows whose value is missing follow the missing-value policy: dropped, or given the
-   imputed constant; rows whose group key or category is not among the declared ones are dropped);
+1. take the rows of the request: the rows that satisfy its conditions (``where``, :mod:`privnoise.analysis.filters`;
+   a missing value never does), and of those, rows whose value is missing follow the missing-value policy (dropped,
+   or given the imputed constant); rows whose group key or category is not among the declared ones are dropped;
 2. **bound contributions**: keep at most ``max_contributions`` rows of each privacy unit, wherever in the data they
    are, chosen uniformly at random with the given generator (all of them when a unit has no more);
 3. clamp every value to the declared bounds (a value of the imputed constant as well);
@@ -28,8 +29,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from ..core.conditions import Condition
 from ..exceptions import InvalidParameterError
-from .table import Table
+from .filters import row_mask
+from .table import KeyColumn, Table, tuple_codes
 
 __all__ = ["AggregateRequest", "Aggregates", "Backend", "InMemoryBackend", "bound_contributions"]
 
@@ -54,10 +57,11 @@ class AggregateRequest:
         The privacy-unit column (None: every row is its own unit).
     max_contributions : int
         k: at most this many rows per unit are kept.
-    group : str or None
-        The group-by key column.
+    group : str, tuple of str, or None
+        The group-by key column, or several (keys are then tuples of their values).
     keys : tuple or None
-        Declared (public) group keys; None: every key present in the data is a candidate.
+        Declared (public) group keys (tuples for several key columns); None: every key present in the data is a
+        candidate.
     centre : float
         Sums are of (x − centre) (the midpoint of the bounds halves their sensitivity).
     edges : tuple of float
@@ -66,6 +70,8 @@ class AggregateRequest:
         Declared categories of ``column`` (kind "categories").
     grid : (float, int, int)
         (Λ, j_low, j_high): values are rounded to the grid jΛ, j_low ≤ j ≤ j_high (kind "grid").
+    where : tuple of Condition
+        Only the rows that satisfy every condition are aggregated (applied before contribution bounding).
     """
 
     kind: Kind
@@ -74,12 +80,13 @@ class AggregateRequest:
     missing: Any = "error"
     unit: str | None = None
     max_contributions: int = 1
-    group: str | None = None
+    group: str | tuple[str, ...] | None = None
     keys: tuple[Any, ...] | None = None
     centre: float = 0.0
     edges: tuple[float, ...] = ()
     categories: tuple[Any, ...] = ()
     grid: tuple[float, int, int] = (1.0, 0, 0)
+    where: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +121,18 @@ class Backend(ABC):
     @abstractmethod
     def count_missing(self, column: str) -> int:
         """How many values of ``column`` are missing (for the "error" policy, checked before any charge)."""
+
+    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
+        """How many values of ``column`` are missing among the rows that satisfy ``where`` (a backend that
+        filters rows overrides this; the default refuses conditions)."""
+        if where:
+            raise InvalidParameterError(f"the backend {type(self).__name__} does not filter rows (`Session.where`).")
+        return self.count_missing(column)
+
+    def column_kind(self, column: str) -> str:
+        """What ``column`` holds for a condition: "number", "text", or a description of another type (read from
+        the column's type; a backend that filters rows overrides this, the default refuses conditions)."""
+        raise InvalidParameterError(f"the backend {type(self).__name__} does not filter rows (`Session.where`).")
 
     @abstractmethod
     def aggregate(self, request: AggregateRequest, rng: np.random.Generator) -> Aggregates:
@@ -165,25 +184,42 @@ class InMemoryBackend(Backend):
     def count_missing(self, column: str) -> int:
         return int(np.count_nonzero(self.table.numeric(column).missing))
 
+    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
+        missing = self.table.numeric(column).missing
+        mask = row_mask(self.table, where)
+        return int(np.count_nonzero(missing if mask is None else missing & mask))
+
+    def column_kind(self, column: str) -> str:
+        return self.table.kind(column)
+
     # -- steps ---------------------------------------------------------------------------------------------------
     def _rows(self, request: AggregateRequest) -> tuple[NDArray[np.bool_] | None, NDArray[np.float64] | None]:
-        """Step 1 for the value column: which rows take part (None: all) and their values (None: no column)."""
+        """Step 1: which rows take part (None: all) — those that satisfy the conditions, then for the value column
+        the missing-value policy — and their values (None: no column)."""
+        matching = row_mask(self.table, request.where)
         if request.column is None or request.kind == "categories":
-            return None, None
+            return matching, None
         column = self.table.numeric(request.column)
-        if not column.missing.any():
-            return None, column.values
+        missing = column.missing if matching is None else column.missing & matching
+        if not missing.any():
+            return matching, column.values
         if request.missing == "drop":
-            return ~column.missing, column.values
+            return ~column.missing if matching is None else matching & ~column.missing, column.values
         if request.missing == "error":
             raise InvalidParameterError(f"column {request.column!r} has missing values (missing='error').")
-        return None, np.where(column.missing, float(request.missing), column.values)
+        return matching, np.where(column.missing, float(request.missing), column.values)
+
+    def _key(self, group: str | tuple[str, ...]) -> KeyColumn:
+        """The codes of one key column, or of the key tuples of several."""
+        if isinstance(group, str):
+            return self.table.codes(group)
+        return tuple_codes([self.table.codes(name) for name in group], self.table.rows)
 
     def _groups(self, request: AggregateRequest) -> tuple[NDArray[np.int64] | None, list[Any] | None, NDArray[np.bool_] | None]:
         """Group codes, labels, and the rows whose key is declared (None: all)."""
         if request.group is None:
             return None, None, None
-        key = self.table.codes(request.group)
+        key = self._key(request.group)
         if request.keys is None:
             return key.codes, list(key.labels), None
         position = {label: i for i, label in enumerate(request.keys)}

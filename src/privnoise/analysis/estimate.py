@@ -11,7 +11,8 @@
   (:mod:`privnoise.analysis.accuracy`); ``meaning`` says what they cover: the noise only, not sampling error;
 * ``clamped`` — True where a ratio or count was clipped to its possible range after the noise (post-processing,
   published);
-* ``keys`` — group keys, histogram bins or categories, aligned with ``value``;
+* ``keys`` — group keys, histogram bins or categories, aligned with ``value`` (tuples for a group-by on several
+  columns, named by ``key_columns``);
 * ``fisher_information`` — for sums and means, the Fisher information the release carries about one row's value:
   any unbiased estimate of that value, even by someone who knows every other row, has variance ≥ 1/𝓘
   (Farokhi & Sandberg, eq. (7)); the value enters the noisy sum with coefficient 1, so 𝓘 is the noise's location
@@ -77,6 +78,7 @@ class Estimate:
     meaning: str = NOISE_ONLY
     noise: list[dict[str, Any]] = field(default_factory=list)
     fisher_information: float | None = None
+    key_columns: tuple[str, ...] | None = None  # the key columns of a group-by on several
 
     def confidence_interval(self, level: float = 0.95) -> tuple[Any, Any]:
         """(low, high) covering the statistic with probability ≥ ``level`` over the noise (see ``meaning``)."""
@@ -118,7 +120,9 @@ class Estimate:
             out["fisher_information_per_row"] = self.fisher_information
             out["row_error_floor"] = 1.0 / self.fisher_information
         if self.keys is not None:
-            out["keys"] = [k if isinstance(k, str | int | float | type(None)) else str(k) for k in self.keys]
+            out["keys"] = [_json_key(k) for k in self.keys]
+            if self.key_columns is not None:
+                out["key_columns"] = list(self.key_columns)
         if self.interval is not None:
             low, high = self.confidence_interval(level)
             out["confidence_interval"] = {"level": level, "low": _json(low), "high": _json(high),
@@ -128,12 +132,19 @@ class Estimate:
         return out
 
     def to_frame(self, level: float = 0.95) -> Any:
-        """A pandas DataFrame of keys, values and interval limits (vector releases)."""
+        """A pandas DataFrame of keys, values and interval limits (vector releases); a group-by on several columns
+        has one column per key column, named by it, instead of ``key``."""
         from .._optional import require
 
         pd = require("pandas", feature="Estimate.to_frame")
-        columns: dict[str, Any] = {"key": self.keys if self.keys is not None else list(range(np.size(self.value))),
-                                   "value": np.ravel(self.value)}
+        columns: dict[str, Any] = {}
+        if self.key_columns is not None:
+            keys = self.keys or []
+            for i, name in enumerate(self.key_columns):
+                columns[name] = [k[i] for k in keys]
+        else:
+            columns["key"] = self.keys if self.keys is not None else list(range(np.size(self.value)))
+        columns["value"] = np.ravel(self.value)
         if self.interval is not None:
             low, high = self.confidence_interval(level)
             columns["low"], columns["high"] = np.ravel(low), np.ravel(high)
@@ -141,6 +152,8 @@ class Estimate:
 
     def summary(self, level: float = 0.95) -> str:
         what = self.query.get("query", "release")
+        if self.query.get("where"):
+            what = f"{what} where {self.query['where']}"
         clipped = " (clamped to its range)" if np.any(self.clamped) else ""
         guarantee = self.guarantee.summary()
         if self.fisher_information is not None:
@@ -170,6 +183,12 @@ def _json(value: Any) -> Any:
     if isinstance(value, float | np.floating):
         return json_number(float(value))
     return value
+
+
+def _json_key(key: Any) -> Any:
+    if isinstance(key, tuple):
+        return [_json_key(k) for k in key]
+    return key if isinstance(key, str | int | float | type(None)) else str(key)
 
 
 def _text(value: Any) -> str:

@@ -20,21 +20,21 @@ centrally, from the session's cryptographically strong generator; and returns an
 :class:`~privnoise.analysis.estimate.Estimate` with its guarantee and accuracy.
 
 Neighbouring databases differ by all the rows of one privacy unit (``privacy_unit``; every row its own unit when
-None), of which at most ``max_contributions`` are kept, chosen at random.
+None), of which at most ``max_contributions`` are kept, chosen at random. :meth:`Session.where` filters the rows
+(:mod:`privnoise.analysis.filters`); :meth:`Session.group_by` groups by one key column or several
+(:mod:`privnoise.analysis.grouping`).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from fractions import Fraction
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .._validation import check_positive_int, check_probability, describe
 from ..core import UnitAddedOrRemoved
-from ..dp.accounting import exact_rational
+from ..core.conditions import describe_conditions
 from ..dp.exponential import report_noisy_max
 from ..engines import engine_for
 from ..exceptions import InvalidParameterError
@@ -43,12 +43,13 @@ from ..io.missing import validate_missing
 from ..random import RNGLike, default_rng
 from .backend import AggregateRequest, Aggregates, Backend, InMemoryBackend
 from .estimate import RANK, ConcentratedGuarantee, Estimate
+from .filters import FilterViews
+from .grouping import GroupBy, GroupQueries
 from .ledger import Ledger, Remaining
 from .plans import (
     Bounds,
     Plan,
     exponential_epsilon,
-    group_plan,
     rank_radius,
     ratio_estimate,
     split,
@@ -63,7 +64,7 @@ __all__ = ["GroupBy", "Session"]
 _OWNER = "Session"
 
 
-class Session:
+class Session(FilterViews, GroupQueries):
     """Differentially private releases from one dataset under one budget.
 
     Parameters
@@ -113,6 +114,7 @@ class Session:
                 f"`max_contributions` of `{_OWNER}` needs `privacy_unit` (the column whose rows are capped)."
             )
         self.privacy_unit = None if privacy_unit is None else self._backend.check_column(privacy_unit, "privacy_unit")
+        self.conditions = ()
 
     # -- budget ----------------------------------------------------------------------------------------------------
     @property
@@ -149,7 +151,8 @@ class Session:
 
     def _value_column(self, column: Any, owner: str) -> str:
         name = self._backend.check_column(column, "column")
-        if self.missing == "error" and self._backend.count_missing(name):
+        if self.missing == "error" and (self._backend.count_missing_where(name, self.conditions) if self.conditions
+                                        else self._backend.count_missing(name)):
             raise InvalidParameterError(
                 f"column {name!r} of `{owner}` has missing values and the session's policy is missing='error'; "
                 "pass missing='drop' or a number to impute to Session."
@@ -164,6 +167,7 @@ class Session:
             self.missing,
             self.privacy_unit,
             self.max_contributions,
+            where=self.conditions,
             **extra,
         )
 
@@ -179,6 +183,8 @@ class Session:
     def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate:
         noise = [c.describe() for c in plan.components.values()]
         query = {"query": plan.label, **query, "accountant": self.accountant, "max_contributions": self.max_contributions}
+        if self.conditions:
+            query["where"] = describe_conditions(self.conditions)
         total = plan.components.get("sum")
         if total is not None and plan.label in ("sum", "mean", "group sum", "group mean"):
             fields["fisher_information"] = float(total.noise.fisher_information())  # type: ignore[attr-defined]
@@ -332,69 +338,6 @@ class Session:
                               meaning="noise only: with this probability each selected category's row count is "
                               "within this many rows of the largest remaining count")
 
-    def group_by(self, key: str, *, keys: Sequence[Any] | None = None, delta: float | None = None) -> GroupBy:
-        """Per-group releases. ``keys`` declared public: every key is released (absent ones with a count near 0).
-        Unknown keys: differentially private partition selection (:mod:`privnoise.dp.partition`) at ``delta``
-        (default a tenth of the session's δ)."""
-        column = self._backend.check_column(key, "key")
-        declared = None if keys is None else _categories(keys, "group_by")
-        chosen = Fraction(0)
-        if declared is None:
-            chosen = self._ledger.delta / 10 if delta is None else exact_rational(delta, "delta", "group_by")
-            if chosen <= 0:
-                raise InvalidParameterError(
-                    "`delta` of `group_by` must be > 0 when the keys are not declared: a key held by one unit is "
-                    "released with probability ≤ δ. Declare `keys` or give the session a δ > 0."
-                )
-        return GroupBy(functools.partial(self._grouped, column, declared, chosen), column, declared, chosen)
-
-    def _grouped(self, key: str, keys: tuple[Any, ...] | None, delta: Fraction, label: str, column: str | None,
-                 bounds: Any, epsilon: Any, rho: Any, parts: int) -> Estimate:
-        """One group-by query (see :class:`GroupBy`)."""
-        name = None if column is None else self._value_column(column, label)
-        b = None if bounds is None else self._bounds(bounds, label)
-        plan = self._plan(label, epsilon, rho)
-        k = self.max_contributions
-        unknown = keys is None
-        share = split(plan.price, parts)
-        count, threshold = None, None
-        if label != "group sum" or unknown:
-            count, threshold = group_plan(plan, unknown_keys=unknown, delta=delta, count_share=share, k=k,
-                                          integer=label == "group count" or unknown)
-        total = None
-        if b is not None:
-            low, high = (-b.half, b.half) if label == "group mean" else (b.low, b.high)
-            sensitivity = self._neighbours.cells(low, high, plan.norm)
-            total = plan.add("sum", sensitivity, share, vector=True, unit_cells=k > 1)
-        request = self._request("moments", name, b, group=key, keys=keys,
-                                centre=b.centre if (b is not None and label == "group mean") else 0.0)
-        aggregates = self._run(plan, request)
-        labels = list(aggregates.keys or [])
-        present = np.ones(len(labels), dtype=bool) if not unknown else aggregates.count > 0
-        n_hat = None if count is None else count.add(aggregates.count[present], self._generator)
-        s_hat = None if total is None else total.add(aggregates.sum[present], self._generator)
-        chosen = np.ones(int(present.sum()), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
-        candidates = [lb for lb, p in zip(labels, present, strict=True) if p]
-        kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
-        query: dict[str, Any] = {"key": key, "column": name, "keys": "declared" if not unknown else "selected",
-                                 "threshold": threshold, "partition_delta": float(delta) if unknown else 0.0}
-        if b is not None:
-            query["bounds"] = [b.low, b.high]
-        if label == "group count":
-            assert n_hat is not None and count is not None
-            n_hat = n_hat[chosen]
-            return self._estimate(plan, np.maximum(n_hat, 0.0), query, keys=kept, clamped=n_hat < 0,
-                                  interval=vector_interval(n_hat, count.law, low=0.0))
-        assert s_hat is not None and total is not None and b is not None
-        s_hat = s_hat[chosen]
-        if label == "group sum":
-            return self._estimate(plan, s_hat, query, keys=kept,
-                                  interval=vector_interval(s_hat, total.law, low=0.0 if b.low >= 0 else None,
-                                                           high=0.0 if b.high <= 0 else None))
-        assert n_hat is not None and count is not None
-        values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
-        return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval)
-
 
 def backend_for(data: Any) -> Backend:
     """The backend of a session's data: data of a distributed engine (:mod:`privnoise.engines`: Dask data frames)
@@ -403,38 +346,6 @@ def backend_for(data: Any) -> Backend:
     if engine is not None:
         return engine.backend(data)
     return InMemoryBackend(Table(data))
-
-
-class GroupBy:
-    """Releases per value of a key column (see :meth:`Session.group_by`).
-
-    Attributes
-    ----------
-    key : str
-        The key column.
-    keys : tuple or None
-        The declared keys (None: partition selection).
-    delta : Fraction
-        The δ of partition selection (0 with declared keys).
-    """
-
-    def __init__(self, query: Callable[..., Estimate], key: str, keys: tuple[Any, ...] | None, delta: Fraction) -> None:
-        self._query = query
-        self.key, self.keys, self.delta = key, keys, delta
-
-    def count(self, *, epsilon: float | None = None, rho: float | None = None) -> Estimate:
-        """Rows per group (integers)."""
-        return self._query("group count", None, None, epsilon, rho, 1)
-
-    def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
-            rho: float | None = None) -> Estimate:
-        """Sums per group (with unknown keys, half the budget selects the keys)."""
-        return self._query("group sum", column, bounds, epsilon, rho, 1 if self.keys is not None else 2)
-
-    def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
-             rho: float | None = None) -> Estimate:
-        """Means per group: noisy Σ(x − c) over noisy counts (half the budget each; the counts select the keys)."""
-        return self._query("group mean", column, bounds, epsilon, rho, 2)
 
 
 def _edges(bins: Any) -> tuple[float, ...]:

@@ -27,7 +27,7 @@ from .._optional import require
 from .._validation import describe
 from ..exceptions import InvalidParameterError
 
-__all__ = ["KeyColumn", "NumericColumn", "Table"]
+__all__ = ["KeyColumn", "NumericColumn", "Table", "tuple_codes"]
 
 _OWNER = "Session"
 
@@ -119,6 +119,16 @@ def _numpy_codes(raw: Any) -> KeyColumn:
     return KeyColumn(inverse.astype(np.int64, copy=False).reshape(-1), [_label(v) for v in uniques])
 
 
+def tuple_codes(columns: list[KeyColumn], rows: int) -> KeyColumn:
+    """The codes of the key tuples of several key columns (labels: tuples of their labels)."""
+    if rows == 0:
+        return KeyColumn(np.zeros(0, dtype=np.int64), [])
+    stacked = np.stack([c.codes for c in columns], axis=1)
+    unique, inverse = np.unique(stacked, axis=0, return_inverse=True)
+    labels = [tuple(c.labels[int(j)] for c, j in zip(columns, row, strict=True)) for row in unique]
+    return KeyColumn(inverse.reshape(-1).astype(np.int64, copy=False), labels)
+
+
 class Table:
     """The analyst's data, read one column at a time (see the module docstring)."""
 
@@ -195,6 +205,46 @@ class Table:
                 f"got {describe(name)}."
             )
         return name
+
+    def kind(self, name: str) -> str:
+        """What ``name`` holds: "number", "text", or a description of another type (booleans, dates, a mix);
+        read from the column's type, and from its values only for a column of Python objects."""
+        raw = self._raw(name)
+        if self._kind in ("arrow", "parquet", "polars"):
+            pa = require("pyarrow", feature="reading Arrow data")
+            kind = (raw.to_arrow() if self._kind == "polars" else raw).type
+            if pa.types.is_dictionary(kind):
+                kind = kind.value_type
+            if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+                return "number"
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+                return "text"
+            return "booleans" if pa.types.is_boolean(kind) else f"values of type {kind}"
+        if self._kind == "pandas":
+            pd = require("pandas", feature="reading pandas data")
+            if pd.api.types.is_bool_dtype(raw.dtype):
+                return "booleans"
+            if pd.api.types.is_numeric_dtype(raw.dtype):
+                return "number"
+            if not (pd.api.types.is_object_dtype(raw.dtype) or pd.api.types.is_string_dtype(raw.dtype)
+                    or isinstance(raw.dtype, pd.CategoricalDtype)):
+                return f"values of type {raw.dtype}"
+            raw = raw.to_numpy(dtype=object, na_value=None)
+        array = np.asarray(raw)
+        if array.dtype.kind in "fiu":
+            return "number"
+        if array.dtype.kind in "US":
+            return "text"
+        if array.dtype.kind == "b":
+            return "booleans"
+        if array.dtype != object:
+            return f"values of type {array.dtype}"
+        present = [v for v in array.tolist() if _label(v) is not None]
+        if all(isinstance(v, str) for v in present):
+            return "text"
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+            return "number"
+        return "a mix of types"
 
     def _raw(self, name: str) -> Any:
         if self._kind == "parquet":

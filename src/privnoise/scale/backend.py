@@ -11,7 +11,7 @@ One aggregate (:class:`~privnoise.analysis.AggregateRequest`) is computed as fol
    (``DataFrame.shuffle(on=unit)``), so that every row of a unit lands in one partition, wherever the unit's rows
    were before. Without one, nothing moves.
 2. **Per partition**, the in-memory aggregation itself (:class:`~privnoise.analysis.InMemoryBackend`) runs on the
-   partition: the missing-value policy, declared keys and categories, then at most k rows per unit chosen
+   partition: the conditions of a filtered session (``Session.where``), the missing-value policy, declared keys and categories, then at most k rows per unit chosen
    uniformly at random with the partition's own AES-CTR stream (keys drawn from the session's generator for this
    aggregate alone: :mod:`privnoise.scale.streams`), then clamping, then counts, sums, sums of squares, histogram
    cells, category counts or grid counts per group. The per-row rules are the in-memory ones by construction, and
@@ -32,6 +32,7 @@ import numpy as np
 from .._optional import require
 from ..analysis.backend import AggregateRequest, Aggregates, Backend, InMemoryBackend
 from ..analysis.table import Table
+from ..core.conditions import Condition
 from ..exceptions import InvalidParameterError
 from .streams import partition_generator, partition_keys
 
@@ -43,9 +44,23 @@ def aggregate_partition(part: Any, request: AggregateRequest, key: np.ndarray) -
     return InMemoryBackend(Table(part)).aggregate(request, partition_generator(key))
 
 
-def count_missing_partition(part: Any, column: str) -> int:
-    """Missing values of ``column`` in one partition (the in-memory rule: null, None, NaN)."""
-    return InMemoryBackend(Table(part)).count_missing(column)
+def count_missing_partition(part: Any, column: str, where: tuple[Condition, ...] = ()) -> int:
+    """Missing values of ``column`` in one partition among the rows that satisfy ``where`` (the in-memory rule:
+    null, None, NaN)."""
+    return InMemoryBackend(Table(part)).count_missing_where(column, where)
+
+
+def _columns(*names: Any) -> list[str]:
+    """The distinct column names among ``names`` (a name, a tuple of names, conditions, or None), in order."""
+    out: list[str] = []
+    for name in names:
+        if isinstance(name, str):
+            out.append(name)
+        elif isinstance(name, tuple):
+            out.extend(_columns(*name))
+        elif isinstance(name, Condition):
+            out.append(name.column)
+    return list(dict.fromkeys(out))
 
 
 def _rows(values: np.ndarray, groups: int) -> np.ndarray:
@@ -128,13 +143,30 @@ class DaskBackend(Backend):
         return list(dask.compute(*tasks))
 
     def count_missing(self, column: str) -> int:
+        return self.count_missing_where(column, ())
+
+    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
         dask = require("dask", feature="sessions over Dask data frames")
-        parts = self.frame[[column]].to_delayed()
-        return int(sum(self._compute([dask.delayed(count_missing_partition)(p, column) for p in parts])))
+        parts = self.frame[_columns(column, where)].to_delayed()
+        return int(sum(self._compute([dask.delayed(count_missing_partition)(p, column, where) for p in parts])))
+
+    def column_kind(self, column: str) -> str:
+        """From the frame's dtypes (no data read): a column of objects or strings is text (a value in it that is not
+        a string never satisfies a condition)."""
+        pd = require("pandas", feature="sessions over Dask data frames")
+        dtype = self.frame.dtypes[column]
+        if pd.api.types.is_bool_dtype(dtype):
+            return "booleans"
+        if pd.api.types.is_numeric_dtype(dtype):
+            return "number"
+        if pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype) or \
+                isinstance(dtype, pd.CategoricalDtype):
+            return "text"
+        return f"values of type {dtype}"
 
     def aggregate(self, request: AggregateRequest, rng: np.random.Generator) -> Aggregates:
         dask = require("dask", feature="sessions over Dask data frames")
-        read = [c for c in dict.fromkeys((request.column, request.unit, request.group)) if c is not None]
+        read = _columns(request.column, request.unit, request.group, request.where)
         frame = self.frame[read or [self.columns[0]]]
         if request.unit is not None:
             frame = frame.shuffle(on=request.unit)
