@@ -93,16 +93,15 @@ def declared_keys(keys: Any, columns: KeyColumns) -> tuple[Any, ...] | None:
         lists = [_distinct(keys[name], f"`keys[{name!r}]`") for name in names]
         product = tuple(itertools.product(*lists))
         return tuple(k[0] for k in product) if isinstance(columns, str) else product
-    found = _distinct(keys, "`keys`")
-    if isinstance(columns, str):
-        return found
-    for k in found:
+    if isinstance(columns, str) or isinstance(keys, str | bytes) or not isinstance(keys, Sequence | np.ndarray):
+        return _distinct(keys, "`keys`")
+    for k in keys:
         if not isinstance(k, tuple | list) or len(k) != len(names):
             raise InvalidParameterError(
                 f"`keys` of `group_by` on {len(names)} columns must be tuples of {len(names)} values "
                 f"({', '.join(names)}); got {describe(k)}."
             )
-    return _distinct([tuple(_plain(v) for v in k) for k in found], "`keys`")
+    return _distinct([tuple(_plain(v) for v in k) for k in keys], "`keys`")
 
 
 def sort_key(label: Any) -> Any:
