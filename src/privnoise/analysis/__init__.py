@@ -3,7 +3,8 @@
 :class:`Session` (also ``pn.Session``)
     Data (pandas/polars frames, Arrow tables, CSV/Parquet paths, mappings of columns), a privacy unit and a cap on its
     rows, a budget and an accountant; queries ``count``, ``sum``, ``mean``, ``variance``, ``histogram``,
-    ``quantile``, ``top_k`` and ``group_by(...).count/sum/mean``; ``remaining()``.
+    ``quantile``, ``top_k`` and ``group_by(...).count/sum/mean`` (one key column or several); ``where(...)``
+    (filtered views); ``remaining()``.
 :class:`Estimate`
     What a query returns: value, guarantee, ``accuracy(alpha)``, ``confidence_interval(level)``.
 :class:`Backend`, :class:`InMemoryBackend`, :class:`AggregateRequest`, :class:`Aggregates`
@@ -11,7 +12,8 @@
 
 Modules: :mod:`~privnoise.analysis.plans` (sensitivities and budget splits), :mod:`~privnoise.analysis.ledger`
 (accountants), :mod:`~privnoise.analysis.accuracy` (intervals from the noise law),
-:mod:`~privnoise.analysis.quantiles` (the exponential mechanism on a grid), :mod:`~privnoise.analysis.backend`.
+:mod:`~privnoise.analysis.quantiles` (the exponential mechanism on a grid), :mod:`~privnoise.analysis.backend`,
+:mod:`~privnoise.analysis.filters` (filters), :mod:`~privnoise.analysis.grouping` (group-by keys).
 """
 
 from .backend import AggregateRequest, Aggregates, Backend, InMemoryBackend, bound_contributions

@@ -156,7 +156,7 @@ def _parser() -> tuple[Any, Any]:
     lark = require("lark", feature="text conditions")
 
     @lark.v_args(inline=True)
-    class Build(lark.Transformer):  # type: ignore[misc,name-defined]
+    class Build(lark.Transformer):  # type: ignore[name-defined]
         def sign(self, op: Any) -> float:
             return -1.0 if op == "-" else 1.0
 
