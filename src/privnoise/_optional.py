@@ -35,7 +35,6 @@ EXTRAS: dict[str, str] = {
     "uvicorn": "server",
     "sqlalchemy": "server",
     "httpx": "server",
-    "lark": "server",
     "psycopg": "postgres",
     "dask": "dask",
     "distributed": "dask",

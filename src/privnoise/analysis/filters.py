@@ -113,8 +113,7 @@ class FilterViews:
         conditions : str, optional
             ``column op literal`` joined by ``and``, as in the query server's ``where`` clause: operators
             ``= != < <= > >=``, numbers for numeric columns, quoted strings for text columns (compared by code
-            point). A missing value never satisfies a condition. Text conditions need the ``lark`` parser (the
-            ``server`` extra).
+            point). A missing value never satisfies a condition.
         **equalities
             ``column=value``: the condition ``column = value``.
 

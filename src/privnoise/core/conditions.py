@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from .._optional import require
 from ..exceptions import InvalidParameterError
 
 __all__ = [
@@ -153,7 +152,7 @@ def describe_conditions(conditions: tuple[Condition, ...]) -> str:
 
 @functools.cache
 def _parser() -> tuple[Any, Any]:
-    lark = require("lark", feature="text conditions")
+    import lark
 
     @lark.v_args(inline=True)
     class Build(lark.Transformer):  # type: ignore[name-defined]
@@ -178,7 +177,8 @@ def parse_conditions(text: str, error: type[InvalidParameterError] = InvalidPara
     error names the position and what was found."""
     if not isinstance(text, str) or not text.strip():
         raise error(f"conditions are a non-empty string such as \"region = 'north' and kwh >= 10\"; got {text!r}.")
-    lark = require("lark", feature="text conditions")
+    import lark.exceptions
+
     parser, build = _parser()
     try:
         found: tuple[Condition, ...] = build.transform(parser.parse(text))
