@@ -5,7 +5,8 @@ checked and the strict JSON body read, without the framework's routing (the Fast
 exists for the API description and calls the same function). It returns the status, the JSON bytes and the
 headers of the response:
 
-* 200 with the noisy value (with ``keys``, the public cells, for a histogram or a group-by), its accuracy
+* 200 with the noisy value (with ``keys``, the public cells, for a histogram or a group-by — on several key columns
+  each key a list of one value per column, named in ``key_columns``), its accuracy
   (:mod:`.accuracy`: an interval at 95 % or a quantile's rank radius, from the noise law — noise only, not sampling
   error), its guarantee, what was charged and the querier's remaining budget;
 * 422 for a malformed query or one the configuration does not allow (before anything is charged: among them a
@@ -41,10 +42,11 @@ from .budgets import Refusal
 from .charging import ChargeUnavailable, StalePlan
 from .limits import MAX_PARAMETERS, PLANNING_THREADS, PLANNING_WAIT, REFUSAL_DELAY, parameter_bound
 from .planner import Plan
-from .querylang import QueryError, QuerySpec, parse_query, spec_from_json
+from .querylang import MAX_KEY_COLUMNS, QueryError, QuerySpec, parse_query, spec_from_json
 from .refusals import MAX_QUERY_CHARS, Refused, reason_of
 from .service import FAILURE_BODY, QueryFailed, Service
 from .steps import StepQueryRefused
+from .vectors import cell_count, check_cells
 
 __all__ = ["ConditionBody", "QueryBody", "answer_query", "plan_of", "validation_detail"]
 
@@ -94,7 +96,7 @@ class QueryBody(BaseModel):
     levels: Annotated[list[float], Field(min_length=1, max_length=64)] | None = None
     bins: Annotated[list[float], Field(min_length=2, max_length=64)] | None = None
     where: Annotated[list[ConditionBody], Field(max_length=8)] | None = None
-    group_by: _Name | None = None
+    group_by: _Name | Annotated[list[_Name], Field(min_length=1, max_length=MAX_KEY_COLUMNS)] | None = None
 
 
 def validation_detail(exc: ValidationError | RequestValidationError) -> list[dict[str, Any]]:
@@ -136,12 +138,19 @@ def dataset_of(service: Service, spec: QuerySpec) -> str | None:
 
 
 def check_size(service: Service, spec: QuerySpec) -> None:
-    """Refuse a query whose statement could hold more than :data:`~.limits.MAX_PARAMETERS` parameters."""
+    """Refuse a query whose statement could hold more than :data:`~.limits.MAX_PARAMETERS` parameters, or a group-by
+    of more than :data:`~.vectors.MAX_CELLS` cells."""
     name = dataset_of(service, spec)
     declared = service.config.datasets.get(name) if name is not None else None
-    keyed = spec.group_by or (spec.column if spec.kind == "histogram" else None)
-    column = declared.columns.get(keyed) if declared is not None and keyed is not None else None
-    categories = len(column.categories or ()) if column is not None else 0
+    if isinstance(spec.group_by, tuple):  # several key columns: the product of their categories, if all declared
+        cells = cell_count(declared, spec.group_by) if declared is not None else None
+        if cells is not None:
+            check_cells(cells)
+        categories = cells or 0
+    else:
+        keyed = spec.group_by or (spec.column if spec.kind == "histogram" else None)
+        column = declared.columns.get(keyed) if declared is not None and keyed is not None else None
+        categories = len(column.categories or ()) if column is not None else 0
     bound = parameter_bound(spec, categories)
     if bound > MAX_PARAMETERS:
         raise QueryError(
@@ -302,7 +311,8 @@ async def answer_query(
         "dataset": plan.spec.name,
         "query": plan.query_dict,
         "value": value,
-        **({} if plan.keys is None else {"keys": list(plan.keys)}),
+        **({} if plan.keys is None else {"keys": [list(k) if isinstance(k, tuple) else k for k in plan.keys]}),
+        **({"key_columns": list(plan.query.group_by)} if isinstance(plan.query.group_by, tuple) else {}),
         **stated,
         "guarantee": plan.guarantee(after),
         "charged": plan.charged,

@@ -3,7 +3,9 @@
 A request body that is not in the plan cache is parsed and planned (:mod:`.planner`: calibration and one SQL
 statement compiled by SQLAlchemy), which costs CPU before the charge can refuse it. That work is bounded here:
 
-* **Size.** :func:`parameter_bound` is an upper bound, computed from the parsed query's shape alone, of the
+* **Size.** A ``group by`` has at most :data:`MAX_KEY_COLUMNS` key columns and, on several declared ones, at most
+  :data:`MAX_CELLS` cells (the product of their categories); either is refused with 422 naming the limit, before
+  the query is planned. :func:`parameter_bound` is an upper bound, computed from the parsed query's shape alone, of the
   number of bound parameters of its statement; a query above :data:`MAX_PARAMETERS` is refused with 422 naming
   the limit, before it is planned. Planning is linear in the number of parameters (the compiled statement's
   parameters are built once), so this also bounds its time: a query at the limit plans in about 0.1 s on one
@@ -25,12 +27,15 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .querylang import QuerySpec
+if TYPE_CHECKING:  # no import at run time: the query language and the vectors read their limits here
+    from .querylang import QuerySpec
 
 __all__ = [
     "EXHAUSTED_SECONDS",
+    "MAX_CELLS",
+    "MAX_KEY_COLUMNS",
     "MAX_PARAMETERS",
     "PLANNINGS_PER_QUERIER",
     "PLANNING_THREADS",
@@ -45,6 +50,11 @@ __all__ = [
 
 #: The most bound parameters a query's statement may have (by :func:`parameter_bound`).
 MAX_PARAMETERS = 4096
+#: The most key columns of a ``group by`` clause (refused by the parser).
+MAX_KEY_COLUMNS = 4
+#: The most cells of a group-by on several declared key columns: the product of their numbers of categories
+#: (refused before planning, :func:`~.answers.check_size`, and by the planner).
+MAX_CELLS = 256
 #: Plannings in flight per querier (per server process).
 PLANNINGS_PER_QUERIER = 2
 #: Seconds a query waits for one of its querier's planning slots before it is refused with 429.
@@ -61,6 +71,7 @@ EXHAUSTED_SECONDS = 30.0
 _PER_CONDITION = 8  # a clamped column, the literal and the indicator's constants
 _PER_CELL = 24  # a cell's test (bin edges or key), the weight's and the sum's constants
 _PER_COEFFICIENT = 5  # a clamped column and its coefficient
+_PER_KEY = 8  # the indicator of one more key column in a cell's test (the key and the indicator's constants)
 _COMPONENTS = {"count": 1, "sum": 1, "linear": 1, "identity": 1, "histogram": 1, "quantile": 1,
                "mean": 2, "weighted_mean": 2, "variance": 3}
 
@@ -68,9 +79,10 @@ _COMPONENTS = {"count": 1, "sum": 1, "linear": 1, "identity": 1, "histogram": 1,
 def parameter_bound(query: QuerySpec, categories: int = 0) -> int:
     """An upper bound of the bound parameters of ``query``'s statement, from its shape alone.
 
-    ``categories``: the number of declared keys of the column it groups by or counts (0 when it has none).
-    Each cell of each component is ``sum(weight * test * value)``: the weight has one indicator per ``where``
-    condition, the test one per cell (bins or keys), the value one clamped column (or one per coefficient).
+    ``categories``: the number of declared keys of the column it groups by or counts, or the number of cells of a
+    group-by on several key columns (0 when it has none). Each cell of each component is
+    ``sum(weight * test * value)``: the weight has one indicator per ``where`` condition, the test one per cell
+    (bins or keys; one per key column on several), the value one clamped column (or one per coefficient).
     """
     if query.bins:
         cells = max(len(query.bins) - 1, 1)
@@ -80,6 +92,7 @@ def parameter_bound(query: QuerySpec, categories: int = 0) -> int:
         cells = 1
     components = _COMPONENTS.get(query.kind, 3) + (1 if query.group_by is not None else 0)
     per_cell = _PER_CELL + _PER_CONDITION * len(query.where) + _PER_COEFFICIENT * len(query.coefficients)
+    per_cell += _PER_KEY * max(len(query.key_columns()) - 1, 0)
     return components * cells * per_cell + 8
 
 

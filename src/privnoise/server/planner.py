@@ -20,7 +20,8 @@ slope² 𝓘_w, the slope being sup over the declared domain of |∂ component /
 Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and max|x| for Σwx). It is computed
 exactly in rationals, rounded up to the next double (never below the information released), checked finite and
 positive, and charged as the exact rational of that double. That charge bounds differentiable answers only: a
-step function of a column with a Fisher floor (a filter, bins, a quantile, a group key on it) is refused here,
+step function of a column with a Fisher floor (a filter, bins, a quantile, a group key on it — each key column of
+a group-by on several) is refused here,
 before any charge, unless the column allows it (:mod:`.steps`; the plan keeps those it allows in ``steps``).
 
 Constant work: the statement aggregates over the whole table, each record weighted by the product of one
@@ -57,7 +58,7 @@ from .mechanisms import build_noise, describe_design, describe_noise, noise_info
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .steps import floored_steps
-from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, declared_keys, vector_parts
+from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, group_keys, vector_parts
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -230,10 +231,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
                          f"policy of dataset {name!r} is {policy.mechanism!r}.")
     keys: tuple[Any, ...] | None = None
     selection: PartitionSelection | None = None
-    if query.group_by is not None and declared_keys(spec, query.group_by) is None and policy.partition_delta:
-        assert policy.epsilon is not None
-        share = policy.epsilon / (1 if query.kind == "count" else 2)
-        selection = PartitionSelection(query.group_by, float(share), float(policy.partition_delta))
+    if query.group_by is not None:  # declared cells, or a partition selection (.vectors)
+        keys, selection = group_keys(query, spec, policy)
     elif vector:
         _, keys = cell_keys(query, spec)
 
@@ -385,8 +384,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         flat = [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
         statement = select(*flat, func.count()).select_from(table)
         if selection is not None:  # one group per stored key; the filter stays a weight (module docstring)
-            key = table.c[selection.column]
-            statement = select(key, *flat, func.count()).select_from(table).group_by(key)
+            key = [table.c[c] for c in selection.columns]
+            statement = select(*key, *flat, func.count()).select_from(table).group_by(*key)
     q = query.on(name)
     sql, parameters = compiled(statement, dialect)
     charged = {

@@ -1,12 +1,13 @@
-"""The query language: ``agg(arguments) [from dataset] [where col op literal [and ...]] [group by col]``, and its
-JSON form, parsed by a `lark <https://lark-parser.readthedocs.io>`_ LALR(1) grammar (:data:`GRAMMAR`).
+"""The query language: ``agg(arguments) [from dataset] [where col op literal [and ...]] [group by col [, col ...]]``,
+and its JSON form, parsed by a `lark <https://lark-parser.readthedocs.io>`_ LALR(1) grammar (:data:`GRAMMAR`).
 
 Aggregates: ``count()`` (or ``count(*)``), ``sum(c)``, ``mean(c)``, ``weighted_mean(c, w)``, ``variance(c)``,
 ``linear(2*c + 0.5*d - e)`` (the sum over records of a linear combination of declared columns),
 ``identity(c)`` (every record of a column, in record order), ``histogram(c, bins = [0, 10, 60])`` (row counts
 per public bin; ``histogram(c)`` counts per declared category of a text column) and ``quantile(c, 0.5)`` or
 ``quantile(c, [0.25, 0.5, 0.75])`` (the exponential mechanism). ``count``, ``sum`` and ``mean`` take a
-``group by`` clause. Operators: ``= != < <= > >=``; literals are numbers or quoted strings. The parser builds
+``group by`` clause on one key column or several (at most :data:`MAX_KEY_COLUMNS`, ``group by region, tariff``:
+the cells are the key tuples). Operators: ``= != < <= > >=``; literals are numbers or quoted strings. The parser builds
 a :class:`QuerySpec`; the server turns it into SQLAlchemy expressions with bound parameters — no SQL text is
 ever built from user input.
 
@@ -21,6 +22,8 @@ QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condi
 (0.25, 0.75)
 >>> parse_query("mean(kwh) from meters group by region").group_by
 'region'
+>>> parse_query("count() group by region, tariff").group_by
+('region', 'tariff')
 """
 
 from __future__ import annotations
@@ -46,12 +49,14 @@ from ..core.conditions import (
 )
 from ..exceptions import InvalidParameterError
 from .checks import checked_coefficient
+from .limits import MAX_KEY_COLUMNS
 
 __all__ = [
     "ARGUMENTS",
     "GRAMMAR",
     "GROUPED_KINDS",
     "KINDS",
+    "MAX_KEY_COLUMNS",
     "OPS",
     "Argument",
     "Condition",
@@ -139,7 +144,7 @@ expression: sign? item (ADDOP item)*
 bracket: "[" [signed ("," signed)*] "]"
 from_clause: _FROM NAME
 where_clause: _WHERE condition (_AND condition)*
-group_clause: _GROUP _BY NAME
+group_clause: _GROUP _BY NAME ("," NAME)*
 
 _FROM: "from"i
 _WHERE: "where"i
@@ -162,11 +167,17 @@ class QuerySpec:
     dataset: str | None = None
     levels: tuple[float, ...] = ()  # quantile levels
     bins: tuple[float, ...] = ()  # histogram bin edges (empty: the declared categories)
-    group_by: str | None = None
+    group_by: str | tuple[str, ...] | None = None  # one key column, or a tuple of several
+
+    def key_columns(self) -> tuple[str, ...]:
+        """The key columns of the ``group by`` clause, in order (none without one)."""
+        if self.group_by is None:
+            return ()
+        return (self.group_by,) if isinstance(self.group_by, str) else tuple(self.group_by)
 
     def columns(self) -> set[str]:
-        out = {c for c, _ in self.coefficients} | {c.column for c in self.where}
-        return out | {c for c in (self.column, self.weights, self.group_by) if c is not None}
+        out = {c for c, _ in self.coefficients} | {c.column for c in self.where} | set(self.key_columns())
+        return out | {c for c in (self.column, self.weights) if c is not None}
 
     def on(self, dataset: str | None) -> QuerySpec:
         """The same query on ``dataset``."""
@@ -187,7 +198,7 @@ class QuerySpec:
         if self.where:
             d["where"] = [{"column": c.column, "op": c.op, "value": c.value} for c in self.where]
         if self.group_by is not None:
-            d["group_by"] = self.group_by
+            d["group_by"] = self.group_by if isinstance(self.group_by, str) else list(self.group_by)
         if self.dataset is not None:
             d["dataset"] = self.dataset
         return d
@@ -277,8 +288,8 @@ class _Build(Transformer[Token, Any]):
     def where_clause(self, *conditions: Condition) -> tuple[str, tuple[Condition, ...]]:
         return "where", conditions
 
-    def group_clause(self, name: Token) -> tuple[str, str]:
-        return "group_by", str(name)
+    def group_clause(self, *names: Token) -> tuple[str, str | tuple[str, ...]]:
+        return "group_by", _key_columns([str(n) for n in names])
 
     def start(self, call: tuple[str, list[Any]], *clauses: Any) -> QuerySpec:
         return _spec_of(call[0], call[1], dict(c for c in clauses if c is not None))
@@ -383,6 +394,13 @@ def _expected(names: list[str]) -> str:
     return " or ".join(shown) if shown else "more"
 
 
+def _key_columns(names: list[Any]) -> str | tuple[str, ...]:
+    """The ``group_by`` of a spec: one key column as its name, several as a tuple (checked by :func:`_checked`)."""
+    if not names:
+        raise QueryError("`group_by` must name one key column or a non-empty list of key columns.")
+    return names[0] if len(names) == 1 else tuple(names)
+
+
 def _checked(spec: QuerySpec) -> QuerySpec:
     if len(spec.where) > _MAX_CONDITIONS:
         raise QueryError(f"at most {_MAX_CONDITIONS} conditions; got {len(spec.where)}.")
@@ -397,6 +415,11 @@ def _checked(spec: QuerySpec) -> QuerySpec:
         raise QueryError(f"{spec.kind} ({syntax.summary}) takes no where clause.")
     if spec.group_by is not None and not syntax.group_by:
         raise QueryError(f"{spec.kind} takes no group by clause; {', '.join(GROUPED_KINDS)} do.")
+    keys = spec.key_columns()
+    if len(keys) > MAX_KEY_COLUMNS:
+        raise QueryError(f"a group by takes at most {MAX_KEY_COLUMNS} key columns (the limit); got {len(keys)}.")
+    if len(set(keys)) != len(keys):
+        raise QueryError(f"the group by names a key column twice: {', '.join(keys)}.")
     for field in ("levels", "bins"):
         numbers = getattr(spec, field)
         if len(numbers) > _MAX_NUMBERS:
@@ -483,6 +506,17 @@ def spec_from_json(body: dict[str, Any]) -> QuerySpec:
         body.get("dataset"),
         _json_numbers(body, "levels"),
         _json_numbers(body, "bins"),
-        body.get("group_by"),
+        _json_group_by(body.get("group_by")),
     )
     return _checked(spec)
+
+
+def _json_group_by(raw: Any) -> str | tuple[str, ...] | None:
+    """``"group_by"``: a column name, or a list of them (a list of one is that name)."""
+    if raw is None or isinstance(raw, str):
+        return raw
+    if not isinstance(raw, list | tuple) or not all(isinstance(n, str) for n in raw):
+        raise QueryError("`group_by` must be a column name or a list of column names.")
+    if len(raw) > MAX_KEY_COLUMNS:  # before the names are looked at
+        raise QueryError(f"a group by takes at most {MAX_KEY_COLUMNS} key columns (the limit); got {len(raw)}.")
+    return _key_columns(list(raw))

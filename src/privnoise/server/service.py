@@ -37,6 +37,7 @@ from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
 from .refusals import RefusalLog
+from .vectors import stored_keys
 
 __all__ = ["FAILURE_BODY", "QueryFailed", "Service"]
 
@@ -326,11 +327,10 @@ class Service:
         assert selection is not None
         with self._readers.cursor() as cur:
             cur.execute(plan.sql, plan.parameters)
-            rows = sorted((r for r in cur.fetchall() if r[0] is not None), key=lambda r: str(r[0]))
-        keys = [str(r[0]) for r in rows]
+            keys, rows = stored_keys(cur.fetchall(), plan.spec, selection.columns)
         if not keys:  # no stored key: nothing to select from
             return [], {"keys": []}
-        true = [np.array([float(r[1 + i]) for r in rows]) for i in range(len(plan.components))]
+        true = [np.array([float(r[i]) for r in rows]) for i in range(len(plan.components))]
         noisy = [selection.noisy(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
         counts = next(v for c, v in zip(plan.components, noisy, strict=True) if c.name == "count")
         keep = selection.keep(counts)

@@ -21,7 +21,7 @@ budget views say so. A querier given a floor of its own (``fisher_floor`` when i
 answers on a floored column are refused to that querier even where the column allows them.
 
 The constructs, found from the query's structure (:func:`step_constructs`): every ``where`` condition (any
-operator), a ``group by`` key, and the column arguments of every kind not in :data:`DIFFERENTIABLE_KINDS`
+operator), every ``group by`` key column, and the column arguments of every kind not in :data:`DIFFERENTIABLE_KINDS`
 (``histogram``, ``quantile``, and any kind added later until it is declared differentiable here).
 
 >>> from privnoise.server.querylang import parse_query
@@ -72,8 +72,7 @@ def step_constructs(query: QuerySpec) -> tuple[tuple[str, str], ...]:
     out: list[tuple[str, str]] = [
         (c.column, f"a `where` condition on it ({c.column} {c.op} …)") for c in query.where
     ]
-    if query.group_by is not None:
-        out.append((query.group_by, "a `group by` key on it"))
+    out.extend((column, "a `group by` key on it") for column in query.key_columns())  # each key column
     if query.kind not in DIFFERENTIABLE_KINDS:
         what = _KIND_STEPS.get(query.kind, f"{query.kind} of it (not a differentiable function of it)")
         arguments = [query.column, query.weights, *(c for c, _ in query.coefficients)]

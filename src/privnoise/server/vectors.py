@@ -3,7 +3,10 @@
 Cells are public, so that which cells exist never depends on the data: the bins a histogram query gives
 (``histogram(kwh, bins = [0, 10, 20, 60])``: values clamped to [first, last] edge, cell i = [e_i, e_{i+1}), the last
 cell closed) or the categories the owner declared for a text column (``categories = [...]`` in owner.toml;
-``histogram(region)`` and ``... group by region``; records of other values are in no cell).
+``histogram(region)`` and ``... group by region``; records of other values are in no cell). A group-by on several
+key columns (``... group by region, tariff``) has one cell per tuple of the product of the columns' declared
+categories, in the order of :func:`itertools.product`; a record is in the cell of its tuple, or in none when one of
+its keys is not declared (or NULL). At most :data:`MAX_CELLS` cells.
 
 **Sensitivity and charge (parallel composition over disjoint cells).** Neighbouring databases differ by one record
 added, removed or replaced (the server's privacy unit). A record adds g ∈ [g̲, ḡ] to exactly one cell (g = 1 for
@@ -21,7 +24,9 @@ exactly as a mean does.
 
 **Keys not declared: partition selection.** ``... group by c`` on a text column without declared categories, under a
 laplace policy with ``partition_delta = δ``: the cells are the values of c present in the stored table (NULL aside),
-sorted; every cell gets a noisy count, rounded to an integer, and the cell is released only when that count reaches
+sorted (on several key columns of which one at least is not declared: the tuples present in the table, none of
+their keys NULL and every key of a declared column among its categories, sorted; a tuple is a cell like a key and
+a record is in one cell at most, so what follows holds for tuples word for word); every cell gets a noisy count, rounded to an integer, and the cell is released only when that count reaches
 a threshold T (:mod:`privnoise.dp.partition`). A replacement changes at most two cells' counts by one each (ℓ1 = 2),
 and may make one key disappear and another appear, each holding one record. With the shared cells' counts
 calibrated to ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`) and T the smallest
@@ -39,13 +44,15 @@ declare the categories.
 the record being in the cell that does the same work either way (:mod:`.indicators`), of the same single statement
 over the whole table, multiplied by the record's filter weight:
 every record is evaluated against every cell whatever the data, so the latency does not depend on how many
-records a group or a bin holds.
+records a group or a bin holds. The indicator of a cell of several key columns is the product of one indicator per
+key column: a record does the same k comparisons for each of the cells, whether it is in it or not.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -58,14 +65,20 @@ from ..dp.partition import laplace_partition_threshold, pure_budget_share, selec
 from ..dp.profile import profile_of
 from .config import DatasetSpec
 from .indicators import compare, numeric_comparison
+from .limits import MAX_CELLS
 from .querylang import QueryError, QuerySpec
 
 __all__ = [
+    "MAX_CELLS",
     "NEIGHBOURS",
     "PartitionSelection",
+    "cell_count",
+    "check_cells",
     "cell_keys",
     "cell_tests",
     "declared_keys",
+    "group_keys",
+    "stored_keys",
     "vector_parts",
     "vector_sensitivity",
 ]
@@ -103,10 +116,12 @@ def _categories(spec: DatasetSpec, column: str, what: str) -> tuple[str, ...]:
 
 
 class PartitionSelection:
-    """The keys of a group-by over undeclared keys (module docstring): ε₀ for the counts, and the threshold."""
+    """The keys of a group-by over undeclared keys (module docstring): ε₀ for the counts, and the threshold.
+    ``column`` is the key column, or a tuple of several (``columns`` is always the tuple)."""
 
-    def __init__(self, column: str, count_epsilon: float, delta: float) -> None:
+    def __init__(self, column: str | tuple[str, ...], count_epsilon: float, delta: float) -> None:
         self.column = column
+        self.columns: tuple[str, ...] = (column,) if isinstance(column, str) else tuple(column)
         self.delta = delta
         self.count_epsilon = pure_budget_share(count_epsilon, delta)
         self.threshold: int | None = None
@@ -142,8 +157,39 @@ def declared_keys(spec: DatasetSpec, column: str) -> tuple[str, ...] | None:
     return col.categories
 
 
-def cell_keys(query: QuerySpec, spec: DatasetSpec) -> tuple[str, tuple[Any, ...]]:
-    """(the column the cells are made of, the cells' keys): bins as "[a, b)" labels, or declared categories."""
+def cell_count(spec: DatasetSpec, columns: Sequence[str]) -> int | None:
+    """The number of cells of a group-by on ``columns`` of ``spec``: the product of their numbers of declared
+    categories (None when one of them is not a text column with categories, or not a column)."""
+    count = 1
+    for column in columns:
+        col = spec.columns.get(column)
+        if col is None or col.type != "text" or not col.categories:
+            return None
+        count *= len(col.categories)
+    return count
+
+
+def check_cells(cells: int) -> None:
+    """Refuse a group-by of more than :data:`MAX_CELLS` cells."""
+    if cells > MAX_CELLS:
+        raise QueryError(f"the group by has {cells} cells (the product of its key columns' declared categories), "
+                         f"more than the limit of {MAX_CELLS}; group by fewer columns.")
+
+
+def cell_keys(query: QuerySpec, spec: DatasetSpec) -> tuple[str | tuple[str, ...], tuple[Any, ...]]:
+    """(the column the cells are made of, the cells' keys): bins as "[a, b)" labels, or declared categories; on
+    several key columns, (their names, the tuples of the product of their declared categories).
+
+    >>> from privnoise.server.config import ColumnSpec
+    >>> spec = DatasetSpec("m", "m", None, 1, 0, {"r": ColumnSpec("r", "text", categories=("n", "s")),
+    ...                    "t": ColumnSpec("t", "text", categories=("day", "night"))}, {})
+    >>> cell_keys(QuerySpec("count", group_by=("r", "t")), spec)
+    (('r', 't'), (('n', 'day'), ('n', 'night'), ('s', 'day'), ('s', 'night')))
+    """
+    if isinstance(query.group_by, tuple):
+        declared = [_categories(spec, column, "group by") for column in query.group_by]
+        check_cells(math.prod(len(d) for d in declared))
+        return query.group_by, tuple(itertools.product(*declared))
     if query.group_by is not None:
         return query.group_by, _categories(spec, query.group_by, "group by")
     assert query.column is not None
@@ -176,9 +222,50 @@ def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...]
             numeric_comparison(x, ">=", a, dialect) * numeric_comparison(x, "<=" if i == last else "<", b, dialect)
             for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False))
         ]
+    if isinstance(query.group_by, tuple):  # one indicator per key column, multiplied (module docstring)
+        columns = [table.c[c] for c in query.group_by]
+        tests = []
+        for key in keys:
+            test = compare(columns[0], "=", key[0], False, dialect)
+            for column, value in zip(columns[1:], key[1:], strict=True):
+                test = test * compare(column, "=", value, False, dialect)
+            tests.append(test)
+        return tests
     column = query.group_by if query.group_by is not None else query.column
     assert column is not None
     return [compare(table.c[column], "=", k, False, dialect) for k in keys]
+
+
+def group_keys(
+    query: QuerySpec, spec: DatasetSpec, policy: Any
+) -> tuple[tuple[Any, ...] | None, PartitionSelection | None]:
+    """(the declared cells, None) of a group-by whose key columns all have declared categories, or (None, the
+    partition selection) when one of them has none and ``policy`` sets ``partition_delta`` (module docstring);
+    a key column that is not a text column, or too many cells, is refused here."""
+    columns = query.key_columns()
+    undeclared = [c for c in columns if declared_keys(spec, c) is None]
+    if undeclared and policy.partition_delta:
+        assert policy.epsilon is not None
+        share = policy.epsilon / (1 if query.kind == "count" else 2)
+        return None, PartitionSelection(query.group_by, float(share), float(policy.partition_delta))  # type: ignore[arg-type]
+    return cell_keys(query, spec)[1], None
+
+
+def stored_keys(
+    rows: list[Any], spec: DatasetSpec, columns: tuple[str, ...]
+) -> tuple[list[Any], list[Any]]:
+    """(the keys, the rows) of a partition selection's ``GROUP BY`` over ``columns`` (each row its keys first),
+    sorted: rows with a NULL key are in no cell, and on several columns so are rows with a key of a declared
+    column outside its categories; keys are strings, or lists of strings on several columns."""
+    declared = [declared_keys(spec, c) for c in columns]
+    k = len(columns)
+    kept = [
+        r for r in rows
+        if all(r[i] is not None and (declared[i] is None or str(r[i]) in declared[i]) for i in range(k))
+    ]
+    kept.sort(key=lambda r: tuple(str(v) for v in r[:k]))
+    keys = [str(r[0]) if k == 1 else [str(v) for v in r[:k]] for r in kept]
+    return keys, [r[k:] for r in kept]
 
 
 def vector_parts(
