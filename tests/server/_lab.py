@@ -127,6 +127,7 @@ class DatasetDef:
     fisher_floor: dict[str, float | None] = field(default_factory=dict)  # per column; default 1e-12
     categories: tuple[str, ...] | None = None  # declared values of the text column ``region``
     step_queries: dict[str, str] = field(default_factory=dict)  # per column: "allow" opens it to step queries
+    texts: dict[str, tuple[str, ...] | None] = field(default_factory=dict)  # more text columns: their categories
 
     def toml(self) -> str:
         lines = [
@@ -147,12 +148,17 @@ class DatasetDef:
         lines.append('type = "text"')
         if self.categories is not None:
             lines.append(f"categories = {json.dumps(list(self.categories))}")
+        for column, values in self.texts.items():
+            lines.append(f"[datasets.{self.name}.columns.{column}]")
+            lines.append('type = "text"')
+            if values is not None:
+                lines.append(f"categories = {json.dumps(list(values))}")
         lines.append(self.policies.replace("[policies.", f"[datasets.{self.name}.policies."))
         return "\n".join(lines) + "\n"
 
     def csv(self) -> str:
-        header = [*self.bounds, "region"]
-        body = [",".join(repr(float(r[c])) if c != "region" else r[c] for c in header) for r in self.rows]
+        header = [*self.bounds, "region", *self.texts]
+        body = [",".join(repr(float(r[c])) if c in self.bounds else r[c] for c in header) for r in self.rows]
         return "\n".join([",".join(header), *body]) + "\n"
 
 
