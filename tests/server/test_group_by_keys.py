@@ -531,3 +531,27 @@ def test_refusals_come_before_any_charge(lab: Lab, body: dict[str, Any], problem
     r = lab.post("q", {"kind": "count", "group_by": ["a", "b", "c", "d", "e"], "dataset": "m"})
     assert r.status_code == 422 and "at most 4 items" in r.text, r.text
     assert _state(lab) == before
+
+
+def test_the_console_shows_one_row_per_key_with_its_key_columns(lab: Lab) -> None:
+    from privnoise.server.console.querier import _cells
+    from privnoise.server.console.queryform import describe_query
+
+    body = lab.post("q", {"query": "count() from m group by region, tariff"}).json()
+    cells = _cells(body)
+    assert cells is not None and cells["columns"] == ["region", "tariff"]
+    assert [key for key, _ in cells["rows"]] == [list(k) for k in itertools.product(REGIONS, TARIFFS)]
+    assert [v for _, v in cells["rows"]] == body["value"]
+    assert describe_query(body["query"]) == "count() from m group by region, tariff"
+    one = _cells(lab.post("q", {"query": "mean(x) from m group by region"}).json())
+    assert one is not None and one["columns"] == ["region"] and one["rows"][0][0] == ["north"]
+    assert _cells(lab.post("q", {"query": "sum(x) from m"}).json()) is None
+    from privnoise.server.console.render import environment
+
+    body = lab.post("q", {"query": "sum(x) from m group by tariff, region"}).json()
+    html = environment().get_template("answer.html").render(
+        session=None, path="/console/answers/1", status=200, text="sum(x) from m group by tariff, region",
+        answer=body, created="now", values=body["value"], cells=_cells(body), preview=20, extra={},
+    )
+    assert '<th scope="col" data-key-column="tariff">tariff</th>' in html
+    assert "<tr><td>day</td><td>north</td><td data-value=" in html

@@ -219,6 +219,7 @@ def test_the_package_ships_its_templates_and_static_files() -> None:
 def test_the_ledger_text_of_a_group_by_and_of_the_new_kinds_reads_back() -> None:
     for text in (
         "mean(kwh) from meters where kwh > 2.0 group by region",
+        "count() from meters group by region, tariff, size",
         "histogram(kwh, bins = [0, 10, 60]) from meters",
         "quantile(kwh, [0.25, 0.75]) from meters",
     ):

@@ -157,6 +157,8 @@ def answer(request: Request, ledger_id: str) -> Response:
         return found
     text, payload, created = found
     value = payload.get("value")
+    cells = _cells(payload)
+    hidden = SHOWN if cells is None else (*SHOWN, "keys", "key_columns")
     return page(
         request,
         "answer.html",
@@ -164,9 +166,22 @@ def answer(request: Request, ledger_id: str) -> Response:
         answer=payload,
         created=created,
         values=value if isinstance(value, list) else None,
+        cells=cells,
         preview=_PREVIEW,
-        extra={k: v for k, v in payload.items() if k not in SHOWN},
+        extra={k: v for k, v in payload.items() if k not in hidden},
     )
+
+
+def _cells(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The keyed values of a group-by or histogram answer — ``{"columns": key column names, "rows": [(key values,
+    noisy value)]}`` — or None for an answer without keys."""
+    value, keys = payload.get("value"), payload.get("keys")
+    if not isinstance(value, list) or not isinstance(keys, list) or len(keys) != len(value):
+        return None
+    query = payload.get("query") if isinstance(payload.get("query"), dict) else {}
+    columns = payload.get("key_columns") or [query.get("group_by") or query.get("column") or "key"]
+    rows = [(key if isinstance(key, list) else [key], v) for key, v in zip(keys, value, strict=True)]
+    return {"columns": [str(c) for c in columns], "rows": rows}
 
 
 @router.get("/answers/{ledger_id}.csv")
@@ -177,9 +192,15 @@ def answer_csv(request: Request, ledger_id: str) -> Response:
     value = found[1].get("value")
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(("index", "noisy value"))
-    for i, v in enumerate(value if isinstance(value, list) else [value]):
-        writer.writerow((i, repr(v)))
+    cells = _cells(found[1]) if "key_columns" in found[1] else None  # several key columns: one CSV column each
+    if cells is not None:
+        writer.writerow(("index", *cells["columns"], "noisy value"))
+        for i, (key, v) in enumerate(cells["rows"]):
+            writer.writerow((i, *key, repr(v)))
+    else:
+        writer.writerow(("index", "noisy value"))
+        for i, v in enumerate(value if isinstance(value, list) else [value]):
+            writer.writerow((i, repr(v)))
     return Response(
         buffer.getvalue(),
         media_type="text/csv; charset=utf-8",

@@ -142,6 +142,7 @@ def describe_query(query: dict[str, Any]) -> str:
             else f"{c['column']} {c['op']} {c['value']:g}"
             for c in where
         )
-    if query.get("group_by"):
-        text += f" group by {query['group_by']}"
+    group_by = query.get("group_by")
+    if group_by:
+        text += " group by " + (", ".join(map(str, group_by)) if isinstance(group_by, list) else str(group_by))
     return text
