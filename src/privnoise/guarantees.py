@@ -285,8 +285,9 @@ class DifferentialPrivacyGuarantee(Guarantee):
 
     def __post_init__(self) -> None:
         object.__setattr__(
-            self, "epsilon", check_positive(self.epsilon, "epsilon", "DifferentialPrivacyGuarantee")
-        )
+            self, "epsilon",
+            check_positive(self.epsilon, "epsilon", "DifferentialPrivacyGuarantee", allow_zero=True),
+        )  # ε = 0: nothing released yet (a fresh session), or (0, δ)-DP
         object.__setattr__(
             self, "delta", check_probability(self.delta, "delta", "DifferentialPrivacyGuarantee")
         )

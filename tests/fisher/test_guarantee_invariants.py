@@ -158,9 +158,11 @@ def test_differential_privacy_guarantee_form():
     assert DifferentialPrivacyGuarantee(epsilon=1.0).summary() == (
         "(1, 0)-differential privacy (pure; one record changes within its declared bounds)"
     )
-    for bad in ({"epsilon": 0.0}, {"epsilon": math.inf}, {"epsilon": 1.0, "delta": 1.0}):
+    for bad in ({"epsilon": -0.1}, {"epsilon": math.inf}, {"epsilon": math.nan}, {"epsilon": 1.0, "delta": 1.0}):
         with pytest.raises(InvalidParameterError):
             DifferentialPrivacyGuarantee(**bad)
+    # ε = 0 is a statement too: nothing released yet, or (0, δ)-DP (statistical-input privacy)
+    assert DifferentialPrivacyGuarantee(epsilon=0.0, delta=1e-3).summary().startswith("(0, 0.001)-differential")
 
 
 def test_gaussian_guarantee_of_a_correlated_linear_release():

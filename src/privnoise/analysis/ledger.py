@@ -47,7 +47,8 @@ class Cost:
 
     ``epsilon`` and ``delta`` are the (ε, δ) of the query in the Laplace family; ``rho`` and ``delta`` its
     (approximate) zCDP in the Gaussian family; ``pld`` and ``rdp`` the pieces the library accountants compose:
-    ("laplace", b/Δ), ("discrete-laplace", 1/t, Δ), ("gaussian", σ/Δ), ("dp", ε, δ), ("zcdp", ρ).
+    ("laplace", b/Δ), ("discrete-laplace", 1/t, Δ), ("dp", ε, δ) for PLD (the Laplace family), ("gaussian", σ/Δ),
+    ("zcdp", ρ) for RDP (the Gaussian family).
     """
 
     label: str
@@ -155,7 +156,7 @@ class Ledger:
         self.costs.append(cost)
 
     def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
-        """The ε spent at δ by ``costs`` (advanced, pld and rdp modes)."""
+        """The ε spent at δ by ``costs`` (advanced and rdp modes; "pld" keeps its composition in ``_pld``)."""
         if not costs:
             return 0.0
         if self.mode == "advanced":
@@ -166,11 +167,6 @@ class Ledger:
             for c in costs:
                 acc.record_epsilon(c.epsilon, c.delta, label=c.label)
             return acc.epsilon(delta)
-        if self.mode == "pld":
-            composed = self._pld if costs is self.costs else None
-            for cost in costs if composed is None else ():
-                composed = _pld_compose(composed, cost)
-            return 0.0 if composed is None else outward(composed.get_epsilon_for_delta(delta))
         return _rdp_epsilon(costs, delta)
 
     # -- views -------------------------------------------------------------------------------------------------
@@ -192,7 +188,10 @@ class Ledger:
             rho_left = self._zcdp.rho_budget() - self._zcdp.total_rho if self.costs else self._zcdp.rho_budget()
             spent = self._zcdp.epsilon(float(self.delta)) if self.costs else 0.0
             return Remaining(float(self.epsilon) - spent, delta_left, float(rho_left), spent, None, n)
-        spent = self._spent_epsilon(self.costs, float(self.delta))
+        if self.mode == "pld":
+            spent = 0.0 if self._pld is None else outward(self._pld.get_epsilon_for_delta(float(self.delta)))
+        else:
+            spent = self._spent_epsilon(self.costs, float(self.delta))
         return Remaining(float(self.epsilon) - spent, delta_left, None, spent, None, n)
 
 
@@ -208,11 +207,11 @@ def _pld_compose(composed: Any, cost: Cost) -> Any:
         elif piece[0] == "discrete-laplace":
             part = pld.from_discrete_laplace_mechanism(piece[1], sensitivity=piece[2],
                                                        value_discretization_interval=interval)
-        elif piece[0] == "gaussian":
-            part = pld.from_gaussian_mechanism(piece[1], value_discretization_interval=interval)
-        else:
+        elif piece[0] == "dp":
             params = common.DifferentialPrivacyParameters(float(piece[1]), float(piece[2]))
             part = pld.from_privacy_parameters(params, value_discretization_interval=interval)
+        else:  # the Laplace family's pieces only (Plan.add, Plan.selection)
+            raise ValueError(f"no PLD for the piece {piece!r}")
         composed = part if composed is None else composed.compose(part)
     return composed
 
@@ -230,8 +229,8 @@ def _rdp_epsilon(costs: list[Cost], delta: float) -> float:
         for piece in cost.rdp:
             if piece[0] == "gaussian":
                 accountant.compose(dp_accounting.GaussianDpEvent(piece[1]))
-            elif piece[0] == "laplace":
-                accountant.compose(dp_accounting.LaplaceDpEvent(piece[1]))
-            else:
+            elif piece[0] == "zcdp":
                 accountant.compose(dp_accounting.ZCDpEvent(float(piece[1])))
+            else:  # the Gaussian family's pieces only (Plan.add, Plan.selection)
+                raise ValueError(f"no RDP for the piece {piece!r}")
     return outward(accountant.get_epsilon(slack))
