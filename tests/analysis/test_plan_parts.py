@@ -341,9 +341,10 @@ def test_sums_of_non_positive_values_have_intervals_at_most_zero(query):
         value = np.atleast_1d(np.asarray(release.value, dtype=float))
         low, high = (np.atleast_1d(np.asarray(v, dtype=float)) for v in release.confidence_interval(0.9))
         assert np.all(high <= 0) and np.all(low <= high)
-        # Session.sum clips its value to ≤ 0 (then it is the noisy sum where below 0); a group sum is the noisy sum
-        inside = value < 0 if query == "sum" else np.ones(value.size, dtype=bool)
-        assert np.all(value <= 0) or query == "group sum"
+        # the value is clipped to ≤ 0 (then it is the noisy sum where below 0), and says where it was
+        inside = value < 0
+        assert np.all(value <= 0)
+        assert np.array_equal(np.atleast_1d(release.clamped), value == 0.0)
         np.testing.assert_allclose(low[inside], value[inside] - r, rtol=1e-12)
         np.testing.assert_allclose(high[inside], np.minimum(value[inside] + r, 0.0), rtol=1e-12)
         if query == "sum":

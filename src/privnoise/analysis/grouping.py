@@ -253,10 +253,12 @@ class GroupQueries:
                                   interval=vector_interval(n_hat, count.law, low=0.0))
         assert s_hat is not None and total is not None and b is not None
         s_hat = s_hat[chosen]
-        if label == "group sum":
-            return self._estimate(plan, s_hat, query, keys=kept, key_columns=columns,
-                                  interval=vector_interval(s_hat, total.law, low=0.0 if b.low >= 0 else None,
-                                                           high=0.0 if b.high <= 0 else None))
+        if label == "group sum":  # clipped to the sign the bounds give the sum, as Session.sum
+            low = 0.0 if b.low >= 0 else None
+            high = 0.0 if b.high <= 0 else None
+            value = np.clip(s_hat, -np.inf if low is None else low, np.inf if high is None else high)
+            return self._estimate(plan, value, query, keys=kept, key_columns=columns, clamped=value != s_hat,
+                                  interval=vector_interval(s_hat, total.law, low=low, high=high))
         assert n_hat is not None and count is not None
         values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
         return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval, key_columns=columns)
