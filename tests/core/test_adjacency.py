@@ -98,3 +98,10 @@ def test_a_per_row_range_is_finite_and_ordered(low: float, high: float) -> None:
 def test_the_neighbours_are_described() -> None:
     assert RecordReplaced().describe() == "one record added, removed or replaced"
     assert UnitAddedOrRemoved(4).describe() == "one unit added or removed (at most 4 rows used)"
+
+
+@pytest.mark.parametrize("norm", ["L2", "linf", None])
+def test_a_norm_is_l1_or_l2(norm) -> None:
+    for adjacency in (RecordReplaced(), UnitAddedOrRemoved(2)):
+        with pytest.raises(InvalidParameterError, match="norm must be 'l1' or 'l2'"):
+            adjacency.cells(0.0, 1.0, norm)

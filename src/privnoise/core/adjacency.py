@@ -65,6 +65,12 @@ class Bounds:
         return max(abs(self.low), abs(self.high))
 
 
+def _norm(norm: str) -> str:
+    if norm not in ("l1", "l2"):
+        raise InvalidParameterError(f"a sensitivity norm must be 'l1' or 'l2'; got {norm!r}.")
+    return norm
+
+
 def _checked(low: float, high: float) -> tuple[float, float]:
     if not (math.isfinite(low) and math.isfinite(high)) or low > high:
         raise InvalidParameterError(f"a per-row range must be finite with low ≤ high; got [{low}, {high}].")
@@ -101,7 +107,7 @@ class RecordReplaced(Adjacency):
 
     def cells(self, low: float, high: float, norm: Norm) -> float:
         low, high = _checked(low, high)
-        moved = max(abs(low), abs(high)) * (2.0 if norm == "l1" else math.sqrt(2.0))
+        moved = max(abs(low), abs(high)) * (2.0 if _norm(norm) == "l1" else math.sqrt(2.0))
         return max(high - low, moved)
 
     def describe(self) -> str:
@@ -123,6 +129,7 @@ class UnitAddedOrRemoved(Adjacency):
         return self.k * max(abs(low), abs(high))
 
     def cells(self, low: float, high: float, norm: Norm) -> float:
+        _norm(norm)
         return self.sum(low, high)  # ℓ1 and ℓ2 alike: all k rows may fall in one cell
 
     def describe(self) -> str:
