@@ -145,6 +145,11 @@ def test_quantiles_of_one_level_are_numbers_and_of_several_arrays() -> None:
     assert many.query["q"] == [0.25, 0.75] and many.query["bounds"] == [0.0, 10.0]
     assert many.query["column"] == "kwh" and many.query["grid"] == 2.0 ** np.floor(np.log2(10.0 / 64))
     assert many.query["epsilon_each"] == pytest.approx(1e3 / 2)
+    from privnoise.analysis.estimate import RANK
+
+    assert many.meaning == RANK and one.meaning == RANK
+    with pytest.raises(pn.exceptions.InvalidParameterError, match="resolution"):
+        s.quantile("kwh", 0.5, bounds=(0.0, 10.0), epsilon=1.0, resolution=1)
 
 
 def test_top_k_may_pick_every_candidate() -> None:
