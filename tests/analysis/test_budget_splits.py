@@ -155,7 +155,7 @@ def _parts(release, aggregates, values, cells, k, norm):
         yield noise[name], d, scalar
 
 
-@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("k", [1, 2, 3])
 def test_pld_accountant_composes_the_noise_drawn_with_the_partition_delta(k):
     pytest.importorskip("dp_accounting")
     from dp_accounting.pld import common

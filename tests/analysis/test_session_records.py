@@ -177,3 +177,15 @@ def test_scalar_queries_on_dask_are_the_in_memory_ones() -> None:
                 assert float(y.value) == pytest.approx(float(x.value), rel=1e-6, abs=1e-3)
     clipped = frame["kwh"].clip(0.0, 10.0)
     assert float(y.value) == pytest.approx(float(clipped.var(ddof=0)), rel=1e-3)
+
+
+@pytest.mark.parametrize("accountant", ["zcdp", "rdp"])
+def test_gaussian_family_counts_and_cells_are_integers_with_integer_intervals(accountant: str) -> None:
+    # counts are released as integers (the Gaussian noise rounded): their intervals are j rows either side, j an
+    # integer, with the exact coverage of the rounded law
+    for seed in range(4):
+        s = _session(epsilon=5.0, seed=seed, accountant=accountant, delta=1e-6)
+        for est in (s.count(epsilon=0.5), s.histogram("region", categories=["east", "north"], epsilon=0.5)):
+            low, high = (np.atleast_1d(np.asarray(v, dtype=float)) for v in est.confidence_interval(0.95))
+            assert np.all(low == np.round(low)) and np.all(high == np.round(high))
+            assert np.all(est.coverage(0.95) >= 0.95)
