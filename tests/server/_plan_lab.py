@@ -199,3 +199,11 @@ def gaussian_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
     """δ(ε) of Gaussian noise at ℓ2 sensitivity Δ (Balle & Wang's analytic Gaussian mechanism)."""
     a, b = sensitivity / (2.0 * sigma), epsilon * sigma / sensitivity
     return float(stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b))
+
+
+def selection_threshold(scale: float, delta: float) -> int:
+    """The smallest integer T ≥ 2 with P(1 + W rounds to ≥ T) = P(W ≥ T − 3/2) ≤ δ, W ~ Laplace(scale)."""
+    t = 2
+    while stats.laplace.sf(t - 1.5, scale=scale) > delta:
+        t += 1
+    return t

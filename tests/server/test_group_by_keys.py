@@ -43,6 +43,7 @@ from privnoise.server.querylang import QueryError, QuerySpec, parse_query, spec_
 from privnoise.server.steps import StepQueryRefused, floored_steps, step_constructs  # noqa: E402
 from privnoise.server.vectors import MAX_CELLS, cell_count, stored_keys  # noqa: E402
 from tests.server._lab import DatasetDef, Lab, NoiseSpy  # noqa: E402
+from tests.server._plan_lab import selection_threshold  # noqa: E402
 
 F = Fraction
 ALPHA = 1e-6
@@ -226,14 +227,6 @@ def test_declared_products_give_the_pandas_groupby_of_every_cell(
 # --- keys not declared: partition selection over tuples ----------------------------------------------------------
 
 
-def _threshold(scale: float, delta: float) -> int:
-    """The smallest integer T ≥ 2 with P(1 + W rounds to ≥ T) = P(W ≥ T − 3/2) ≤ δ, W ~ Laplace(scale)."""
-    t = 2
-    while stats.laplace.sf(t - 1.5, scale=scale) > delta:
-        t += 1
-    return t
-
-
 @pytest.mark.parametrize(
     ("text", "columns", "names", "share"),
     [
@@ -258,7 +251,7 @@ def test_undeclared_keys_select_the_stored_tuples(
     assert all(c.dim == 2 and c.noise.sensitivity == 2.0 * (1.0 if c.name == "count" else top)
                for c in plan.components)
     scale = float(profile_of(count_noise.mechanism).scale)
-    assert selection.threshold == _threshold(scale, float(partition)) + math.ceil(count_noise.grid)
+    assert selection.threshold == selection_threshold(scale, float(partition)) + math.ceil(count_noise.grid)
     # one charge: ε and δ of the policy, and the partition δ once
     assert plan.charge.epsilon == epsilon and plan.charge.delta == delta + partition
     # one GROUP BY over every record of the key columns; the stored tuples, NULL or undeclared keys aside, sorted

@@ -46,6 +46,7 @@ from tests.server._plan_lab import (
     laplace,
     scalar_sensitivity,
     selected,
+    selection_threshold,
     slopes,
     vector_sensitivity,
 )
@@ -561,14 +562,6 @@ def test_vector_combinations_clip(db: tuple[Engine, Table]) -> None:
 # --- group by undeclared keys: partition selection --------------------------------------------------------------
 
 
-def _threshold(scale: float, delta: float) -> int:
-    """The smallest integer T ≥ 2 with P(1 + W rounds to ≥ T) = P(W ≥ T − 3/2) ≤ δ, W ~ Laplace(scale)."""
-    t = 2
-    while stats.laplace.sf(t - 1.5, scale=scale) > delta:
-        t += 1
-    return t
-
-
 @pytest.mark.parametrize(
     ("text", "names", "counted_share"),
     [
@@ -601,7 +594,7 @@ def test_partition_selection_plans(
             lo, hi = BOUNDS[q.column or ""]
             assert component.noise.sensitivity == 2.0 * max(abs(lo), abs(hi))
             _check_noise(component.noise, "laplace", 2.0 * max(abs(lo), abs(hi)), float(epsilon) / 2, 0.0)
-    assert selection.threshold == _threshold(_scale(count_noise), float(partition)) + math.ceil(
+    assert selection.threshold == selection_threshold(_scale(count_noise), float(partition)) + math.ceil(
         count_noise.grid
     )
     assert plan.charge.epsilon == epsilon and plan.charge.delta == delta + partition
