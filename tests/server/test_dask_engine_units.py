@@ -671,6 +671,6 @@ def test_a_dataset_that_cannot_be_read_closes_the_connections_made(root: Path, c
     text = '[server]\ndatabase = "sqlite"\n' + _dataset("d", "parts/*.parquet")
     text += _dataset("gone", "nothing/*.parquet", scheduler="tcp://10.0.0.3:8786")
     (root / "gone.toml").write_text(text, encoding="utf-8")
-    with pytest.raises(Exception, match="nothing"):
+    with pytest.raises(Exception, match="no Parquet file matches"):
         dask_engine.DaskDatasets(load_config(root / "gone.toml"))
     assert [c.closed for c in connections] == [1, 1]
