@@ -156,7 +156,12 @@ def vector_sensitivity(
 ) -> float:
     """max over neighbours of the ℓ1 or ℓ2 change of a vector of ``cells`` disjoint cells, a record adding g to one
     cell or to none: enumerated over (cell, record) pairs for add, remove and replace."""
-    values = sorted({g(r) for r in grid(columns, 11)})
+    return largest_cell_change(sorted({g(r) for r in grid(columns, 11)}), cells, norm)
+
+
+def largest_cell_change(values: list[float], cells: int, norm: str) -> float:
+    """max over neighbours of the ℓ1 or ℓ2 change of ``cells`` disjoint cells, a record adding one of ``values`` to
+    one cell: one record added, removed (against no record) or replaced (same cell or another)."""
     records = [(None, 0.0)] + [(k, v) for k in range(cells) for v in values]
     best = 0.0
     for (k1, v1), (k2, v2) in itertools.product(records, records):

@@ -20,7 +20,6 @@ every file.
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +43,7 @@ from privnoise.server.config import ServerConfig, load_config  # noqa: E402
 from privnoise.server.planner import Plan, make_plan  # noqa: E402
 from privnoise.server.querylang import parse_query  # noqa: E402
 from privnoise.server.store import DataImportError  # noqa: E402
+from tests.server._plan_lab import OPS  # noqa: E402
 
 KS_ALPHA = 1e-6
 BOUNDS = {"x": (-2.0, 3.0), "y": (0.5, 2.0), "z": (-1.0, 1.0)}
@@ -193,14 +193,6 @@ def _plan(config: ServerConfig, text: str, dataset: str = "d", records: int = N)
 
 
 # -- the records, one by one ------------------------------------------------------------------------------------
-OPS = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 
 
 def _missing(v: Any) -> bool:

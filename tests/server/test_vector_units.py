@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import operator
 from fractions import Fraction
 from typing import Any
 
@@ -29,15 +28,8 @@ from privnoise.server.vectors import (
     vector_parts,
     vector_sensitivity,
 )
+from tests.server._plan_lab import OPS, largest_cell_change
 
-OPS = {
-    "=": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
 REGIONS = ("north", "south", "east")
 SPEC = DatasetSpec(
     "m",
@@ -60,17 +52,7 @@ SPEC = DatasetSpec(
 def _brute(g_low: float, g_high: float, norm: str, cells: int = 3) -> float:
     """max over neighbours of the change of the vector: a record adds g ∈ [g_low, g_high] to one cell; one record
     added, removed (against no record) or replaced (same cell or another)."""
-    values = sorted(set(np.linspace(g_low, g_high, 9).tolist()))
-    records = [(None, 0.0)] + [(k, v) for k in range(cells) for v in values]
-    best = 0.0
-    for (k1, v1), (k2, v2) in itertools.product(records, records):
-        change = np.zeros(cells)
-        if k1 is not None:
-            change[k1] -= v1
-        if k2 is not None:
-            change[k2] += v2
-        best = max(best, float(np.abs(change).sum() if norm == "l1" else np.sqrt((change**2).sum())))
-    return best
+    return largest_cell_change(sorted(set(np.linspace(g_low, g_high, 9).tolist())), cells, norm)
 
 
 @pytest.mark.parametrize(
