@@ -26,6 +26,7 @@ from .linalg import DENSE_LIMIT, DenseForm, DenseMatrix, LinearOperator, Symmetr
 
 __all__ = [
     "CombinedGuarantee",
+    "ConcentratedGuarantee",
     "DifferentialPrivacyGuarantee",
     "FisherGuarantee",
     "FisherInformation",
@@ -303,6 +304,23 @@ class DifferentialPrivacyGuarantee(Guarantee):
     def summary(self) -> str:
         kind = "pure" if self.delta == 0 else "approximate"
         return f"({self.epsilon:.6g}, {self.delta:.3g})-differential privacy ({kind}; {self.adjacency})"
+
+
+@dataclass(frozen=True, slots=True)
+class ConcentratedGuarantee(Guarantee):
+    """ρ-zero-concentrated DP, δ-approximate when ``delta`` > 0 (Bun & Steinke 2016, Definitions 1.1 and 8.1)."""
+
+    rho: float
+    delta: float
+    adjacency: str
+    notion: str = field(default="zero-concentrated-differential-privacy", init=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"notion": self.notion, "rho": self.rho, "delta": self.delta, "adjacency": self.adjacency}
+
+    def summary(self) -> str:
+        approximate = f", δ-approximate with δ = {self.delta:.3g}" if self.delta else ""
+        return f"ρ-zCDP with ρ = {self.rho:.6g}{approximate} ({self.adjacency})"
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 from privnoise.analysis.accuracy import NoiseLaw, exponential_rank_radius, variance_interval
+from privnoise.mechanisms.error_laws import error_law
 
 LEVELS = [0.5, 0.9, 0.95, 0.999]
 
@@ -38,7 +39,7 @@ def _integer_coverage(family: str, scale: float, j: int) -> float:
 @pytest.mark.parametrize("level", LEVELS)
 def test_continuous_radius_is_the_quantile_of_the_absolute_noise_plus_half_the_grid(family, level) -> None:
     for scale, grid in ((0.7, 0.0), (3.0, 0.25)):
-        radius, coverage = NoiseLaw(family, scale, grid).radius(level)
+        radius, coverage = NoiseLaw(error_law(family, scale), grid).radius(level)
         q = _continuous(family, scale).ppf((1.0 + level) / 2.0)
         assert radius == pytest.approx(q + grid / 2.0, rel=1e-12) and coverage == level
 
@@ -47,7 +48,7 @@ def test_continuous_radius_is_the_quantile_of_the_absolute_noise_plus_half_the_g
 @pytest.mark.parametrize("level", LEVELS)
 def test_integer_radius_is_the_smallest_with_its_exact_coverage(family, level) -> None:
     for scale in (0.05, 0.4, 1.0, 2.7, 15.0):
-        radius, coverage = NoiseLaw(family, scale, integer=True).radius(level)
+        radius, coverage = NoiseLaw(error_law(family, scale), integer=True).radius(level)
         j = 0
         while _integer_coverage(family, scale, j) < level:
             j += 1
@@ -56,12 +57,12 @@ def test_integer_radius_is_the_smallest_with_its_exact_coverage(family, level) -
 
 
 def test_noise_variances_are_the_laws_second_moments() -> None:
-    assert NoiseLaw("laplace", 1.5).variance() == pytest.approx(stats.laplace(scale=1.5).var(), rel=1e-14)
-    assert NoiseLaw("gaussian", 1.5).variance() == pytest.approx(1.5**2, rel=1e-14)
+    assert NoiseLaw(error_law("laplace", 1.5)).variance() == pytest.approx(stats.laplace(scale=1.5).var(), rel=1e-14)
+    assert NoiseLaw(error_law("gaussian", 1.5)).variance() == pytest.approx(1.5**2, rel=1e-14)
     k = np.arange(-4000, 4001)
     for scale in (0.3, 2.0, 9.0):
         exact = float((k.astype(float) ** 2 * _discrete_laplace_pmf(scale, k)).sum())
-        assert NoiseLaw("discrete-laplace", scale).variance() == pytest.approx(exact, rel=1e-10)
+        assert NoiseLaw(error_law("discrete-laplace", scale)).variance() == pytest.approx(exact, rel=1e-10)
 
 
 def _brute_variance_interval(n_hat, s1_hat, s2_hat, scales, level, h):  # noqa: ANN001, ANN202
@@ -93,7 +94,7 @@ def test_variance_interval_is_interval_arithmetic_on_the_three_parts(n_hat, s1_h
 
 
 def _check_variance_interval(n_hat, s1_hat, s2_hat, level, scales, h) -> None:  # noqa: ANN001
-    laws = tuple(NoiseLaw("laplace", b) for b in scales)
+    laws = tuple(NoiseLaw(error_law("laplace", b)) for b in scales)
     got = variance_interval(n_hat, s1_hat, s2_hat, laws, level, half_range=h)  # type: ignore[arg-type]
     assert got == pytest.approx(_brute_variance_interval(n_hat, s1_hat, s2_hat, scales, level, h), rel=1e-12,
                                 abs=1e-15)
@@ -127,7 +128,7 @@ def test_integer_radius_of_the_discrete_laplace_over_many_scales() -> None:
     # The continuous quantile only starts the search: for the discrete law it is often one too many.
     for scale in np.arange(0.1, 6.0, 0.1):
         for level in (0.5, 0.8, 0.9, 0.95, 0.99, 0.999):
-            radius, coverage = NoiseLaw("discrete-laplace", float(scale), integer=True).radius(level)
+            radius, coverage = NoiseLaw(error_law("discrete-laplace", float(scale)), integer=True).radius(level)
             j = 0
             while _integer_coverage("discrete-laplace", float(scale), j) < level:
                 j += 1

@@ -15,6 +15,7 @@ from privnoise.analysis.plans import Bounds, Plan, group_plan, ratio_estimate
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
 from privnoise.dp.exponential import report_noisy_max
+from privnoise.dp.families import FAMILIES
 
 CONFIDENCE = 1 - 1e-6
 SAMPLES = 400_000
@@ -57,7 +58,7 @@ def test_quantile_audit_stays_below_epsilon_and_catches_a_wrong_one():
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 def test_histogram_audit(family):
     k, epsilon = 3, 1.0
-    plan = Plan("histogram", family, price=Fraction(1) if family == "laplace" else Fraction(1, 2))
+    plan = Plan("histogram", FAMILIES[family], price=Fraction(1) if family == "laplace" else Fraction(1, 2))
     cells = plan.add("cells", float(k), plan.price, integer=True, vector=True, discrete=True)  # as Session.histogram
     base = np.array([5.0, 9.0, 2.0, 0.0])
     neighbour = base + np.array([0.0, 0.0, k, 0.0])  # the unit's k rows all fall in bin 2
@@ -67,7 +68,7 @@ def test_histogram_audit(family):
 
     delta = 0.0 if family == "laplace" else 1e-2  # a δ whose ε the audit's samples can reach
     claimed = epsilon if family == "laplace" else pn.dp.gaussian_epsilon(cells.scale, delta, sensitivity=k)
-    assert cells.law.family == ("discrete-laplace" if family == "laplace" else "gaussian")
+    assert cells.law.error.name == ("discrete-laplace" if family == "laplace" else "gaussian")
     report = _audit(mechanism, claimed, delta=delta)
     assert report.epsilon_lower_bound <= claimed and report.epsilon_lower_bound > 0.4 * claimed, report.summary()
 
@@ -79,7 +80,7 @@ def test_contribution_bounded_mean_audit_includes_the_random_choice_of_rows():
     request = AggregateRequest("moments", "x", (0.0, 10.0), "error", "unit", k, centre=bounds.centre)
     base = backend.aggregate(request, np.random.default_rng(0))
     extra = np.array([10.0, 0.0, 10.0, 10.0, 0.0])  # the added unit has 5 rows: k = 2 of them are kept at random
-    plan = Plan("mean", "laplace", price=Fraction(1))
+    plan = Plan("mean", FAMILIES["laplace"], price=Fraction(1))
     total = plan.add("sum", k * bounds.half, Fraction(1, 2))
     count = plan.add("count", float(k), Fraction(1, 2))
 
@@ -101,7 +102,7 @@ def test_contribution_bounded_mean_audit_includes_the_random_choice_of_rows():
 
 def test_partition_selection_audit_with_its_delta():
     k, epsilon, delta = 2, 1.0, 1e-3
-    plan = Plan("group count", "laplace", price=Fraction(epsilon))
+    plan = Plan("group count", FAMILIES["laplace"], price=Fraction(epsilon))
     count, threshold = group_plan(plan, unknown_keys=True, delta=Fraction(delta), count_share=plan.price, k=k,
                                   integer=True)
     assert threshold is not None

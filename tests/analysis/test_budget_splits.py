@@ -19,6 +19,7 @@ import pytest
 import privnoise as pn
 import privnoise.analysis.quantiles as quantiles_module
 import privnoise.analysis.session as session_module
+from privnoise.dp.families import FAMILIES
 from tests.analysis import _brute as brute
 
 CATS = ("north", "south", "east", "west")
@@ -123,13 +124,12 @@ def test_top_k_picks_split_the_budget(monkeypatch, family, method, picks, k):
 
 
 def test_the_epsilon_of_a_selection_is_never_above_its_exact_share():
-    from privnoise.analysis.plans import exponential_epsilon
 
     for share in (Fraction(9, 10), Fraction(3, 10), Fraction(1, 3), Fraction(7, 100), Fraction(2, 3)):
-        assert Fraction(exponential_epsilon("laplace", share)) <= share
-        assert Fraction(exponential_epsilon("laplace", share)) > share * (1 - Fraction(1, 10**15))
+        assert Fraction(FAMILIES["laplace"].selection_epsilon(share)) <= share
+        assert Fraction(FAMILIES["laplace"].selection_epsilon(share)) > share * (1 - Fraction(1, 10**15))
         for bounded, factor in ((True, 8), (False, 2)):
-            eps = Fraction(exponential_epsilon("gaussian", share, bounded_range=bounded))
+            eps = Fraction(FAMILIES["gaussian"].selection_epsilon(share, bounded_range=bounded))
             assert eps * eps / factor <= share
             assert eps * eps / factor > share * (1 - Fraction(1, 10**14))
 

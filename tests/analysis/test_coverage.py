@@ -17,6 +17,8 @@ from privnoise.analysis.backend import AggregateRequest, InMemoryBackend
 from privnoise.analysis.plans import Plan, ratio_estimate, vector_interval
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
+from privnoise.dp.families import FAMILIES
+from privnoise.mechanisms.error_laws import error_law
 
 ALPHA = 1e-6
 RUNS = 10_000
@@ -45,13 +47,18 @@ def _two_sided(covered: int, p: float) -> float:
     return stats.binomtest(covered, RUNS, p).pvalue
 
 
+def narrowed(law):
+    """The same law at 0.7 of its scale (a wrong scale the coverage test must reject)."""
+    return replace(law, error=replace(law.error, scale=0.7 * law.scale))
+
+
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 def test_mean_intervals_cover(family):
     k, bounds = 3, pn.analysis.plans.Bounds(0.0, 10.0)
     aggregates = _aggregates(_data(), k, (0.0, 10.0), centre=bounds.centre)
     truth = bounds.centre + aggregates.sum[0] / aggregates.count[0]
     price = Fraction(1, 2) if family == "laplace" else Fraction(1, 8)
-    plan = Plan("mean", family, price=price)  # the components Session.mean builds
+    plan = Plan("mean", FAMILIES[family], price=price)  # the components Session.mean builds
     total = plan.add("sum", k * bounds.half, price / 2)
     count = plan.add("count", float(k), price / 2)
     generator = np.random.default_rng(2)
@@ -60,7 +67,7 @@ def test_mean_intervals_cover(family):
     _, _, interval = ratio_estimate(s_hat, n_hat, bounds, total.law, count.law)
     low, high, _ = interval(LEVEL)
     assert _two_sided(_covers(low, high, truth), LEVEL) > ALPHA
-    narrow = [replace(total.law, scale=0.7 * total.scale), replace(count.law, scale=0.7 * count.scale)]
+    narrow = [narrowed(total.law), narrowed(count.law)]
     low, high = ratio_interval(s_hat, n_hat, *narrow, LEVEL, half_range=bounds.half)
     assert _two_sided(_covers(bounds.centre + low, bounds.centre + high, truth), LEVEL) < ALPHA
 
@@ -76,12 +83,12 @@ def test_session_mean_uses_the_tested_components():
 def test_sum_intervals_cover(family):
     k = 3
     aggregates = _aggregates(_data(), k)
-    plan = Plan("sum", family, price=Fraction(1, 2))
+    plan = Plan("sum", FAMILIES[family], price=Fraction(1, 2))
     component = plan.add("sum", k * 10.0, plan.price)
     noisy = component.add(np.full(RUNS, aggregates.sum[0]), np.random.default_rng(3))
     low, high, _ = vector_interval(noisy, component.law)(LEVEL)
     assert _two_sided(_covers(low, high, aggregates.sum[0]), LEVEL) > ALPHA
-    narrow = replace(component.law, scale=0.7 * component.scale)
+    narrow = narrowed(component.law)
     low, high, _ = vector_interval(noisy, narrow)(LEVEL)
     assert _two_sided(_covers(low, high, aggregates.sum[0]), LEVEL) < ALPHA
 
@@ -90,14 +97,14 @@ def test_sum_intervals_cover(family):
 def test_count_intervals_cover_with_their_exact_coverage(family, discrete):
     k = 3
     aggregates = _aggregates(_data(), k)
-    plan = Plan("count", family, price=Fraction(1, 5))
+    plan = Plan("count", FAMILIES[family], price=Fraction(1, 5))
     component = plan.add("count", float(k), plan.price, integer=True, discrete=discrete)
     noisy = component.add(np.full(RUNS, aggregates.count[0]), np.random.default_rng(5))
     assert np.all(noisy == np.rint(noisy))  # integer-valued counts
     low, high, coverage = vector_interval(noisy, component.law)(LEVEL)
     assert coverage >= LEVEL
     assert _two_sided(_covers(low, high, aggregates.count[0]), coverage) > ALPHA
-    narrow = replace(component.law, scale=0.7 * component.scale)
+    narrow = narrowed(component.law)
     low, high, _ = vector_interval(noisy, narrow)(LEVEL)
     assert _two_sided(_covers(low, high, aggregates.count[0]), LEVEL) < ALPHA
 
@@ -152,7 +159,7 @@ def test_one_release_takes_the_same_limits_as_many(family: str) -> None:
     from privnoise.analysis.accuracy import NoiseLaw
 
     rng = np.random.default_rng(11)
-    sum_law, count_law = NoiseLaw(family, 3.0), NoiseLaw(family, 2.0)
+    sum_law, count_law = NoiseLaw(error_law(family, 3.0)), NoiseLaw(error_law(family, 2.0))
     s_hat, n_hat = rng.uniform(-400.0, 400.0, 200), rng.uniform(-5.0, 900.0, 200)
     low, high = ratio_interval(s_hat, n_hat, sum_law, count_law, 0.95, half_range=1.0, offset=0.3)
     assert np.any(low > -1.0) and np.any(high < 1.0) and np.any(low == -1.0)  # both kinds of limit occur
@@ -170,7 +177,7 @@ def test_the_scalar_p_value_equals_the_vectorised_one(family: str) -> None:
     from privnoise.analysis.accuracy import NoiseLaw, _p_value, _p_value_one
 
     rng = np.random.default_rng(5)
-    first, second = NoiseLaw(family, 3.0, grid=2.0**-6), NoiseLaw(family, 2.0, grid=2.0**-5)
+    first, second = NoiseLaw(error_law(family, 3.0), grid=2.0**-6), NoiseLaw(error_law(family, 2.0), grid=2.0**-5)
     offset = 0.3
     ms = np.r_[rng.uniform(-1.0, 1.0, 300), -offset, 3.0 / 2.0 - offset, 3.0 / 2.0 * (1 + 1e-7) - offset]
     s_hat, n_hat = rng.uniform(-50.0, 50.0, ms.size), rng.uniform(-5.0, 90.0, ms.size)

@@ -11,6 +11,7 @@ import pytest
 
 import privnoise as pn
 from privnoise.analysis.ledger import Cost, _pld_compose, _rdp_epsilon
+from privnoise.dp.events import DiscreteLaplaceEvent, PureEvent, UnsupportedEvent, ZCDPEvent
 from privnoise.exceptions import BudgetExceededError
 
 MODES = [("pure", 0.0), ("approximate", 1e-6), ("advanced", 1e-6), ("pld", 1e-6), ("zcdp", 1e-6), ("rdp", 1e-6)]
@@ -57,8 +58,10 @@ def test_rdp_with_every_delta_spent_refuses_the_next_query() -> None:
     assert s.remaining().queries == 0
 
 
-def test_pieces_an_accountant_cannot_compose_are_refused() -> None:
-    with pytest.raises(ValueError, match="no PLD for the piece"):
-        _pld_compose(None, Cost("x", epsilon=Fraction(1), pld=(("gaussian", 2.0),)))
-    with pytest.raises(ValueError, match="no RDP for the piece"):
-        _rdp_epsilon([Cost("x", rho=Fraction(1, 2), rdp=(("laplace", 2.0),))], 1e-6)
+def test_events_an_accountant_cannot_compose_are_refused() -> None:
+    with pytest.raises(UnsupportedEvent, match="no privacy-loss distribution"):
+        _pld_compose(None, Cost("x", rho=Fraction(1), events=(ZCDPEvent(0.5),)))
+    with pytest.raises(UnsupportedEvent, match="no Rényi-DP event"):
+        _rdp_epsilon([Cost("x", epsilon=Fraction(1, 2), events=(PureEvent(0.5),))], 1e-6)
+    with pytest.raises(UnsupportedEvent, match="no Rényi-DP event"):
+        _rdp_epsilon([Cost("x", epsilon=Fraction(1, 2), events=(DiscreteLaplaceEvent(0.5, 1),))], 1e-6)

@@ -23,7 +23,9 @@ import privnoise as pn
 import privnoise.analysis.quantiles as quantiles_module
 import privnoise.analysis.session as session_module
 from privnoise.analysis.accuracy import NoiseLaw
-from privnoise.analysis.plans import Bounds, exponential_epsilon, variance_estimate, vector_interval
+from privnoise.analysis.plans import Bounds, variance_estimate, vector_interval
+from privnoise.dp.families import FAMILIES
+from privnoise.mechanisms.error_laws import error_law
 from tests.analysis import _brute as brute
 from tests.analysis.test_budget_splits import CATS, _bounded, _data, _Recorder
 
@@ -162,7 +164,7 @@ def test_top_k_rank_radius_is_the_union_bound_of_monotone_counts(picks, k):
 @pytest.mark.parametrize("share", [Fraction(1, 2), Fraction(3, 4), Fraction(1), Fraction(5, 8), Fraction(9, 10),
                                    Fraction(3, 10), Fraction(1, 3), Fraction(2, 3), Fraction(7, 100)])
 def test_laplace_selection_epsilon_is_the_largest_double_within_its_share(share):
-    eps = exponential_epsilon("laplace", share)
+    eps = FAMILIES["laplace"].selection_epsilon(share)
     assert Fraction(eps) <= share < Fraction(math.nextafter(eps, math.inf))
 
 
@@ -279,7 +281,7 @@ def test_selected_group_keys_of_the_laplace_family_name_their_count_noise(label)
 
 
 # -- variance and per-coordinate intervals ------------------------------------------------------------------
-LAWS = (NoiseLaw("laplace", 1.0), NoiseLaw("laplace", 1.0), NoiseLaw("laplace", 1.0))
+LAWS = (NoiseLaw(error_law("laplace", 1.0)), NoiseLaw(error_law("laplace", 1.0)), NoiseLaw(error_law("laplace", 1.0)))
 
 
 @pytest.mark.parametrize(("n_hat", "s1_hat", "s2_hat"), [
@@ -310,7 +312,7 @@ def test_variance_value_is_the_plug_in_clipped_to_its_range(n_hat, s1_hat, s2_ha
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 @pytest.mark.parametrize(("low", "high"), [(None, None), (0.0, None), (None, 0.0), (-2.0, 1.0)])
 def test_vector_intervals_are_the_noise_quantile_cut_to_the_possible_range(family, low, high):
-    law = NoiseLaw(family, 1.5, 0.25)
+    law = NoiseLaw(error_law(family, 1.5), 0.25)
     noisy = np.array([-6.0, -1.0, -0.2, 0.0, 0.4, 2.5, 7.0])
     level = 0.9
     r = (stats.laplace(scale=1.5) if family == "laplace" else stats.norm(scale=1.5)).ppf((1 + level) / 2) + 0.125

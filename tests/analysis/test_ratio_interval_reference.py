@@ -11,6 +11,7 @@ import pytest
 from scipy import integrate, stats
 
 from privnoise.analysis.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
+from privnoise.mechanisms.error_laws import error_law
 
 
 def _laplace_tail(x: float, a: float, c: float) -> float:
@@ -45,7 +46,7 @@ def _tail(x: float, family: str, a: float, c: float) -> float:
 def _p_ref(m: float, s: float, n: float, first: NoiseLaw, second: NoiseLaw, offset: float) -> float:
     slope = m + offset
     x = max(abs(s - m * n) - first.grid / 2.0 - abs(slope) * second.grid / 2.0, 0.0)
-    return _tail(x, first.family, first.scale, abs(slope) * second.scale)
+    return _tail(x, first.error.name, first.scale, abs(slope) * second.scale)
 
 
 def _limits_ref(s: float, n: float, first: NoiseLaw, second: NoiseLaw, level: float, h: float,
@@ -83,7 +84,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES)
 def test_limits_are_the_crossings_of_the_exact_tail(case) -> None:
     family, a, b, g1, g2, offset, h, level, releases = case
-    first, second = NoiseLaw(family, a, g1), NoiseLaw(family, b, g2)
+    first, second = NoiseLaw(error_law(family, a), g1), NoiseLaw(error_law(family, b), g2)
     s_all = np.array([r[0] for r in releases])
     n_all = np.array([r[1] for r in releases])
     many_low, many_high = ratio_interval(s_all, n_all, first, second, level, half_range=h, offset=offset)
@@ -104,7 +105,7 @@ def test_limits_are_the_crossings_of_the_exact_tail(case) -> None:
 def test_the_interval_holds_every_accepted_point_of_a_fine_scan(family: str) -> None:
     # counts near zero give sets that are not intervals: the limits must still enclose every accepted m, and go at
     # most one 1/32 of the remaining span (plus the scan's step) beyond the farthest one
-    first, second = NoiseLaw(family, 3.0), NoiseLaw(family, 2.0)
+    first, second = NoiseLaw(error_law(family, 3.0)), NoiseLaw(error_law(family, 2.0))
     h, level, offset = 1.0, 0.95, 0.3
     alpha = 1.0 - level
     grid = np.linspace(-h, h, 801)
@@ -125,7 +126,7 @@ def test_the_interval_holds_every_accepted_point_of_a_fine_scan(family: str) -> 
 
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 def test_no_count_or_a_rejected_estimate(family: str) -> None:
-    law = NoiseLaw(family, 1.0)
+    law = NoiseLaw(error_law(family, 1.0))
     # a count that is not positive: the whole range
     for n in (0.0, -3.0):
         low, high = ratio_interval([1.0], [n], law, law, 0.95, half_range=2.0)
@@ -133,7 +134,7 @@ def test_no_count_or_a_rejected_estimate(family: str) -> None:
         low, high = ratio_interval([1.0, 5.0], [n, 10.0], law, law, 0.95, half_range=2.0)
         assert (low[0], high[0]) == (-2.0, 2.0) and -2.0 < low[1] < 0.5 < high[1] < 2.0
     # an estimate far outside the range, with little noise: clipped to the edge, which is rejected → one point
-    tiny = NoiseLaw(family, 1e-3)
+    tiny = NoiseLaw(error_law(family, 1e-3))
     low, high = ratio_interval([500.0], [100.0], tiny, tiny, 0.95, half_range=1.0)
     assert low[0] == high[0] == 1.0
     low, high = ratio_interval([500.0, -500.0], [100.0, 100.0], tiny, tiny, 0.95, half_range=1.0)
@@ -152,7 +153,7 @@ def test_monte_carlo_coverage_is_the_level(family: str) -> None:
     else:
         w1, w2 = rng.normal(0.0, a, releases), rng.normal(0.0, b, releases)
     s_hat, n_hat = m_true * n_true + w1, n_true + w2
-    low, high = ratio_interval(s_hat, n_hat, NoiseLaw(family, a), NoiseLaw(family, b), level, half_range=h)
+    low, high = ratio_interval(s_hat, n_hat, NoiseLaw(error_law(family, a)), NoiseLaw(error_law(family, b)), level, half_range=h)
     assert np.all(low > -h) and np.all(high < h)
     covered = np.count_nonzero((low <= m_true) & (m_true <= high))
     sd = math.sqrt(level * (1 - level) / releases)
@@ -165,15 +166,15 @@ def test_the_difference_tail_is_the_integral_over_the_count_noise(a: float, c: f
     xs = np.array([0.0, 0.3, 1.0, 4.0, 11.0])
     for slope_sign in (1.0, -1.0):
         m = np.full(xs.size, slope_sign * c / 1.5)
-        got = _difference_tail(xs, NoiseLaw("laplace", a), NoiseLaw("laplace", 1.5), m)
+        got = _difference_tail(xs, NoiseLaw(error_law("laplace", a)), NoiseLaw(error_law("laplace", 1.5)), m)
         for x, value in zip(xs, got, strict=True):
             ref = _laplace_tail(float(x), a, c)
             if abs(a - c) > 1e-3 * a or c == a:
                 assert _laplace_tail_closed(float(x), a, c) == pytest.approx(ref, rel=1e-8, abs=1e-15)
             assert value == pytest.approx(ref, rel=1e-8, abs=1e-15)
-            one = _p_value_one(0.0, float(x), 1.0, NoiseLaw("laplace", a), NoiseLaw("laplace", 1.5),
+            one = _p_value_one(0.0, float(x), 1.0, NoiseLaw(error_law("laplace", a)), NoiseLaw(error_law("laplace", 1.5)),
                                slope_sign * c / 1.5)
             assert one == pytest.approx(ref, rel=1e-8, abs=1e-15)
     for c2 in (0.0, 0.7, 3.0):
-        got = _difference_tail(xs, NoiseLaw("gaussian", a), NoiseLaw("gaussian", 1.0), np.full(xs.size, -c2))
+        got = _difference_tail(xs, NoiseLaw(error_law("gaussian", a)), NoiseLaw(error_law("gaussian", 1.0)), np.full(xs.size, -c2))
         np.testing.assert_allclose(got, 2.0 * stats.norm.sf(xs / math.hypot(a, c2)), rtol=1e-12)

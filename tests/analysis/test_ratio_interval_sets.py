@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from privnoise.analysis.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
+from privnoise.mechanisms.error_laws import error_law
 from tests.analysis.test_ratio_interval_reference import _laplace_tail, _p_ref
 
 # (family, sum scale, count scale, offset, half range, level, Ŝ, N̂): each has a two-piece accepted set
@@ -74,7 +75,7 @@ def _pieces(s, n, first, second, offset, alpha, h):
 @pytest.mark.parametrize("case", TWO_PIECES)
 def test_a_set_of_two_pieces_is_covered_by_the_documented_extension(case) -> None:
     family, a, b, offset, h, level, s, n = case
-    first, second = NoiseLaw(family, a), NoiseLaw(family, b)
+    first, second = NoiseLaw(error_law(family, a)), NoiseLaw(error_law(family, b))
     pieces, accepted = _pieces(s, n, first, second, offset, 1.0 - level, h)
     assert pieces == 2  # the case is what it claims to be
     ref = _rule(s, n, first, second, offset, level, h)
@@ -97,7 +98,7 @@ def test_a_set_of_two_pieces_is_covered_by_the_documented_extension(case) -> Non
 @pytest.mark.parametrize("h", [0.01, 0.5, 3.0])
 def test_limits_follow_the_rule_for_small_counts_small_ranges_and_estimates_beyond_the_range(family, h) -> None:
     rng = np.random.default_rng(7)
-    first, second = NoiseLaw(family, 0.5 * h), NoiseLaw(family, 0.6)
+    first, second = NoiseLaw(error_law(family, 0.5 * h)), NoiseLaw(error_law(family, 0.6))
     level, offset = 0.9, 0.2 * h
     n_all = np.concatenate([rng.uniform(0.05, 1.0, 6), rng.uniform(1.0, 30.0, 6), [0.0, -2.0]])
     m_all = rng.uniform(-3.0 * h, 3.0 * h, n_all.size)  # some estimates beyond the range on either side
@@ -122,7 +123,7 @@ def test_the_difference_tail_at_small_scales_and_a_unit_count_scale(a: float, c:
     # scales a few per cent apart at a = 0.01 take the exact formula, not the one for equal scales; a count scale of
     # exactly 1 (slope 1, count noise 1) and of 0 take theirs
     xs = np.array([0.0, 0.3 * a, a, 4.0 * a, 11.0 * a])
-    sum_law, count_law = NoiseLaw("laplace", a), NoiseLaw("laplace", 1.0)
+    sum_law, count_law = NoiseLaw(error_law("laplace", a)), NoiseLaw(error_law("laplace", 1.0))
     got = _difference_tail(xs, sum_law, count_law, np.full(xs.size, c))
     for x, value in zip(xs, got, strict=True):
         ref = _laplace_tail(float(x), a, c)
@@ -189,7 +190,7 @@ def test_a_crossing_at_zero_is_stepped_past_by_a_few_ulps() -> None:
     # (a tolerance relative to the root alone would vanish there): the limit is within 1e-12 of 0, rejected
     from scipy import special
 
-    first, second = NoiseLaw("gaussian", 1.0), NoiseLaw("gaussian", 0.5)
+    first, second = NoiseLaw(error_law("gaussian", 1.0)), NoiseLaw(error_law("gaussian", 0.5))
     level, h, n = 0.9, 1.0, 10.0
     at_zero = math.sqrt(2.0) * float(special.erfcinv(1.0 - level))
     for s in at_zero * (1.0 + np.arange(-20, 21) * 2e-16):  # the crossing a few ulps either side of 0

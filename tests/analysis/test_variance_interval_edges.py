@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from privnoise.analysis.accuracy import NoiseLaw, variance_interval
+from privnoise.mechanisms.error_laws import error_law
 
-LAW = NoiseLaw("laplace", 0.5)
+LAW = NoiseLaw(error_law("laplace", 0.5))
 LEVEL = 0.9
 PART = 1.0 - (1.0 - LEVEL) / 3.0
 

@@ -11,6 +11,7 @@ from privnoise.dp import DiscreteGaussian, DiscreteLaplace
 from privnoise.dp.hardening import hardened
 from privnoise.dp.profile import profile_of
 from privnoise.mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
+from privnoise.mechanisms.error_laws import GaussianError, LaplaceError
 
 from ._families import FAMILIES
 
@@ -23,8 +24,8 @@ WITH_LAW = [
 
 @pytest.mark.parametrize("example", WITH_LAW)
 def test_the_stated_law_bounds_the_tails_of_every_coordinate(example):
-    family, scale = profile_of(example.noise).error_law()
-    law = LAWS[family](scale=scale)
+    stated = profile_of(example.noise).error_law()
+    law = LAWS[stated.name](scale=stated.scale)
     draws = np.asarray(example.noise.sample(200_000, rng=11), dtype=float).reshape(200_000, -1)
     grid = getattr(example.noise, "grid", 0.0) or 0.0
     for radius in law.ppf([0.9, 0.975, 0.995]):
@@ -45,13 +46,13 @@ def test_a_law_at_a_smaller_scale_is_caught():
 
 
 def test_families_state_their_own_law_or_none():
-    assert profile_of(Gaussian(cov=[[4.0, 1.0], [1.0, 1.0]])).error_law() == ("gaussian", 2.0)  # largest marginal
-    assert profile_of(Laplace(scale=[0.5, 3.0])).error_law() == ("laplace", 3.0)
-    assert profile_of(L2Laplace(epsilon=2.0, dim=1)).error_law() == ("laplace", 0.5)
+    assert profile_of(Gaussian(cov=[[4.0, 1.0], [1.0, 1.0]])).error_law() == GaussianError(2.0)  # largest marginal
+    assert profile_of(Laplace(scale=[0.5, 3.0])).error_law() == LaplaceError(3.0)
+    assert profile_of(L2Laplace(epsilon=2.0, dim=1)).error_law() == LaplaceError(0.5)
     assert profile_of(L2Laplace(epsilon=2.0, dim=3)).error_law() is None  # a coordinate is not Laplace
     assert profile_of(MultiUserLaplace(epsilon=1.0, users=2, user_dim=2)).error_law() is None
     assert profile_of(DiscreteGaussian(sigma=1.0, grid_exponent=0)).error_law() is None
-    assert profile_of(DiscreteLaplace(scale=2.0, grid_exponent=0)).error_law() == ("laplace", 2.0)
+    assert profile_of(DiscreteLaplace(scale=2.0, grid_exponent=0)).error_law() == LaplaceError(2.0)
 
 
 def test_the_server_takes_the_law_from_the_family():
@@ -59,8 +60,8 @@ def test_the_server_takes_the_law_from_the_family():
     from privnoise.server.accuracy import law_of
 
     wide = hardened(Gaussian(cov=[[4.0, 1.0], [1.0, 1.0]]), sensitivity=1.0, bound=10.0)
-    assert law_of(wide).family == "gaussian" and law_of(wide).scale == 2.0
+    assert law_of(wide).error == GaussianError(2.0) and law_of(wide).scale == 2.0
     assert law_of(hardened(L2Laplace(epsilon=1.0, dim=3), sensitivity=1.0, bound=10.0)) is None
     assert law_of(hardened(DiscreteGaussian(sigma=1.0, grid_exponent=0), sensitivity=1.0, bound=10.0)) is None
     laplace = law_of(hardened(Laplace(scale=2.0), sensitivity=1.0, bound=10.0))
-    assert laplace.family == "laplace" and laplace.scale == 2.0
+    assert laplace.error == LaplaceError(2.0) and laplace.scale == 2.0

@@ -27,13 +27,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import optimize, special
+from scipy import optimize
 
 from .._validation import check_in_range
+from ..mechanisms.error_laws import ErrorLaw
 
 __all__ = [
     "NoiseLaw",
@@ -43,7 +44,6 @@ __all__ = [
     "variance_interval",
 ]
 
-Family = Literal["laplace", "gaussian", "discrete-laplace"]
 _EPS = float(np.finfo(float).eps)
 
 
@@ -54,69 +54,43 @@ def check_level(level: Any, owner: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class NoiseLaw:
-    """The law of one released number's error (see the module docstring)."""
+    """The law of one released number's error (see the module docstring): the noise family's error law, the grid
+    Λ of the snapped output (0: exact) and whether the number is released as an integer (E = round(W))."""
 
-    family: Family
-    scale: float  # b (Laplace) or σ (Gaussian)
-    grid: float = 0.0  # Λ of the snapped output (0: exact)
-    integer: bool = False  # released as an integer: E = round(W)
+    error: ErrorLaw
+    grid: float = 0.0
+    integer: bool = False
 
-    def _quantile(self, level: float) -> float:
-        """q with P(|W| ≤ q) = level (a starting point for the discrete law)."""
-        if self.family != "gaussian":
-            return self.scale * -math.log1p(-level)
-        return self.scale * float(special.ndtri(0.5 + level / 2.0))
+    @property
+    def scale(self) -> float:
+        """The error law's parameter (b, σ or t)."""
+        return self.error.scale
 
     def _mass_within(self, x: float) -> float:
-        """P(|W| < x)."""
-        if self.family == "discrete-laplace":  # P(|K| ≤ m) = 1 − 2q^{m+1}/(1 + q), m the largest integer < x
-            m = math.ceil(x) - 1
-            q = math.exp(-1.0 / self.scale)
-            return 0.0 if m < 0 else 1.0 - 2.0 * q ** (m + 1) / (1.0 + q)
-        if self.family == "laplace":
-            return -math.expm1(-x / self.scale)
-        return float(2.0 * special.ndtr(x / self.scale) - 1.0)
+        return self.error.mass_within(x)
 
     def radius(self, level: float) -> tuple[float, float]:
         """(r, coverage): P(|E| ≤ r) = coverage ≥ level (exact for integers; ≥ level, from the rounding bound, else)."""
         if self.integer:
-            j = max(0, math.ceil(self._quantile(level) - 0.5))
+            j = max(0, math.ceil(self.error.quantile(level) - 0.5))
             while j > 0 and self._mass_within(j - 0.5) >= level:
                 j -= 1
             while self._mass_within(j + 0.5) < level:
                 j += 1
             return float(j), self._mass_within(j + 0.5)
-        return self._quantile(level) + self.grid / 2.0, level
+        return self.error.quantile(level) + self.grid / 2.0, level
 
     def variance(self) -> float:
         """Var W (the rounding aside)."""
-        if self.family == "discrete-laplace":
-            q = math.exp(-1.0 / self.scale)
-            return 2.0 * q / (1.0 - q) ** 2
-        return 2.0 * self.scale**2 if self.family == "laplace" else self.scale**2
+        return self.error.variance()
 
     def describe(self) -> dict[str, Any]:
-        name = {"laplace": "b", "gaussian": "sigma", "discrete-laplace": "t"}[self.family]
-        return {"family": self.family, name: self.scale, "grid": self.grid, "integer": self.integer}
+        return {**self.error.describe(), "grid": self.grid, "integer": self.integer}
 
 
 def _difference_tail(x: NDArray[np.float64], first: NoiseLaw, second: NoiseLaw, m: NDArray[np.float64]) -> NDArray[np.float64]:
-    """P(|W₁ − mW₂| ≥ x) for x ≥ 0, elementwise."""
-    if first.family == "gaussian":
-        spread = np.sqrt(first.scale**2 + (m * second.scale) ** 2)
-        return 2.0 * special.ndtr(-x / spread)
-    a = first.scale
-    c = np.abs(m) * second.scale
-    # Two-sided tail of the difference of Laplace(a) and Laplace(c): [a² e^{−x/a} − c² e^{−x/c}]/(a² − c²);
-    # near a = c the divided difference of s ↦ s² e^{−x/s}, and c = 0 gives e^{−x/a}.
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        safe_c = np.where(c > 0, c, 1.0)
-        general = (a * a * np.exp(-x / a) - c * c * np.exp(-x / safe_c)) / ((a - c) * (a + c))
-        middle = (a + c) / 2.0
-        near = (2.0 * middle + x) * np.exp(-x / middle) / (2.0 * middle)
-    close = np.abs(a - c) <= 1e-5 * a
-    tail = np.where(c == 0, np.exp(-x / a), np.where(close, near, general))
-    return np.clip(tail, 0.0, 1.0)
+    """P(|W₁ − mW₂| ≥ x) for x ≥ 0, elementwise (the two laws of one family)."""
+    return np.asarray(first.error.difference_tail(x, np.abs(m) * second.scale), dtype=float)
 
 
 def _p_value(m: NDArray[np.float64], s_hat: NDArray[np.float64], n_hat: NDArray[np.float64], first: NoiseLaw,
@@ -127,23 +101,11 @@ def _p_value(m: NDArray[np.float64], s_hat: NDArray[np.float64], n_hat: NDArray[
 
 
 def _p_value_one(m: float, s_hat: float, n_hat: float, first: NoiseLaw, second: NoiseLaw, offset: float) -> float:
-    """:func:`_p_value` of one release at one m, with ``math`` (a root search calls it a dozen times per answer;
-    numpy's per-call overhead on one-element arrays is 20× the arithmetic). Same formulas, same branches."""
+    """:func:`_p_value` of one release at one m, on floats (a root search calls it a dozen times per answer;
+    numpy's per-call overhead on one-element arrays is 20× the arithmetic). Same formulas."""
     slope = m + offset
     x = max(abs(s_hat - m * n_hat) - (first.grid / 2.0 + abs(slope) * second.grid / 2.0), 0.0)
-    if first.family == "gaussian":
-        spread = math.hypot(first.scale, slope * second.scale)
-        return min(max(math.erfc(x / (spread * math.sqrt(2.0))), 0.0), 1.0)
-    a = first.scale
-    c = abs(slope) * second.scale
-    if c == 0:
-        tail = math.exp(-x / a)
-    elif abs(a - c) <= 1e-5 * a:
-        middle = (a + c) / 2.0
-        tail = (2.0 * middle + x) * math.exp(-x / middle) / (2.0 * middle)
-    else:
-        tail = (a * a * math.exp(-x / a) - c * c * math.exp(-x / c)) / ((a - c) * (a + c))
-    return min(max(tail, 0.0), 1.0)
+    return float(first.error.difference_tail(x, abs(slope) * second.scale))
 
 
 def _extend_one(limit: float, boundary: float, accepted: Callable[[float], bool]) -> float:
@@ -236,7 +198,8 @@ def ratio_interval(
 
     Examples
     --------
-    >>> law = NoiseLaw("laplace", 1.0)
+    >>> from privnoise.mechanisms.error_laws import LaplaceError
+    >>> law = NoiseLaw(LaplaceError(1.0))
     >>> low, high = ratio_interval([50.0], [100.0], law, law, 0.95, half_range=1.0)
     >>> bool(low[0] < 0.5 < high[0])
     True
@@ -281,7 +244,8 @@ def variance_interval(
 
     Examples
     --------
-    >>> law = NoiseLaw("laplace", 0.5)
+    >>> from privnoise.mechanisms.error_laws import LaplaceError
+    >>> law = NoiseLaw(LaplaceError(0.5))
     >>> low, high = variance_interval(1000.0, 0.0, 250.0, (law, law, law), 0.95, half_range=1.0)
     >>> bool(low < 0.25 < high)
     True

@@ -5,7 +5,7 @@
 * ``value`` — a number (count, sum, mean, variance), an array (histogram cells, group values, quantiles) or a list of
   selected categories (top-k);
 * ``guarantee`` — the privacy of this release alone (:class:`~privnoise.guarantees.DifferentialPrivacyGuarantee`,
-  or :class:`~privnoise.analysis.estimate.ConcentratedGuarantee` for ρ-zCDP), with the unit and the cap it is
+  or :class:`~privnoise.guarantees.ConcentratedGuarantee` for ρ-zCDP), with the unit and the cap it is
   stated for;
 * ``accuracy(alpha)`` and ``confidence_interval(level)`` — from the law of the noise
   (:mod:`privnoise.analysis.accuracy`); ``meaning`` says what they cover: the noise only, not sampling error;
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import InvalidParameterError
-from ..guarantees import Guarantee, json_number
+from ..guarantees import ConcentratedGuarantee, Guarantee, json_number
 from .accuracy import check_level
 
 __all__ = ["ConcentratedGuarantee", "Estimate"]
@@ -42,23 +42,6 @@ RANK = (
     "differs from q·n by at most this many rows (beyond the best the candidate grid allows); no interval in value "
     "units follows without the data"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ConcentratedGuarantee(Guarantee):
-    """ρ-zero-concentrated DP, δ-approximate when ``delta`` > 0 (Bun & Steinke 2016, Definitions 1.1 and 8.1)."""
-
-    rho: float
-    delta: float
-    adjacency: str
-    notion: str = field(default="zero-concentrated-differential-privacy", init=False)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"notion": self.notion, "rho": self.rho, "delta": self.delta, "adjacency": self.adjacency}
-
-    def summary(self) -> str:
-        approximate = f", δ-approximate with δ = {self.delta:.3g}" if self.delta else ""
-        return f"ρ-zCDP with ρ = {self.rho:.6g}{approximate} ({self.adjacency})"
 
 
 Interval = Callable[[float], tuple[Any, Any, Any]]

@@ -15,8 +15,10 @@ accountant     noise              composition and refusal
 "rdp"          Gaussian           Rényi DP (dp-accounting) at δ_budget − Σδ (approximate part)
 =============  =================  ==========================================================================
 
-A query's ``epsilon`` is its price in the accountant's currency: ε for the Laplace family, ρ = ε²/2 for the
-Gaussian family (the ρ of an ε-DP mechanism; Bun & Steinke 2016, Proposition 1.4), or ``rho`` directly.
+A query's ``epsilon`` is its price in the accountant's currency: ε for the accountants of ε, ρ = ε²/2 for those of
+ρ (the ρ of an ε-DP mechanism; Bun & Steinke 2016, Proposition 1.4), or ``rho`` directly. The noise is the
+session's family (:mod:`privnoise.dp.families`: Laplace for ε and Gaussian for ρ unless another registered family
+of that currency is named); the numerical accountants compose each part's privacy event (:mod:`privnoise.dp.events`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from typing import Any, Literal, get_args
 
 from .._optional import require
 from ..dp.accounting import exact_rational
+from ..dp.events import PrivacyEvent
+from ..dp.families import Currency, default_family, family_named
 from ..dp.library_accountant import outward
 from ..dp.rational_accountant import RationalAccountant
 from ..dp.zcdp import ZCDPAccountant
@@ -45,18 +49,16 @@ _OWNER = "Session"
 class Cost:
     """What one query spends (from public parameters only).
 
-    ``epsilon`` and ``delta`` are the (ε, δ) of the query in the Laplace family; ``rho`` and ``delta`` its
-    (approximate) zCDP in the Gaussian family; ``pld`` and ``rdp`` the pieces the library accountants compose:
-    ("laplace", b/Δ), ("discrete-laplace", 1/t, Δ), ("dp", ε, δ) for PLD (the Laplace family), ("gaussian", σ/Δ),
-    ("zcdp", ρ) for RDP (the Gaussian family).
+    ``epsilon`` and ``delta`` are the (ε, δ) of the query for the accountants of ε; ``rho`` and ``delta`` its
+    (approximate) zCDP for those of ρ; ``events`` the privacy events of its parts, which the numerical accountants
+    (PLD, RDP) compose.
     """
 
     label: str
     epsilon: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
     rho: Fraction = Fraction(0)
-    pld: tuple[tuple[Any, ...], ...] = ()
-    rdp: tuple[tuple[Any, ...], ...] = ()
+    events: tuple[PrivacyEvent, ...] = ()
     gaussian: bool = False  # every part is Gaussian noise (zCDP then converts through the exact Gaussian profile)
 
 
@@ -89,7 +91,7 @@ class Remaining:
 class Ledger:
     """The accountant of a session (module docstring)."""
 
-    def __init__(self, mode: Any, epsilon: Any, delta: Any) -> None:
+    def __init__(self, mode: Any, epsilon: Any, delta: Any, noise: Any = None) -> None:
         if mode not in ACCOUNTANTS:
             raise InvalidParameterError(
                 f"`accountant` of `{_OWNER}` must be one of {', '.join(map(repr, ACCOUNTANTS))}; got {mode!r}."
@@ -105,7 +107,9 @@ class Ledger:
             raise InvalidParameterError(f"`delta` of `{_OWNER}` must be > 0 with accountant {mode!r}.")
         if mode in ("pld", "rdp"):
             require("dp_accounting", feature=f"Session(accountant={mode!r})")
-        self.family = "gaussian" if mode in ("zcdp", "rdp") else "laplace"
+        self.currency: Currency = "rho" if mode in ("zcdp", "rdp") else "epsilon"
+        self.family = (default_family(self.currency) if noise is None
+                       else family_named(noise, owner=_OWNER, currency=self.currency))
         self.costs: list[Cost] = []
         self._pld: Any = None  # the composed privacy-loss distribution of the committed costs ("pld")
         self._rational: RationalAccountant | None = None
@@ -121,11 +125,11 @@ class Ledger:
         if (epsilon is None) == (rho is None):
             raise InvalidParameterError(f"`{owner}` needs exactly one of `epsilon` and `rho`.")
         if rho is not None:
-            if self.family != "gaussian":
+            if self.currency != "rho":
                 raise InvalidParameterError(f"`rho` of `{owner}` needs accountant 'zcdp' or 'rdp'; this is {self.mode!r}.")
             return exact_rational(rho, "rho", owner)
         eps = exact_rational(epsilon, "epsilon", owner)
-        return eps if self.family == "laplace" else eps * eps / 2
+        return eps if self.currency == "epsilon" else eps * eps / 2
 
     # -- charging ----------------------------------------------------------------------------------------------
     def charge(self, cost: Cost) -> None:
@@ -196,22 +200,9 @@ class Ledger:
 
 
 def _pld_compose(composed: Any, cost: Cost) -> Any:
-    """``composed`` (a privacy-loss distribution, or None) composed with the pieces of ``cost``."""
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    interval = 1e-4
-    for piece in cost.pld:
-        if piece[0] == "laplace":
-            part = pld.from_laplace_mechanism(piece[1], value_discretization_interval=interval)
-        elif piece[0] == "discrete-laplace":
-            part = pld.from_discrete_laplace_mechanism(piece[1], sensitivity=piece[2],
-                                                       value_discretization_interval=interval)
-        elif piece[0] == "dp":
-            params = common.DifferentialPrivacyParameters(float(piece[1]), float(piece[2]))
-            part = pld.from_privacy_parameters(params, value_discretization_interval=interval)
-        else:  # the Laplace family's pieces only (Plan.add, Plan.selection)
-            raise ValueError(f"no PLD for the piece {piece!r}")
+    """``composed`` (a privacy-loss distribution, or None) composed with the events of ``cost``."""
+    for event in cost.events:
+        part = event.pld(1e-4)
         composed = part if composed is None else composed.compose(part)
     return composed
 
@@ -226,11 +217,6 @@ def _rdp_epsilon(costs: list[Cost], delta: float) -> float:
         return math.inf
     accountant = rdp.RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
     for cost in costs:
-        for piece in cost.rdp:
-            if piece[0] == "gaussian":
-                accountant.compose(dp_accounting.GaussianDpEvent(piece[1]))
-            elif piece[0] == "zcdp":
-                accountant.compose(dp_accounting.ZCDpEvent(float(piece[1])))
-            else:  # the Gaussian family's pieces only (Plan.add, Plan.selection)
-                raise ValueError(f"no RDP for the piece {piece!r}")
+        for event in cost.events:
+            accountant.compose(event.rdp())
     return outward(accountant.get_epsilon(slack))

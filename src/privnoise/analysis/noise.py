@@ -1,18 +1,16 @@
 """The noise of a session's releases: one calibrated component per released aggregate, drawn centrally.
 
 A component is additive noise for one aggregate (a count, a sum, a vector of group counts or histogram cells) of
-declared sensitivity Δ, calibrated from the share of the query's budget it is given:
-
-* **Laplace family** (accountants "pure", "approximate", "advanced", "pld"): Laplace noise of scale b with
-  Δ₁/b ≤ ε_share, checked in exact rationals through the noise's privacy profile
-  (:func:`privnoise.dp.profile_of`); ℓ1 sensitivity.
-* **Gaussian family** ("zcdp", "rdp"): Gaussian noise of standard deviation σ with Δ₂²/(2σ²) ≤ ρ_share, checked the
-  same way; ℓ2 sensitivity.
+declared sensitivity Δ, calibrated from the share of the query's budget it is given, by the session's noise family
+(:mod:`privnoise.dp.families`): the smallest scale whose exact share, read from the noise's own privacy profile, is
+within the share — ε in exact rationals for the families of the ε accountants ("pure", "approximate", "advanced",
+"pld"; Laplace by default, ℓ1 sensitivity), ρ for those of the zCDP accountants ("zcdp", "rdp"; Gaussian by
+default, ℓ2 sensitivity).
 
 The noise is added by the noise protocol's hardened addition (:meth:`privnoise.mechanisms.Noise.add_to`): the exact
 sum is rounded to a power-of-two grid, post-processing that changes no guarantee. Counts are released as integers:
-``discrete`` counts of the Laplace family get discrete Laplace (geometric) noise on ℤ,
-P(K = j) ∝ e^{−|j|/t}, whose ε for an integer sensitivity Δ is exactly Δ/t (a shift of Δ integers changes every
+``discrete`` counts get the family's variant on ℤ where it has one (Laplace: discrete Laplace noise,
+P(K = j) ∝ e^{−|j|/t}, whose ε for an integer sensitivity Δ is exactly Δ/t — a shift of Δ integers changes every
 log-probability by at most Δ/t; the count is an integer, so no rounding enters); other counts are rounded to the
 grid 2⁰, their error round(W). The accuracy uses the exact law of either.
 """
@@ -22,20 +20,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..dp.calibration import safe_side
-from ..dp.lattice import DiscreteLaplace
-from ..dp.profile import profile_of
-from ..mechanisms import Gaussian, Laplace, Noise
+from ..dp.families import NoiseFamily
+from ..mechanisms import Noise
 from .accuracy import NoiseLaw
 
 __all__ = ["Component", "calibrate"]
-
-Family = Literal["laplace", "gaussian"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +39,10 @@ class Component:
     name: str
     noise: Noise
     sensitivity: float
-    share: Fraction  # the ε (Laplace family) or ρ (Gaussian family) it spends
-    family: Family
+    share: Fraction  # the ε or ρ (the family's currency) it spends
+    family: NoiseFamily  # the family it was drawn from (a family's variant on ℤ for discrete counts)
     integer: bool
-    scale: float  # b (Laplace), t (discrete Laplace, in integers) or σ (Gaussian)
-    discrete: bool = False
+    scale: float  # the family's scale parameter: b (Laplace), t (discrete Laplace, in integers), σ (Gaussian)
 
     @property
     def grid_exponent(self) -> int:
@@ -58,8 +51,13 @@ class Component:
     @property
     def law(self) -> NoiseLaw:
         """The law of the released error (for accuracy)."""
-        family: Any = "discrete-laplace" if self.discrete else self.family
-        return NoiseLaw(family, self.scale, math.ldexp(1.0, self.grid_exponent), self.integer)
+        error = self.family.law(self.noise)
+        assert error is not None  # a family without a law is refused when the session is built
+        return NoiseLaw(error, math.ldexp(1.0, self.grid_exponent), self.integer)
+
+    def event(self, *, scalar: bool) -> Any:
+        """The privacy event of this part (:mod:`privnoise.dp.events`): the family's own on a scalar pair."""
+        return self.family.event(self.noise, self.sensitivity, self.share, scalar=scalar)
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
         """values + noise, hardened (rounded to the grid; to integers for counts)."""
@@ -70,40 +68,19 @@ class Component:
         return {"name": self.name, "sensitivity": self.sensitivity, **self.law.describe()}
 
 
-def calibrate(name: str, family: Family, sensitivity: float, share: Fraction, *, integer: bool = False,
+def calibrate(name: str, family: NoiseFamily, sensitivity: float, share: Fraction, *, integer: bool = False,
               discrete: bool = False) -> Component:
-    """The smallest noise whose exact ε (Laplace, ℓ1 Δ) or ρ (Gaussian, ℓ2 Δ) is within ``share``.
+    """The smallest noise of ``family`` (its variant on ℤ for ``discrete`` counts, where it has one) whose exact share
+    at sensitivity Δ is within ``share``.
 
     Examples
     --------
     >>> from fractions import Fraction
-    >>> c = calibrate("count", "laplace", 2.0, Fraction(1, 2), integer=True)
+    >>> from privnoise.dp.families import LAPLACE
+    >>> c = calibrate("count", LAPLACE, 2.0, Fraction(1, 2), integer=True)
     >>> c.scale >= 4.0, c.law.integer
     (True, True)
     """
-    if family == "laplace" and discrete:
-        units = Fraction(int(sensitivity))
-        if units != Fraction(sensitivity):
-            raise ValueError("discrete Laplace noise needs an integer sensitivity")  # pragma: no cover
-
-        def geometric_holds(t: float) -> bool:
-            return units / Fraction(t) <= share  # ε = Δ/t exactly for integer data
-
-        t = safe_side(float(units / share), geometric_holds, what=f"discrete Laplace noise for {name}")
-        return Component(name, DiscreteLaplace(scale=t, grid_exponent=0), sensitivity, share, family, True, t, True)
-    if family == "laplace":
-        start = float(Fraction(sensitivity) / share)
-
-        def laplace_holds(b: float) -> bool:
-            return profile_of(Laplace(scale=b)).epsilon_fraction(sensitivity) <= share
-
-        b = safe_side(start, laplace_holds, what=f"Laplace noise for {name}")
-        return Component(name, Laplace(scale=b), sensitivity, share, family, integer, b)
-    start = sensitivity / math.sqrt(2.0 * float(share))
-
-    def gaussian_holds(s: float) -> bool:
-        rho = profile_of(Gaussian.from_std(s)).rho(sensitivity)
-        return rho is not None and rho <= share
-
-    sigma = safe_side(start, gaussian_holds, what=f"Gaussian noise for {name}")
-    return Component(name, Gaussian.from_std(sigma), sensitivity, share, family, integer, sigma)
+    chosen = family.integer if discrete and family.integer is not None else family
+    noise = chosen.calibrate(sensitivity, share, what=f"{chosen.name} noise for {name}")
+    return Component(name, noise, sensitivity, share, chosen, integer or chosen is not family, chosen.scale(noise))

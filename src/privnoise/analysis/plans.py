@@ -24,7 +24,6 @@ mean = c + Ŝ/N̂ and variance = Ŝ₂/N̂ − (Ŝ₁/N̂)², clipped to their p
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -34,7 +33,10 @@ from numpy.typing import NDArray
 
 from ..core import Bounds
 from ..core.adjacency import Norm
-from ..dp.partition import gaussian_partition_threshold, laplace_partition_threshold, pure_budget_share
+from ..dp.events import PrivacyEvent, PureEvent, SelectionEvent
+from ..dp.families import NoiseFamily
+from ..dp.profile import profile_of
+from ..exceptions import InvalidParameterError
 from .accuracy import NoiseLaw, exponential_rank_radius, ratio_interval, variance_interval
 from .ledger import Cost
 from .noise import Component, calibrate
@@ -49,89 +51,74 @@ def split(share: Fraction, parts: int) -> Fraction:
 
 @dataclass
 class Plan:
-    """The parts of one query: calibrated components and what the whole query costs."""
+    """The parts of one query: calibrated components, their privacy events and what the whole query costs."""
 
     label: str
-    family: str
+    family: NoiseFamily
     components: dict[str, Component] = field(default_factory=dict)
-    pld: list[tuple[Any, ...]] = field(default_factory=list)
-    rdp: list[tuple[Any, ...]] = field(default_factory=list)
+    events: list[PrivacyEvent] = field(default_factory=list)
     price: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
-    gaussian: bool = True
+    gaussian: bool = True  # every part's privacy loss is that of the continuous Gaussian mechanism
 
     @property
     def norm(self) -> Norm:
-        """The norm its sensitivities are measured in: ℓ2 for Gaussian noise, ℓ1 otherwise."""
-        return "l2" if self.gaussian else "l1"
+        """The norm its sensitivities are measured in: the family's (ℓ1 for Laplace, ℓ2 for Gaussian noise)."""
+        return self.family.norm
 
     def add(self, name: str, sensitivity: float, share: Fraction, *, integer: bool = False, vector: bool = False,
             unit_cells: bool = True, discrete: bool = False) -> Component:
-        """Calibrate a component on ``share`` and record its accounting pieces.
+        """Calibrate a component on ``share`` and record its privacy event.
 
-        ``vector`` components (groups, cells) are accounted in PLD as pure ε-DP (a worst-case pair), unless one unit
-        moves a single coordinate (``unit_cells`` False: k = 1), when the scalar Laplace pair is exact.
+        ``vector`` components (groups, cells) are composed by the numerical accountants as a worst-case pair of
+        their share, unless one unit moves a single coordinate (``unit_cells`` False: k = 1) or the family's scalar
+        event is exact for vectors (Gaussian noise at ℓ2 sensitivity), when the family's own event is exact.
         """
-        geometric = discrete and self.family == "laplace"
-        component = calibrate(name, self.family, sensitivity, share, integer=integer,  # type: ignore[arg-type]
-                              discrete=geometric)
+        component = calibrate(name, self.family, sensitivity, share, integer=integer, discrete=discrete)
         self.components[name] = component
-        ratio = component.scale / sensitivity
-        if self.family == "laplace":
-            if vector and unit_cells:
-                self.pld.append(("dp", float(share), 0.0))
-            elif geometric:
-                self.pld.append(("discrete-laplace", 1.0 / component.scale, int(sensitivity)))
-            else:
-                self.pld.append(("laplace", ratio))
-        else:
-            self.rdp.append(("gaussian", ratio))
+        self.events.append(component.event(scalar=not (vector and unit_cells)))
+        self.gaussian = self.gaussian and profile_of(component.noise).gaussian_curve
         return component
 
     def selection(self, epsilon: float, *, bounded_range: bool = True) -> None:
         """Record an exponential-mechanism (or report-noisy-max) part of pure ε: ε²/8-zCDP when bounded-range,
-        ε²/2 otherwise (Gaussian family: within the query's price by :func:`exponential_epsilon`)."""
+        ε²/2 otherwise (families of ρ: within the query's price by the family's ``selection_epsilon``)."""
         self.gaussian = False
-        self.pld.append(("dp", epsilon, 0.0))
-        self.rdp.append(("zcdp", epsilon * epsilon / (8.0 if bounded_range else 2.0)))
+        self.events.append(SelectionEvent(epsilon, bounded_range))
 
     def cost(self) -> Cost:
-        if self.family == "laplace":
+        if self.family.currency == "epsilon":
             # With partition selection the whole query is one (ε, δ)-DP release (dp.partition), so composed as such.
-            pld = (("dp", float(self.price), float(self.delta)),) if self.delta else tuple(self.pld)
-            return Cost(self.label, epsilon=self.price, delta=self.delta, pld=pld, rdp=tuple(self.rdp))
-        return Cost(self.label, rho=self.price, delta=self.delta, pld=tuple(self.pld), rdp=tuple(self.rdp),
+            events = (PureEvent(float(self.price), float(self.delta)),) if self.delta else tuple(self.events)
+            return Cost(self.label, epsilon=self.price, delta=self.delta, events=events)
+        return Cost(self.label, rho=self.price, delta=self.delta, events=tuple(self.events),
                     gaussian=self.gaussian and not self.delta)
-
-
-def exponential_epsilon(family: str, share: Fraction, *, bounded_range: bool = True) -> float:
-    """The ε an exponential-mechanism part may use on ``share``: ε itself, or the ε with ε²/8 ≤ ρ (ε²/2 ≤ ρ for
-    report-noisy-max with Laplace noise, which is pure but not bounded-range), rounded down."""
-    if family == "laplace":
-        eps = float(share)  # the nearest double may lie above the exact share
-        return eps if Fraction(eps) <= share else math.nextafter(eps, 0.0)
-    factor = 8.0 if bounded_range else 2.0
-    return math.nextafter(math.sqrt(factor * float(share)), 0.0)
 
 
 def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: Fraction, k: int,
                integer: bool) -> tuple[Component, int | None]:
     """The count component of a group-by and, with unknown keys, the partition-selection threshold.
 
-    Laplace family: the count noise uses ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`)
-    so that the query is (ε, δ)-DP; Gaussian family: the release is δ-approximate ρ-zCDP.
+    Families of ε: the count noise uses ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`)
+    so that the query is (ε, δ)-DP; families of ρ: the release is δ-approximate ρ-zCDP. A family without a
+    threshold rule cannot select keys: the keys must be declared.
     """
     if not unknown_keys:
         return plan.add("count", float(k), count_share, integer=integer, vector=True, unit_cells=k > 1,
                         discrete=integer), None
+    family = plan.family
+    if family.threshold is None:
+        raise InvalidParameterError(
+            f"{plan.label} with keys drawn from the data needs a partition-selection threshold, which noise family "
+            f"{family.name!r} does not state: declare the keys."
+        )
     plan.delta = delta
-    if plan.family == "laplace":
-        share = Fraction(pure_budget_share(float(count_share), float(delta)))
-        component = calibrate("count", "laplace", float(k), share, integer=True)
+    if family.currency == "epsilon":
+        component = calibrate("count", family, float(k), family.selection_share(count_share, delta), integer=True)
         plan.components["count"] = component
-        return component, laplace_partition_threshold(component.scale, float(delta), max_contributions=k)
-    component = plan.add("count", float(k), count_share, integer=True, vector=True)
-    return component, gaussian_partition_threshold(component.scale, float(delta), max_contributions=k)
+    else:
+        component = plan.add("count", float(k), count_share, integer=True, vector=True)
+    return component, family.threshold(component.scale, float(delta), k)
 
 
 def ratio_estimate(noisy_sum: NDArray[np.float64], noisy_count: NDArray[np.float64], bounds: Bounds,

@@ -42,14 +42,13 @@ from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
 from ..io.missing import validate_missing
 from ..random import RNGLike, default_rng
 from .backend import AggregateRequest, Aggregates, Backend, InMemoryBackend
-from .estimate import RANK, ConcentratedGuarantee, Estimate
+from .estimate import RANK, Estimate
 from .filters import FilterViews
 from .grouping import GroupBy, GroupQueries
 from .ledger import Ledger, Remaining
 from .plans import (
     Bounds,
     Plan,
-    exponential_epsilon,
     rank_radius,
     ratio_estimate,
     split,
@@ -82,7 +81,10 @@ class Session(FilterViews, GroupQueries):
         The session's total budget (ε, δ).
     accountant : {"pure", "approximate", "advanced", "pld", "rdp", "zcdp"}, optional
         How queries compose (:mod:`privnoise.analysis.ledger`); default "pure" when δ = 0, else "approximate".
-        "zcdp" and "rdp" use Gaussian noise, the others Laplace noise.
+        "zcdp" and "rdp" spend ρ and use Gaussian noise by default, the others spend ε and use Laplace noise.
+    noise : str, optional
+        The noise family by its registered name (:mod:`privnoise.dp.families`), of the accountant's currency;
+        default "laplace" for the accountants of ε, "gaussian" for those of ρ.
     missing : "error", "drop" or float, default "error"
         Missing values (null, None, NaN): refuse, drop the row, or impute the constant (clamped to the bounds
         like any value, so no sensitivity changes; a dropped row is simply not one of the unit's k rows).
@@ -100,10 +102,11 @@ class Session(FilterViews, GroupQueries):
         delta: float = 0.0,
         accountant: str | None = None,
         missing: Any = "error",
+        noise: str | None = None,
         rng: RNGLike = None,
     ) -> None:
         check_probability(delta, "delta", _OWNER)
-        self._ledger = Ledger(accountant or ("pure" if not delta else "approximate"), epsilon, delta)
+        self._ledger = Ledger(accountant or ("pure" if not delta else "approximate"), epsilon, delta, noise)
         self.max_contributions = check_positive_int(max_contributions, "max_contributions", _OWNER)
         self._neighbours = UnitAddedOrRemoved(self.max_contributions)
         self.missing = validate_missing(missing, _OWNER)
@@ -176,9 +179,7 @@ class Session(FilterViews, GroupQueries):
         return self._backend.aggregate(request, self._generator)
 
     def _guarantee(self, plan: Plan) -> Guarantee:
-        if plan.family == "laplace":
-            return DifferentialPrivacyGuarantee(float(plan.price), float(plan.delta), self.adjacency)
-        return ConcentratedGuarantee(float(plan.price), float(plan.delta), self.adjacency)
+        return plan.family.guarantee(plan.price, plan.delta, self.adjacency)
 
     def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate:
         noise = [c.describe() for c in plan.components.values()]
@@ -292,7 +293,7 @@ class Session(FilterViews, GroupQueries):
         steps = check_positive_int(resolution, "resolution", "quantile", minimum=2)
         plan = self._plan("quantile", epsilon, rho)
         share = split(plan.price, len(levels))
-        eps = exponential_epsilon(plan.family, share)
+        eps = plan.family.selection_epsilon(share)
         for _ in levels:
             plan.selection(eps)
         step, low, high = grid_steps(b.low, b.high, steps)
@@ -325,7 +326,7 @@ class Session(FilterViews, GroupQueries):
         if method not in ("exponential", "laplace"):
             raise InvalidParameterError(f"`method` of `top_k` must be 'exponential' or 'laplace'; got {method!r}.")
         plan = self._plan("top_k", epsilon, rho)
-        eps = exponential_epsilon(plan.family, plan.price, bounded_range=method == "exponential")
+        eps = plan.family.selection_epsilon(plan.price, bounded_range=method == "exponential")
         for _ in range(chosen):
             plan.selection(eps / chosen, bounded_range=method == "exponential")
         aggregates = self._run(plan, self._request("categories", name, categories=cats))

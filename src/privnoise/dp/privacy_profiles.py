@@ -13,12 +13,13 @@ import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..exceptions import CalibrationError
 from ..guarantees import DifferentialPrivacyGuarantee
+from ..mechanisms.error_laws import ErrorLaw, GaussianError, LaplaceError
 from ..mechanisms.parameters import smallest
 from ..queries import SensitivityNorm
 from .gaussian import gaussian_delta, gaussian_epsilon
@@ -31,7 +32,6 @@ from .lattice import (
 )
 
 __all__ = [
-    "ErrorLaw",
     "DiscreteGaussianProfile",
     "DiscreteLaplaceProfile",
     "GaussianProfile",
@@ -43,10 +43,6 @@ __all__ = [
     "declared_value",
     "round_up",
 ]
-
-
-#: The error laws an accuracy statement knows (see :meth:`PrivacyProfile.error_law`).
-ErrorLaw = Literal["laplace", "gaussian"]
 
 
 def round_up(value: float) -> Fraction:
@@ -109,10 +105,11 @@ class PrivacyProfile(ABC):
         """The Lipschitz constant sup ‖∇log g‖_* in closed form, with its reason (None when unknown)."""
         return None
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
+    def error_law(self) -> ErrorLaw | None:
         """A law whose two-sided tails bound those of every coordinate of the noise, for the accuracy an answer
-        states: ("laplace", b) or ("gaussian", σ) at the largest coordinate scale; None when privnoise states no
-        interval for this family (then an answer says so rather than borrow another family's law)."""
+        states (:mod:`privnoise.mechanisms.error_laws`: Laplace of scale b or Gaussian of σ at the largest coordinate
+        scale); None when privnoise states no interval for this family (then an answer says so rather than borrow
+        another family's law)."""
         return None
 
     def touching(self, coordinates: int) -> PrivacyProfile:
@@ -209,8 +206,8 @@ class LaplaceProfile(PrivacyProfile):
         sens = sensitivity if not grid else lattice_sensitivity(sensitivity, grid) * grid
         return dp_accounting.LaplaceDpEvent(self.scale / sens)
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
-        return "laplace", float(np.max(self.scales))
+    def error_law(self) -> ErrorLaw | None:
+        return LaplaceError(float(np.max(self.scales)))
 
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
         from .lipschitz import dual_norm
@@ -235,8 +232,8 @@ class GaussianProfile(PrivacyProfile):
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", self.sigma)
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
-        return "gaussian", float(self.sigma if self.marginal is None else max(self.marginal, self.sigma))
+    def error_law(self) -> ErrorLaw | None:
+        return GaussianError(float(self.sigma if self.marginal is None else max(self.marginal, self.sigma)))
 
     def _sensitivity(self, sensitivity: float, grid: float | None) -> float:
         if not grid:
@@ -296,9 +293,9 @@ class NormLaplaceProfile(PrivacyProfile):
             sensitivity = lattice_sensitivity(sensitivity, grid, dim=self.moved, norm="l2") * grid
         return self.epsilon_per_unit * sensitivity
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
+    def error_law(self) -> ErrorLaw | None:
         # In one dimension exp(−ε₀|v|) is Laplace of scale 1/ε₀; a coordinate of a vector has another law.
-        return ("laplace", 1.0 / self.epsilon_per_unit) if (self.block or self.dim) == 1 else None
+        return LaplaceError(1.0 / self.epsilon_per_unit) if (self.block or self.dim) == 1 else None
 
     def epsilon_fraction(self, sensitivity: float, *, grid: float | None = None) -> Fraction:
         if grid:
@@ -347,9 +344,9 @@ class DiscreteLaplaceProfile(PrivacyProfile):
         units = Fraction(int(lattice_sensitivity(sensitivity, g, dim=self.moved)))
         return units * Fraction(g) / Fraction(self.lattice_scale)
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
+    def error_law(self) -> ErrorLaw | None:
         # P(K ≥ m) = q^m/(1 + q) ≤ q^{m − 1/2}/2 (q = e^{−Λ/b}, AM–GM): no heavier than Laplace(b) rounded to Λ.
-        return "laplace", self.lattice_scale
+        return LaplaceError(self.lattice_scale)
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,7 +415,7 @@ class RoundedProfile(PrivacyProfile):
     def touching(self, coordinates: int) -> RoundedProfile:
         return RoundedProfile(self.inner.touching(coordinates), self.grid)
 
-    def error_law(self) -> tuple[ErrorLaw, float] | None:
+    def error_law(self) -> ErrorLaw | None:
         return self.inner.error_law()
 
     @property

@@ -35,6 +35,7 @@ from ..analysis.estimate import NOISE_ONLY, RANK
 from ..analysis.plans import rank_radius, vector_interval
 from ..dp.hardening import HardenedMechanism
 from ..dp.profile import NoProfile, profile_of
+from ..exceptions import InvalidParameterError
 
 __all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]
 
@@ -50,11 +51,13 @@ def law_of(noise: HardenedMechanism) -> NoiseLaw | None:
         profile = profile_of(noise.mechanism)
     except Exception:  # noqa: BLE001 - custom noise may have no profile at all
         return None
-    law = None if isinstance(profile, NoProfile) else profile.error_law()
-    if law is None or not np.isfinite(law[1]):
+    if isinstance(profile, NoProfile):
         return None
-    family, scale = law
-    return NoiseLaw(family, scale, 2.0 * noise.grid)
+    try:
+        law = profile.error_law()
+    except InvalidParameterError:  # a scale no law can have (infinite): no interval stated
+        return None
+    return None if law is None else NoiseLaw(law, 2.0 * noise.grid)
 
 
 def _json(x: Any) -> Any:
