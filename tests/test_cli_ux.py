@@ -232,13 +232,13 @@ def test_optimize_and_plots_without_their_extras(monkeypatch, tmp_path: Path) ->
 def test_library_features_name_their_extra(monkeypatch) -> None:
     _without(monkeypatch, "dp_accounting")
     with pytest.raises(MissingExtraError) as info:
-        privnoise.dp.PrivacyAccountant(mode="pld")
+        privnoise.dp.accountant_for(mode="pld")
     assert str(info.value) == (
-        "PrivacyAccountant(mode='pld') needs the optional package 'dp_accounting' (not installed): "
+        "accountant_for(mode='pld') needs the optional package 'dp_accounting' (not installed): "
         "pip install 'privnoise[dp]'"
     )
     assert isinstance(info.value, ImportError)
-    privnoise.dp.PrivacyAccountant(mode="pure")  # the exact modes need nothing
+    privnoise.dp.accountant_for(mode="pure")  # the exact modes need nothing
     _without(monkeypatch, "sklearn", "sklearn.datasets")  # also when an earlier test has imported it
     with pytest.raises(MissingExtraError, match=r"privnoise\[ml\]"):
         privnoise.optimization.load_diabetes()

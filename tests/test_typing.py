@@ -11,8 +11,8 @@ mypy_api = pytest.importorskip("mypy.api")
 SNIPPET = """\
 import privnoise as pn
 
-pn.dp.PrivacyAccountant(mode="pld")
-pn.dp.PrivacyAccountant(mode="pdl")
+pn.dp.accountant_for(mode="pld")
+pn.dp.accountant_for(mode="pdl")
 pn.queries.mean(3, bounds=(0.0, 1.0)).sensitivity(norm="l3")
 pn.dp.lattice_sensitivity(1.0, 0.5, norm="l2")
 pn.dp.optimal_noise_lp(1.0, loss="mes")
@@ -38,6 +38,6 @@ def test_mypy_rejects_misspelt_modes(tmp_path: Path) -> None:
     lines = sorted(int(line.split(":")[1]) for line in errors)
     assert lines == [4, 5, 7], out  # "pdl", "l3" and "mes"; the valid calls pass
     assert all("[arg-type]" in line for line in errors), out
-    assert "Literal['pdl']" in errors[0] and "Literal['pure', 'approximate', 'pld', 'rdp']" in errors[0], (
+    assert "Literal['pdl']" in errors[0] and "Literal['pure', 'approximate', 'pld', 'rdp', 'zcdp']" in errors[0], (
         errors[0]
     )

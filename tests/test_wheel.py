@@ -78,7 +78,7 @@ def test_the_wheel_installs_and_runs_without_extras(tmp_path: Path) -> None:
         "-c",
         "import importlib.util, json, privnoise as pn\n"
         "extras = ['matplotlib', 'pandas', 'sklearn', 'fastapi', 'httpx', 'dp_accounting', 'psycopg', 'dask']\n"
-        "try:\n    pn.dp.PrivacyAccountant(mode='pld')\nexcept pn.MissingExtraError as exc:\n    message = str(exc)\n"
+        "try:\n    pn.dp.accountant_for(mode='pld')\nexcept pn.MissingExtraError as exc:\n    message = str(exc)\n"
         "print(json.dumps({'file': pn.__file__, 'version': pn.__version__, 'message': message,\n"
         "    'installed': [m for m in extras if importlib.util.find_spec(m)]}))",
         cwd=work,

@@ -71,7 +71,7 @@ def require(module: str, *, feature: str, extra: str | None = None) -> ModuleTyp
     module : str
         The module to import, e.g. ``"matplotlib.figure"``.
     feature : str
-        What needs it, in the user's words (``"privnoise demo"``, ``"PrivacyAccountant(mode='pld')"``).
+        What needs it, in the user's words (``"privnoise demo"``, ``"accountant_for(mode='pld')"``).
     extra : str, optional
         The extra to name; by default the one :data:`EXTRAS` lists for the module's top-level package.
     """

@@ -141,10 +141,10 @@ def test_one_release_states_at_least_the_exact_epsilon(family, example, sensitiv
 
 # -- k releases in every accountant --------------------------------------------------------------------------
 def _accountants(delta: float, count: int):
-    yield "pure", dp.PrivacyAccountant(mode="pure"), None
-    yield "approximate", dp.PrivacyAccountant(mode="approximate"), delta / count
-    yield "pld", dp.PrivacyAccountant(mode="pld"), None
-    yield "rdp", dp.PrivacyAccountant(mode="rdp"), None
+    yield "pure", dp.accountant_for(mode="pure"), None
+    yield "approximate", dp.accountant_for(mode="approximate"), delta / count
+    yield "pld", dp.accountant_for(mode="pld"), None
+    yield "rdp", dp.accountant_for(mode="rdp"), None
     yield "zcdp", ZCDPAccountant(), None
 
 

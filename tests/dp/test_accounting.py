@@ -9,6 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from privnoise.dp import accountant_for
 from privnoise.dp.accounting import PrivacyAccountant, exact_rational
 from privnoise.dp.gaussian import gaussian_delta, gaussian_epsilon
 from privnoise.dp.hardening import hardened
@@ -23,14 +24,14 @@ pytest.importorskip("dp_accounting")
 
 def test_ten_charges_of_a_tenth_spend_exactly_one():
     for mode in ("pure", "approximate"):
-        acc = PrivacyAccountant(mode=mode, epsilon_budget=1)
+        acc = accountant_for(mode=mode, epsilon_budget=1)
         for _ in range(10):
             acc.record_epsilon(0.1)
         assert acc.total_epsilon == 1 and acc.spent().epsilon == 1.0
         with pytest.raises(BudgetExceededError):
             acc.record_epsilon(Fraction(1, 10**9))
         assert len(acc) == 10 and acc.total_epsilon == 1  # the refused charge is not recorded
-    acc = PrivacyAccountant(mode="approximate", delta_budget="3e-6")
+    acc = accountant_for(mode="approximate", delta_budget="3e-6")
     acc.record_epsilon("0.3", 1e-6, count=3)
     assert acc.total_delta == Fraction(3, 10**6) and acc.total_epsilon == Fraction(9, 10)
     with pytest.raises(BudgetExceededError):
@@ -38,7 +39,7 @@ def test_ten_charges_of_a_tenth_spend_exactly_one():
 
 
 def test_laplace_charges_are_exact():
-    acc = PrivacyAccountant(mode="pure")
+    acc = accountant_for(mode="pure")
     acc.record_laplace(2.0, 1.0, count=3)
     acc.record(laplace_for_epsilon(0.1, sensitivity=1.0), sensitivity=1.0)
     assert acc.total_epsilon == Fraction(3, 2) + Fraction(1, 10)
@@ -51,7 +52,7 @@ def test_laplace_charges_are_exact():
 @pytest.mark.parametrize("k, sigma, delta", [(4, 2.0, 1e-5), (10, 5.0, 1e-6), (25, 3.0, 1e-3)])
 def test_k_gaussians_equal_one_gaussian_with_sigma_over_root_k(k, sigma, delta):
     exact = gaussian_epsilon(sigma / math.sqrt(k), delta, sensitivity=1.0)
-    pld = PrivacyAccountant(mode="pld", value_discretization_interval=1e-4)
+    pld = accountant_for(mode="pld", value_discretization_interval=1e-4)
     pld.record_gaussian(sigma, 1.0, count=k)
     eps = pld.epsilon(delta)
     assert exact <= eps <= exact * 1.01 + 1e-3  # pessimistic PLD: an upper bound, and tight
@@ -60,34 +61,34 @@ def test_k_gaussians_equal_one_gaussian_with_sigma_over_root_k(k, sigma, delta):
     )
     # one call per release gives the same answer as count=k, and record(mech) the same as record_gaussian
     if k <= 10:
-        each = PrivacyAccountant(mode="pld")
+        each = accountant_for(mode="pld")
         for _ in range(k):
             each.record(Gaussian.from_std(sigma), sensitivity=1.0)
         assert each.epsilon(delta) == pytest.approx(eps, rel=1e-3)
-    rdp = PrivacyAccountant(mode="rdp")
+    rdp = accountant_for(mode="rdp")
     rdp.record_gaussian(sigma, 1.0, count=k)
     assert rdp.epsilon(delta) > eps  # PLD is tighter than RDP
     assert pld.spent(delta).epsilon == eps
 
 
 def test_pld_rdp_and_basic_ordering_for_laplace():
-    basic = PrivacyAccountant(mode="pure")
-    pld = PrivacyAccountant(mode="pld")
-    rdp = PrivacyAccountant(mode="rdp")
+    basic = accountant_for(mode="pure")
+    pld = accountant_for(mode="pld")
+    rdp = accountant_for(mode="rdp")
     for acc in (basic, pld, rdp):
         acc.record_laplace(10.0, 1.0, count=50)  # ε = 0.1 each, Σ = 5
     delta = 1e-6
     assert pld.epsilon(delta) < rdp.epsilon(delta)
     assert pld.epsilon(delta) < basic.epsilon(delta) == 5.0
-    single = PrivacyAccountant(mode="pld")
+    single = accountant_for(mode="pld")
     single.record_laplace(10.0, 1.0)
     assert single.epsilon(1e-9) == pytest.approx(0.1, abs=2e-3)
 
 
 def test_advanced_composition():
-    basic = PrivacyAccountant(mode="approximate")
-    adv = PrivacyAccountant(mode="approximate", advanced=True)
-    pld = PrivacyAccountant(mode="pld")
+    basic = accountant_for(mode="approximate")
+    adv = accountant_for(mode="approximate", advanced=True)
+    pld = accountant_for(mode="pld")
     for acc in (basic, adv):
         acc.record_epsilon(0.05, count=400)
     pld.record_laplace(20.0, 1.0, count=400)
@@ -97,13 +98,13 @@ def test_advanced_composition():
     assert pld.epsilon(delta) < adv.epsilon(delta) < basic.epsilon(delta) == 20.0
     assert adv.delta(adv.epsilon(delta)) == pytest.approx(delta, rel=1e-6)
     assert adv.epsilon(0.0) == 20.0  # no slack for δ': basic composition only
-    few = PrivacyAccountant(mode="approximate", advanced=True)
+    few = accountant_for(mode="approximate", advanced=True)
     few.record_epsilon(1.0, count=2)
     assert few.epsilon(1e-6) == 2.0  # advanced is worse here; the smaller value is reported
 
 
 def test_gaussian_in_approximate_mode_is_charged_up():
-    acc = PrivacyAccountant(mode="approximate")
+    acc = accountant_for(mode="approximate")
     acc.record_gaussian(3.0, 1.0, delta=1e-6, count=2)
     per = gaussian_epsilon(3.0, 1e-6, sensitivity=1.0)
     assert float(acc.total_epsilon) >= 2 * per
@@ -116,27 +117,27 @@ def test_gaussian_in_approximate_mode_is_charged_up():
 def test_hardened_mechanisms_are_recorded():
     lap = hardened(laplace_for_epsilon(0.5, sensitivity=1.0), sensitivity=1.0, bound=10.0)
     gauss = hardened(Gaussian.from_std(2.0), sensitivity=1.0, bound=10.0)
-    acc = PrivacyAccountant(mode="approximate")
+    acc = accountant_for(mode="approximate")
     acc.record(lap, count=2)
     acc.record(gauss, delta=1e-6)
     assert float(acc.total_epsilon) >= 2 * lap.epsilon() + gauss.epsilon(1e-6)
-    pld = PrivacyAccountant(mode="pld")
+    pld = accountant_for(mode="pld")
     pld.record(gauss, count=4)
     assert pld.epsilon(1e-5) >= gaussian_epsilon(1.0, 1e-5, sensitivity=1.0 + gauss.grid)
-    rdp = PrivacyAccountant(mode="rdp")
+    rdp = accountant_for(mode="rdp")
     rdp.record(hardened(DiscreteGaussian(sigma=2.0), sensitivity=1.0, bound=4.0), count=3)
     assert rdp.epsilon(1e-5) > 0
     with pytest.raises(InvalidParameterError):
-        PrivacyAccountant(mode="pld").record(hardened(DiscreteLaplace(scale=1.0), sensitivity=1.0, bound=1.0))
+        accountant_for(mode="pld").record(hardened(DiscreteLaplace(scale=1.0), sensitivity=1.0, bound=1.0))
 
 
 def test_pld_budget_and_concurrency():
-    acc = PrivacyAccountant(mode="pld", epsilon_budget=2, delta_budget=1e-5)
+    acc = accountant_for(mode="pld", epsilon_budget=2, delta_budget=1e-5)
     acc.record_gaussian(4.0, 1.0, count=2)
     with pytest.raises(BudgetExceededError):
         acc.record_gaussian(0.5, 1.0)
     assert len(acc) == 2
-    pure = PrivacyAccountant(mode="pure", epsilon_budget=Fraction(1))
+    pure = accountant_for(mode="pure", epsilon_budget=Fraction(1))
     errors: list[Exception] = []
 
     def charge() -> None:
@@ -166,32 +167,32 @@ def test_exact_rational():
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: PrivacyAccountant(mode="zcdp"), "mode"),
-        (lambda: PrivacyAccountant(mode="pld", advanced=True), "advanced"),
-        (lambda: PrivacyAccountant(mode="pld", epsilon_budget=1.0), "delta_budget"),
-        (lambda: PrivacyAccountant(mode="pure", delta_budget=1e-5), "delta_budget"),
-        (lambda: PrivacyAccountant(delta_budget=1.0), "delta_budget"),
-        (lambda: PrivacyAccountant(mode="pure").record_epsilon(np.nan), "epsilon"),
-        (lambda: PrivacyAccountant(mode="pure").record_epsilon(-1.0), "epsilon"),
-        (lambda: PrivacyAccountant(mode="pure").record_epsilon(1.0, 1e-6), "delta"),
-        (lambda: PrivacyAccountant().record_epsilon(1.0, 1.0), "delta"),
-        (lambda: PrivacyAccountant().record_epsilon(1.0, count=0), "count"),
-        (lambda: PrivacyAccountant(mode="pld").record_epsilon(1.0), "record_epsilon"),
-        (lambda: PrivacyAccountant(mode="pure").record_gaussian(1.0, 1.0), "pure"),
-        (lambda: PrivacyAccountant().record_gaussian(1.0, 1.0), "delta"),
-        (lambda: PrivacyAccountant(mode="pld").record_gaussian(np.inf, 1.0), "sigma"),
-        (lambda: PrivacyAccountant(mode="pld").record_laplace(1.0, -1.0), "sensitivity"),
-        (lambda: PrivacyAccountant().record(Laplace(scale=1.0)), "sensitivity"),
+        (lambda: accountant_for(mode="zcpd"), "mode"),
+        (lambda: accountant_for(mode="pld", advanced=True), "advanced"),
+        (lambda: accountant_for(mode="pld", epsilon_budget=1.0), "delta_budget"),
+        (lambda: accountant_for(mode="pure", delta_budget=1e-5), "delta_budget"),
+        (lambda: accountant_for(delta_budget=1.0), "delta_budget"),
+        (lambda: accountant_for(mode="pure").record_epsilon(np.nan), "epsilon"),
+        (lambda: accountant_for(mode="pure").record_epsilon(-1.0), "epsilon"),
+        (lambda: accountant_for(mode="pure").record_epsilon(1.0, 1e-6), "delta"),
+        (lambda: accountant_for().record_epsilon(1.0, 1.0), "delta"),
+        (lambda: accountant_for().record_epsilon(1.0, count=0), "count"),
+        (lambda: accountant_for(mode="pld").record_epsilon(1.0), "record_epsilon"),
+        (lambda: accountant_for(mode="pure").record_gaussian(1.0, 1.0), "pure"),
+        (lambda: accountant_for().record_gaussian(1.0, 1.0), "delta"),
+        (lambda: accountant_for(mode="pld").record_gaussian(np.inf, 1.0), "sigma"),
+        (lambda: accountant_for(mode="pld").record_laplace(1.0, -1.0), "sensitivity"),
+        (lambda: accountant_for().record(Laplace(scale=1.0)), "sensitivity"),
         (
-            lambda: PrivacyAccountant().record(RaisedCosine(lower=-1, upper=1), sensitivity=1.0),
+            lambda: accountant_for().record(RaisedCosine(lower=-1, upper=1), sensitivity=1.0),
             "RaisedCosine",
         ),
-        (lambda: PrivacyAccountant().record("laplace", sensitivity=1.0), "mechanism"),
-        (lambda: PrivacyAccountant(mode="pld").record(Laplace(scale=[1.0, 2.0]), sensitivity=1.0), "vector"),
-        (lambda: PrivacyAccountant(mode="pld").spent(), "delta"),
-        (lambda: PrivacyAccountant().epsilon(1.5), "delta"),
-        (lambda: PrivacyAccountant(mode="pld").total_epsilon, "total_epsilon"),
-        (lambda: PrivacyAccountant().record_guarantee((1.0, 0.0)), "guarantee"),
+        (lambda: accountant_for().record("laplace", sensitivity=1.0), "mechanism"),
+        (lambda: accountant_for(mode="pld").record(Laplace(scale=[1.0, 2.0]), sensitivity=1.0), "vector"),
+        (lambda: accountant_for(mode="pld").spent(), "delta"),
+        (lambda: accountant_for().epsilon(1.5), "delta"),
+        (lambda: accountant_for(mode="pld").total_epsilon, "total_epsilon"),
+        (lambda: accountant_for().record_guarantee((1.0, 0.0)), "guarantee"),
     ],
 )
 def test_bad_inputs(call, name):
@@ -202,23 +203,30 @@ def test_bad_inputs(call, name):
 
 def test_nothing_spent_and_pld_needs_delta():
     with pytest.raises(CalibrationError):
-        PrivacyAccountant().spent()
-    acc = PrivacyAccountant(mode="pld")
+        accountant_for().spent()
+    acc = accountant_for(mode="pld")
     acc.record_laplace(1.0, 1.0)
     with pytest.raises(CalibrationError):
         acc.epsilon(0.0)
-    g = PrivacyAccountant(mode="approximate")
+    g = accountant_for(mode="approximate")
     g.record_guarantee(DifferentialPrivacyGuarantee(epsilon=0.5, delta=1e-7))
     assert g.total_delta == Fraction(1, 10**7)
 
 
-def test_one_base_two_accountants():
+def test_the_base_is_not_an_accountant():
+    with pytest.raises(TypeError, match="accountant_for"):
+        PrivacyAccountant(mode="pure")
+
+
+def test_one_base_three_accountants():
     from privnoise.dp import LibraryAccountant, RationalAccountant
     from privnoise.dp.rational_accountant import compose
 
+    from privnoise.dp import ZCDPAccountant
+
     for mode, kind in (("pure", RationalAccountant), ("approximate", RationalAccountant), ("pld", LibraryAccountant),
-                       ("rdp", LibraryAccountant)):
-        acc = PrivacyAccountant(mode=mode)
+                       ("rdp", LibraryAccountant), ("zcdp", ZCDPAccountant)):
+        acc = accountant_for(mode=mode)
         assert type(acc) is kind and isinstance(acc, PrivacyAccountant) and acc.mode == mode
     assert type(RationalAccountant()) is RationalAccountant and type(LibraryAccountant()) is LibraryAccountant
     with pytest.raises(InvalidParameterError, match="mode"):
@@ -234,7 +242,7 @@ def test_one_base_two_accountants():
 def test_every_pure_profile_is_charged_exactly():
     from privnoise.mechanisms import L2Laplace, MultiUserLaplace
 
-    acc = PrivacyAccountant(mode="pure")
+    acc = accountant_for(mode="pure")
     acc.record(L2Laplace(epsilon=0.25, dim=3), sensitivity=2.0)  # ε = 0.5
     acc.record(MultiUserLaplace(epsilon=0.5, users=2, user_dim=2), sensitivity=1.0)  # ε = 0.5
     assert acc.total_epsilon == 1  # exact rationals: ε₀ as drawn times Δ as declared

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.dp.accounting import PrivacyAccountant
+from privnoise.dp import accountant_for
 from privnoise.dp.hardening import hardened, noise_scale
 from privnoise.dp.lattice import (
     DiscreteGaussian,
@@ -100,13 +100,13 @@ def test_unequal_scales_everywhere_use_the_smallest_scale():
     # the realised loss of the continuous mechanism for a shift Δ on the first coordinate is Δ/1
     assert _realised_loss(b, 2.0**-5, np.zeros(2), np.array([1.0, 0.0])) == pytest.approx(1.0, rel=1e-9)
     assert epsilon_delta_of(mech, sensitivity=1.0).epsilon == 1.0
-    acc = PrivacyAccountant(mode="pure")
+    acc = accountant_for(mode="pure")
     acc.record(mech, sensitivity=1.0)
     assert acc.total_epsilon == 1
     assert noise_scale(mech) == 1.0  # the default grid follows the smallest scale
     h = hardened(mech, sensitivity=1.0, bound=4.0)
     assert h.grid >= 1.0 / 2**12 > h.grid / 2
-    charged = PrivacyAccountant(mode="pure")
+    charged = accountant_for(mode="pure")
     charged.record(h)
     assert charged.total_epsilon == h.epsilon_fraction()
     assert float(charged.total_epsilon) == pytest.approx(h.epsilon(), rel=1e-12)

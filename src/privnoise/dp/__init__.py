@@ -14,9 +14,9 @@ Lipschitz privacy
     :func:`dual_crossing`, :func:`dual_threshold` — the dual certificates of its Figures 1 and 2 (feasible iff
     λ < λ* = n(n + 1)/ε²).
 Accounting
-    :class:`PrivacyAccountant` — the base: ``PrivacyAccountant(mode=...)`` gives a :class:`RationalAccountant`
-    (pure, approximate: basic/advanced composition in exact rationals) or a :class:`LibraryAccountant` (tight PLD,
-    RDP via dp-accounting).
+    :func:`accountant_for` — the accountant of a mode: a :class:`RationalAccountant` (pure, approximate:
+    basic/advanced composition in exact rationals), a :class:`LibraryAccountant` (tight PLD, RDP via
+    dp-accounting) or a :class:`ZCDPAccountant`; :class:`PrivacyAccountant` is their base.
 Calibration
     :func:`smallest_parameter`, :func:`safe_side` — the one safe-side calibrator behind every calibration.
 Hardening (SECURITY.md 1–2)
@@ -34,6 +34,7 @@ Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
     :func:`zcdp_to_epsilon`, :func:`epsilon_to_zcdp` — zero-concentrated DP (:mod:`privnoise.dp.zcdp`).
 """
 
+from .accountants import accountant_for
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .calibration import safe_side, smallest_parameter
@@ -81,6 +82,7 @@ from .rational_accountant import RationalAccountant
 from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 
 __all__ = [
+    "accountant_for",
     "DEFAULT_GRID_BITS",
     "AccountingMode",
     "AuditReport",

@@ -1,6 +1,6 @@
 """Privacy accounting: the (ε, δ) spent by a sequence of releases, behind one base class.
 
-:class:`PrivacyAccountant` is the base; ``PrivacyAccountant(mode=...)`` builds the accountant for a mode:
+:class:`PrivacyAccountant` is the base; :func:`privnoise.dp.accountant_for` builds the accountant for a mode:
 
 * :class:`~privnoise.dp.rational_accountant.RationalAccountant` — modes ``"pure"`` (ε-DP charges add up: basic
   composition, Dwork & Roth, Theorem 3.14) and ``"approximate"`` ((ε_i, δ_i) charges add up to (Σε_i, Σδ_i),
@@ -25,14 +25,15 @@ References
 
 Examples
 --------
->>> acc = PrivacyAccountant(mode="pure")
+>>> from privnoise.dp import accountant_for
+>>> acc = accountant_for(mode="pure")
 >>> for _ in range(10):
 ...     acc.record_epsilon(0.1)
 >>> acc.total_epsilon
 Fraction(1, 1)
 >>> type(acc).__name__
 'RationalAccountant'
->>> pld = PrivacyAccountant(mode="pld")
+>>> pld = accountant_for(mode="pld")
 >>> pld.record_gaussian(2.0, sensitivity=1.0, count=4)
 >>> round(pld.epsilon(1e-5), 2)
 4.38
@@ -119,7 +120,7 @@ class PrivacyAccountant:
     Parameters
     ----------
     mode : {"pure", "approximate", "pld", "rdp"}
-        Composition method (see the module docstring). ``PrivacyAccountant(mode=...)`` returns a
+        Composition method (see the module docstring): :func:`privnoise.dp.accountant_for` builds a
         :class:`~privnoise.dp.rational_accountant.RationalAccountant` for "pure" and "approximate" and a
         :class:`~privnoise.dp.library_accountant.LibraryAccountant` for "pld" and "rdp".
     advanced : bool, default False
@@ -148,16 +149,6 @@ class PrivacyAccountant:
     #: The modes a concrete accountant serves.
     modes: tuple[str, ...] = MODES
 
-    def __new__(cls, mode: AccountingMode = "approximate", **options: Any) -> PrivacyAccountant:
-        if cls is PrivacyAccountant:
-            if mode not in MODES:
-                raise InvalidParameterError(f"`mode` of `{OWNER}` must be one of {', '.join(MODES)}; got {mode!r}.")
-            from .library_accountant import LibraryAccountant
-            from .rational_accountant import RationalAccountant
-
-            cls = RationalAccountant if mode in RationalAccountant.modes else LibraryAccountant
-        return object.__new__(cls)
-
     def __init__(
         self,
         mode: AccountingMode = "approximate",
@@ -167,12 +158,18 @@ class PrivacyAccountant:
         delta_budget: Any = None,
         value_discretization_interval: float = 1e-4,
     ) -> None:
+        if type(self) is PrivacyAccountant:
+            raise TypeError(
+                "`PrivacyAccountant` is the base of the accountants; build one with "
+                f"`privnoise.dp.accountant_for(mode={mode!r})` or a concrete class (RationalAccountant, "
+                "LibraryAccountant, ZCDPAccountant)."
+            )
         if mode not in self.modes:
             raise InvalidParameterError(
                 f"`mode` of `{type(self).__name__}` must be one of {', '.join(self.modes)}; got {mode!r}."
             )
         if mode in ("pld", "rdp"):
-            check_extra("dp_accounting", feature=f"{OWNER}(mode={mode!r})")
+            check_extra("dp_accounting", feature=f"accountant_for(mode={mode!r})")
         if not isinstance(advanced, bool):
             raise InvalidParameterError(f"`advanced` of `{OWNER}` must be a bool; got {advanced!r}.")
         if advanced and mode != "approximate":
@@ -288,8 +285,7 @@ class PrivacyAccountant:
             )
         self._record_profile(profile, sens, delta, k, "hardened" if declared is not None else mechanism.name)
 
-    # The base is also the facade ``PrivacyAccountant(mode=...)`` (it returns a concrete accountant), so it is not an
-    # abstract class; each concrete accountant implements the four methods below.
+    # Each concrete accountant implements the methods below.
     def _record_profile(
         self, profile: Any, sensitivity: float, delta: Any, count: int, label: str, *, exact: Any = None
     ) -> None:
