@@ -219,10 +219,8 @@ def test_the_base_is_not_an_accountant():
 
 
 def test_one_base_three_accountants():
-    from privnoise.dp import LibraryAccountant, RationalAccountant
+    from privnoise.dp import LibraryAccountant, RationalAccountant, ZCDPAccountant
     from privnoise.dp.rational_accountant import compose
-
-    from privnoise.dp import ZCDPAccountant
 
     for mode, kind in (("pure", RationalAccountant), ("approximate", RationalAccountant), ("pld", LibraryAccountant),
                        ("rdp", LibraryAccountant), ("zcdp", ZCDPAccountant)):

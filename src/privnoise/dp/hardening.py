@@ -186,10 +186,15 @@ class HardenedMechanism(Noise):
         return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, self.grid_exponent), how.out)
 
     # -- the guarantee ---------------------------------------------------------------------------------------
-    def _profile(self) -> PrivacyProfile:
+    def privacy_profile(self) -> PrivacyProfile:
+        """The wrapped family's profile with the value rounded to this grid first (:class:`RoundedProfile`)."""
+        from .privacy_profiles import RoundedProfile
         from .profile import profile_of
 
-        return profile_of(self)
+        return RoundedProfile(profile_of(self.mechanism), self.grid)
+
+    def _profile(self) -> PrivacyProfile:
+        return self.privacy_profile()
 
     def epsilon(self, delta: float = 0.0) -> float:
         """The ε for which the release is (ε, δ)-DP (δ ignored for Laplace-type noise, which is pure ε-DP)."""

@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from scipy import optimize
 
 from .._validation import check_positive, check_positive_int, readonly
-from ..exceptions import DimensionError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ..mechanisms import Mechanism
+from .norms import Norm, check_norm, dual_norm
 
 __all__ = [
     "LipschitzConstant",
@@ -43,52 +44,6 @@ __all__ = [
     "lipschitz_constant",
     "lipschitz_for_epsilon",
 ]
-
-Norm = Literal["l1", "l2", "linf", "l1-l2"]
-_NORMS = ("l1", "l2", "linf", "l1-l2")
-
-
-def _check_norm(norm: Any, block: Any, dim: int, owner: str) -> int | None:
-    if norm not in _NORMS:
-        raise InvalidParameterError(f"`norm` of `{owner}` must be one of {', '.join(_NORMS)}; got {norm!r}.")
-    if norm != "l1-l2":
-        if block is not None:
-            raise InvalidParameterError(
-                f"`block` of `{owner}` is only used with norm 'l1-l2'; got {block!r}."
-            )
-        return None
-    if block is None:
-        raise InvalidParameterError(f"`block` of `{owner}` is required with norm 'l1-l2'; got None.")
-    b = check_positive_int(block, "block", owner)
-    if dim % b:
-        raise DimensionError(f"`block` of `{owner}` must divide the dimension {dim}; got {b}.")
-    return b
-
-
-def dual_norm(z: ArrayLike, norm: Norm = "l2", *, block: int | None = None) -> Any:
-    """Dual norm ‖z‖_* over the last axis of ``z`` (see the module table).
-
-    Examples
-    --------
-    >>> dual_norm([3.0, -4.0], "l1"), dual_norm([3.0, -4.0], "l2"), dual_norm([3.0, -4.0], "linf")
-    (4.0, 5.0, 7.0)
-    >>> dual_norm([3.0, 4.0, 0.0, 1.0], "l1-l2", block=2)
-    5.0
-    """
-    arr = np.atleast_1d(np.asarray(z, dtype=float))
-    b = _check_norm(norm, block, arr.shape[-1], "dual_norm")
-    if norm == "l1":
-        out = np.max(np.abs(arr), axis=-1)
-    elif norm == "l2":
-        out = np.sqrt(np.sum(arr * arr, axis=-1))
-    elif norm == "linf":
-        out = np.sum(np.abs(arr), axis=-1)
-    else:
-        assert b is not None
-        blocks = arr.reshape(arr.shape[:-1] + (arr.shape[-1] // b, b))
-        out = np.max(np.sqrt(np.sum(blocks * blocks, axis=-1)), axis=-1)
-    return float(out) if np.ndim(out) == 0 else out
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LipschitzConstant:
@@ -284,7 +239,7 @@ def lipschitz_constant(
         raise InvalidParameterError(
             f"`mechanism` of `{owner}` must be a privnoise Mechanism; got {type(mechanism).__name__}."
         )
-    b = _check_norm(norm, block, mechanism.dim, owner)
+    b = check_norm(norm, block, mechanism.dim, owner)
     if method not in ("auto", "analytic", "numerical"):
         raise InvalidParameterError(
             f"`method` of `{owner}` must be 'auto', 'analytic' or 'numerical'; got {method!r}."

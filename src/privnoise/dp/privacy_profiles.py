@@ -30,6 +30,7 @@ from .lattice import (
     zcdp_delta,
     zcdp_epsilon,
 )
+from .norms import dual_norm
 
 __all__ = [
     "DiscreteGaussianProfile",
@@ -210,8 +211,6 @@ class LaplaceProfile(PrivacyProfile):
         return LaplaceError(float(np.max(self.scales)))
 
     def lipschitz(self, norm: str, block: int | None) -> tuple[float, str] | None:
-        from .lipschitz import dual_norm
-
         inverse = np.atleast_1d(1.0 / np.asarray(self.scales, dtype=float))  # |score_i| = 1/b_i a.e.
         return float(dual_norm(inverse, norm, block=block)), "Laplace: |∂ᵢ log g| = 1/bᵢ a.e."  # type: ignore[arg-type]
 

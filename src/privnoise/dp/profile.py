@@ -1,7 +1,7 @@
 """The differential privacy of every noise family, answered by one dispatch table.
 
 :func:`profile_of` maps a noise object to its :class:`PrivacyProfile` — in the manner of dp_accounting's events —
-through the table :data:`PROFILES` (family → profile). Calibration inverses (:func:`epsilon_delta_of`), hardened
+through the table :data:`PROFILES` (family → profile), or through the noise's own ``privacy_profile()`` method. Calibration inverses (:func:`epsilon_delta_of`), hardened
 releases, accountants, Lipschitz constants and release guarantees all ask the profile; no other module switches on
 the concrete noise family.
 
@@ -13,7 +13,8 @@ family                                 profile (sensitivity Δ in the norm named
 ``MultiUserLaplace`` (ε₀)              ε = ε₀ Δ for Δ = Σ_users ‖block‖₂ (adjacency (4), Theorem 9)
 ``Gaussian`` (Σ)                       exact profile at Δ₂/√λ_min(Σ) (Balle & Wang 2018; worst direction of Σ)
 ``DiscreteLaplace``, ``DiscreteGaussian``  their lattice profiles, the rounding of the value to the lattice included
-``HardenedMechanism``                  the wrapped family's profile with the input rounded to its grid
+``HardenedMechanism``                  the wrapped family's profile with the input rounded to its grid (its own
+                                       ``privacy_profile()``, as any family may state)
 ``RaisedCosine`` and other bounded     none: bounded-support noise gives no ε-DP (a shift moves mass outside the
                                        support), so :class:`CalibrationError` is raised
 =====================================  ==========================================================================
@@ -34,8 +35,8 @@ from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
+from ..mechanisms.statements import DIFFERENTIAL_PRIVACY, register_statement
 from ..queries import Query
-from .hardening import HardenedMechanism
 from .lattice import DiscreteGaussian, DiscreteLaplace
 from .privacy_profiles import (
     DiscreteGaussianProfile,
@@ -45,7 +46,6 @@ from .privacy_profiles import (
     NoProfile,
     NormLaplaceProfile,
     PrivacyProfile,
-    RoundedProfile,
     round_up,
 )
 
@@ -92,10 +92,6 @@ def _discrete_gaussian(noise: DiscreteGaussian) -> PrivacyProfile:
     return DiscreteGaussianProfile(noise.sigma, noise.grid, noise.dim)
 
 
-def _hardened(noise: HardenedMechanism) -> PrivacyProfile:
-    return RoundedProfile(profile_of(noise.mechanism), noise.grid)
-
-
 #: The dispatch table: noise family → its privacy profile. The one place that names concrete families.
 PROFILES: dict[type, Callable[[Any], PrivacyProfile]] = {
     Laplace: _laplace,
@@ -104,12 +100,16 @@ PROFILES: dict[type, Callable[[Any], PrivacyProfile]] = {
     MultiUserLaplace: _multi_user,
     DiscreteLaplace: _discrete_laplace,
     DiscreteGaussian: _discrete_gaussian,
-    HardenedMechanism: _hardened,
 }
 
 
 def profile_of(noise: Any) -> PrivacyProfile:
-    """The :class:`PrivacyProfile` of a noise object (``NoProfile`` when it has none)."""
+    """The :class:`PrivacyProfile` of a noise object (``NoProfile`` when it has none): the object's own
+    ``privacy_profile()`` where its family states one (hardened noise, families registered outside this table),
+    else the table's entry for its family."""
+    own = getattr(noise, "privacy_profile", None)
+    if callable(own):
+        return own()  # type: ignore[no-any-return]
     for family in type(noise).__mro__:
         build = PROFILES.get(family)
         if build is not None:
@@ -200,3 +200,6 @@ def dp_guarantee_for(noise: Any, query: Query, *, delta: float | None = None) ->
         guarantee.delta,
         f"one record changes within [{bounds.lower:g}, {bounds.upper:g}] ({guarantee.adjacency})",
     )
+
+
+register_statement(DIFFERENTIAL_PRIVACY, dp_guarantee_for)

@@ -22,6 +22,7 @@ from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from ..guarantees import FisherGuarantee, FisherInformation
 from ..linalg import DenseForm, SymmetricForm
 from ..mechanisms import Mechanism
+from ..mechanisms.statements import FISHER_INFORMATION, register_statement
 from ..queries import Query
 from ..random import RNGLike
 
@@ -213,3 +214,6 @@ def fisher_information_monte_carlo(
         standard_error=products.std(axis=0, ddof=1) / math.sqrt(count),
         samples=count,
     )
+
+
+register_statement(FISHER_INFORMATION, fisher_guarantee)

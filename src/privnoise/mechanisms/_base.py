@@ -318,13 +318,12 @@ class Mechanism(Noise):
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
     ) -> Guarantee:
         """Fisher information always (Farokhi & Sandberg); (ε, δ) too where the family has a privacy profile and
-        the query declares the bounds that give its sensitivity (:mod:`privnoise.dp.profile`)."""
-        from ..dp.profile import dp_guarantee_for
-        from ..fisher.information import fisher_guarantee
+        the query declares the bounds that give its sensitivity (:mod:`privnoise.dp.profile`), through the rules registered in :mod:`.statements`."""
         from ..guarantees import combine
+        from .statements import DIFFERENTIAL_PRIVACY, FISHER_INFORMATION, statement
 
-        fisher = fisher_guarantee(query, self, x, grid=grid)
-        guarantee = combine(fisher, dp_guarantee_for(self, query, delta=delta))
+        fisher = statement(FISHER_INFORMATION)(query, self, x, grid=grid)
+        guarantee = combine(fisher, statement(DIFFERENTIAL_PRIVACY)(self, query, delta=delta))
         assert guarantee is not None
         return guarantee
 
@@ -433,10 +432,10 @@ class LatticeMechanism(Noise):
     ) -> Guarantee:
         """(ε, δ) for the query's declared sensitivity, the lattice rounding included; lattice noise has no location
         Fisher information (a shift smaller than Λ does not change the law), so no Fisher guarantee."""
-        from ..dp.profile import dp_guarantee_for
         from ..exceptions import CalibrationError
+        from .statements import DIFFERENTIAL_PRIVACY, statement
 
-        guarantee = dp_guarantee_for(self, query, delta=delta)
+        guarantee = statement(DIFFERENTIAL_PRIVACY)(self, query, delta=delta)
         if guarantee is None:
             raise CalibrationError(
                 f"`{self.name}` noise states a differential-privacy guarantee only: declare the bounds of query "
