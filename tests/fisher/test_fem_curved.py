@@ -28,8 +28,8 @@ from privnoise.fisher import (
 
 pytest.importorskip("skfem")
 
+from privnoise.fisher import _fem_levels, _meshes  # noqa: E402
 from privnoise.fisher import _isoparametric as iso  # noqa: E402
-from privnoise.fisher import _meshes, fem  # noqa: E402
 from privnoise.fisher import _simplices as sx  # noqa: E402
 
 J01_SQ = float(special.jn_zeros(0, 1)[0]) ** 2
@@ -47,7 +47,7 @@ def _levels(support, count: int):
 
 
 def _eigenvalue(mesh, support) -> float:
-    return fem._solve_level(mesh, np.eye(support.dim), support).eigenvalue
+    return _fem_levels.solve_level(mesh, np.eye(support.dim), support).eigenvalue
 
 
 def _orders(errors: list[float]) -> np.ndarray:
@@ -179,7 +179,7 @@ def coarse_disk() -> FiniteElementNoise:
     disk = Ball([0.0, 0.0], 1.0)
     start = MeshTri.init_circle(1)  # 16 cells, 8 of them at the boundary
     mesh = _meshes.snap_vertices(_meshes.vertex_mesh(start.p.T, start.t.T.astype(np.int64)), disk)
-    level = fem._solve_level(mesh, np.eye(2), disk)
+    level = _fem_levels.solve_level(mesh, np.eye(2), disk)
     solution = EigenSolution(
         support=disk,
         matrix=np.eye(2),

@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from ..core.conditions import Condition
 from ..exceptions import InvalidParameterError
-from .filters import row_mask
+from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
 __all__ = ["AggregateRequest", "Aggregates", "Backend", "InMemoryBackend", "bound_contributions"]

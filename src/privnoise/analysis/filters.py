@@ -15,12 +15,8 @@ A filter changes no sensitivity: neighbouring datasets differ by one unit's rows
 evaluated row by row, so adding or removing a unit adds or removes only that unit's matching rows, of which at most
 k are kept — the same change as without a filter.
 
->>> import numpy as np
->>> table = Table({"region": np.array(["north", "south", None], dtype=object), "kwh": [1.0, np.nan, 12.0]})
->>> row_mask(table, parse_conditions("kwh >= 1"))
-array([ True, False,  True])
->>> row_mask(table, parse_conditions("region != 'north'"))
-array([False,  True, False])
+The rows that satisfy the conditions are taken by :func:`~privnoise.analysis.row_masks.row_mask` (its own module,
+shared with the in-memory backend).
 """
 
 from __future__ import annotations
@@ -29,12 +25,9 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-import numpy as np
-from numpy.typing import NDArray
-
-from ..core.conditions import COMPARISONS, Condition, check_kinds, checked_condition, parse_conditions
+from ..core.conditions import Condition, check_kinds, checked_condition, parse_conditions
 from ..exceptions import InvalidParameterError
-from .table import Table
+from .row_masks import row_mask
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -70,25 +63,6 @@ def filter_conditions(conditions: Any, equalities: Mapping[str, Any], backend: B
     except InvalidParameterError as exc:
         raise InvalidParameterError(f"`conditions` of `{_OWNER}`: {exc}") from None
     return tuple(found)
-
-
-def row_mask(table: Table, conditions: tuple[Condition, ...]) -> NDArray[np.bool_] | None:
-    """The rows of ``table`` that satisfy every condition (None: no condition). A number literal compares the
-    column's numbers, a text literal its text values (other values, and missing ones, never match)."""
-    if not conditions:
-        return None
-    mask = np.ones(table.rows, dtype=bool)
-    for c in conditions:
-        compare = COMPARISONS[c.op]
-        if isinstance(c.value, str):
-            key = table.codes(c.column)
-            holds = np.array([isinstance(v, str) and bool(compare(v, c.value)) for v in key.labels], dtype=bool)
-            mask &= holds[key.codes] if holds.size else False
-        else:
-            column = table.numeric(c.column)
-            with np.errstate(invalid="ignore"):
-                mask &= compare(column.values, c.value) & ~column.missing
-    return mask
 
 
 class FilterViews:

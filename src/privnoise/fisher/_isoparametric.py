@@ -1,7 +1,7 @@
 """Quadratic (P2-mapped) simplices: the map from the reference simplex, its Jacobian, bounds and inverse.
 
 A curved cell is x = F(ξ) = Σₐ φₐ(λ) xₐ, with the P2 shape functions φₐ of :mod:`privnoise.fisher._simplices`
-(vertices, then edge midpoints in :data:`~privnoise.fisher._simplices.EDGES` order), nodes xₐ, and reference
+(vertices, then edge midpoints in :data:`~privnoise.fisher._p2_order.EDGES` order), nodes xₐ, and reference
 coordinates ξ = (λ₁, …, λ_d), λ₀ = 1 − Σξ. A function on the cell is P2 in λ; its density in x carries the
 Jacobian: ∫_K g dx = ∫_K̂ g(F(ξ)) |det DF(ξ)| dξ, where det DF is a polynomial of degree d in λ.
 
@@ -19,7 +19,7 @@ from functools import cache
 import numpy as np
 from numpy.typing import NDArray
 
-from ._simplices import EDGES
+from ._p2_order import EDGES
 
 __all__ = [
     "determinant_bernstein",

@@ -1,7 +1,8 @@
 """Quadratic (P2) functions on simplicial meshes in 2-D and 3-D: evaluation, exact integrals, bounds, location.
 
 A P2 function on a simplex with barycentric coordinates λ₀, …, λ_d is stored by its values at the d + 1 vertices
-and at the midpoints of the edges listed in :data:`EDGES` (the local order of scikit-fem's P2 elements):
+and at the midpoints of the edges listed in :data:`~privnoise.fisher._p2_order.EDGES` (the local order of
+scikit-fem's P2 elements, :mod:`privnoise.fisher._p2_order`):
 
     u = Σᵢ uᵢ λᵢ(2λᵢ − 1) + Σ_(i,j) 4 u_ij λᵢ λⱼ.
 
@@ -17,6 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ._p2_order import EDGES
+
 __all__ = [
     "EDGES",
     "SimplexLocator",
@@ -31,12 +34,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-#: Local edges (vertex pairs) in the order of the edge degrees of freedom, per dimension.
-EDGES: dict[int, tuple[tuple[int, int], ...]] = {
-    2: ((0, 1), (1, 2), (0, 2)),
-    3: ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3)),
-}
 
 
 def simplex_geometry(points: FloatArray, cells: IntArray) -> tuple[FloatArray, FloatArray]:

@@ -41,7 +41,6 @@ Automatica 99 (2019): Problem 2, Theorem 2, eq. (12), Remark 7.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -52,9 +51,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
-from . import _isoparametric as iso
+from ._fem_extrapolation import error_estimate, extrapolate
+from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
-from ._meshes import quadratic_mesh, refine, vertex_mesh
+from ._meshes import refine, vertex_mesh
 from .supports import Box, Support
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
@@ -156,159 +156,6 @@ def _quiet_skfem() -> Iterator[None]:
         logger.setLevel(level)
 
 
-@dataclass(frozen=True, slots=True)
-class _Level:
-    """One solve: λ_h, the normalised u per cell, the mesh, the curved cells and their nodes, the unknowns."""
-
-    eigenvalue: float
-    coefficients: FloatArray
-    points: FloatArray
-    cells: NDArray[np.int64]
-    curved: NDArray[np.int64]
-    curved_nodes: FloatArray
-    unknowns: int
-
-
-# Quadrature degree on curved cells: exact for the mass integrand u²·det DF (degree 4 + d).
-_CURVED_ORDER = 8
-
-
-def _solve_level(mesh: Any, matrix: FloatArray, support: Support) -> _Level:
-    """Assemble (curved cells at the boundary of a curved support), solve, normalise."""
-    from skfem import Basis, BilinearForm, ElementTetP2, ElementTriP2
-    from skfem.mapping import MappingAffine
-
-    d = mesh.p.shape[0]
-    element = ElementTriP2() if d == 2 else ElementTetP2()
-    if support.curved:
-        geometry, curved = quadratic_mesh(mesh, support)
-        _check_orientation(geometry, curved)
-        straight = np.setdiff1d(np.arange(mesh.t.shape[1]), curved)
-        bases = [Basis(geometry, element, elements=curved, intorder=_CURVED_ORDER)]
-        if straight.size:
-            bases.append(Basis(geometry, element, mapping=MappingAffine(geometry), elements=straight))
-    else:
-        geometry, curved = mesh, np.zeros(0, dtype=np.int64)
-        bases = [Basis(mesh, element)]
-
-    @BilinearForm
-    def stiffness(u: Any, v: Any, _: Any) -> Any:
-        return np.einsum("ij,j...,i...->...", matrix, u.grad, v.grad)
-
-    @BilinearForm
-    def mass(u: Any, v: Any, _: Any) -> Any:
-        return u * v
-
-    k = stiffness.assemble(bases[0])
-    m = mass.assemble(bases[0])
-    for basis in bases[1:]:
-        k = k + stiffness.assemble(basis)
-        m = m + mass.assemble(basis)
-    interior = bases[0].complement_dofs(bases[0].get_dofs(mesh.boundary_facets()))
-    ki = k[interior][:, interior]
-    mi = m[interior][:, interior]
-    vector = _principal_mode(ki.tocsr(), mi.tocsr(), d)
-    u = np.zeros(k.shape[0])
-    u[interior] = vector
-    u /= math.sqrt(float(u @ (m @ u)))
-    if u.sum() < 0:
-        u = -u
-    element_dofs = np.asarray(bases[0].dofs.element_dofs)
-    nodes = np.asarray(geometry.doflocs)[:, element_dofs[:, curved]]  # (d, nloc, Ec)
-    return _Level(
-        eigenvalue=float(u @ (k @ u)),  # the Rayleigh quotient of the normalised u (exactly its ∫∇uᵀA∇u)
-        coefficients=u[element_dofs.T],
-        points=np.array(mesh.p.T),
-        cells=np.array(mesh.t.T, dtype=np.int64),
-        curved=curved,
-        curved_nodes=np.ascontiguousarray(np.transpose(nodes, (2, 1, 0))),
-        unknowns=int(interior.size),
-    )
-
-
-def _check_orientation(geometry: Any, curved: NDArray[np.int64]) -> None:
-    """Every curved cell's map must keep the sign of its Jacobian (Bernstein coefficients of one sign)."""
-    nodes = np.transpose(np.asarray(geometry.doflocs)[:, geometry.dofs.element_dofs[:, curved]], (2, 1, 0))
-    coef = iso.determinant_bernstein(nodes)
-    if not np.all((coef.min(axis=1) > 0) | (coef.max(axis=1) < 0)):
-        raise SolverError("a curved boundary cell folds over (its Jacobian changes sign); refine the support's mesh.")
-
-
-def _principal_mode(k: Any, m: Any, dim: int) -> FloatArray:
-    """The eigenvector of the smallest eigenvalue of K v = λ M v (K, M symmetric positive definite).
-
-    In 2-D: ARPACK in shift-invert mode about 0 (``eigsh(sigma=0)``, a sparse LU of K). In 3-D the LU's fill-in
-    makes that slow (18 s at 30,000 unknowns against 4 s), so LOBPCG with an algebraic multigrid preconditioner
-    (pyamg) is used when pyamg is installed.
-    """
-    from scipy.sparse.linalg import ArpackNoConvergence, eigsh, lobpcg
-
-    if dim == 3:
-        try:
-            import pyamg
-        except ImportError:  # pragma: no cover - pyamg is part of the fem extra
-            pyamg = None
-        if pyamg is not None:
-            precond = pyamg.smoothed_aggregation_solver(
-                k, symmetry="symmetric", max_coarse=500
-            ).aspreconditioner()
-            start = np.ones((k.shape[0], 1))
-            vals, vecs = lobpcg(
-                k, start, B=m, M=precond, tol=1e-10 * math.sqrt(k.shape[0]), maxiter=400, largest=False
-            )
-            return np.asarray(vecs[:, 0])
-    try:
-        # a fixed start (the ground state is positive, so it overlaps the constant): the same result every run
-        start = np.ones(k.shape[0])
-        _, vecs = eigsh(k.tocsc(), k=1, M=m.tocsc(), sigma=0.0, which="LM", tol=1e-13, v0=start)
-    except (ArpackNoConvergence, RuntimeError) as exc:  # pragma: no cover - ARPACK failures are rare
-        raise SolverError(f"the sparse eigensolver did not converge: {exc}") from None
-    return np.asarray(vecs[:, 0])
-
-
-def _extrapolate(history: list[tuple[int, float]], nominal_rate: float) -> tuple[float, float]:
-    """Richardson extrapolation λ∞ of λ_N ≈ λ∞ + c N^(−r), r fitted to the last three levels when possible;
-    returns (λ∞, r)."""
-    if len(history) < 2:
-        return history[-1][1], nominal_rate
-    (n1, l1), (n2, l2) = history[-2], history[-1]
-    rate = nominal_rate
-    if len(history) >= 3:
-        n0, l0 = history[-3]
-        d01, d12 = l0 - l1, l1 - l2
-        if d01 > 0 and d12 > 0:
-            from scipy.optimize import brentq
-
-            def gap(r: float) -> float:
-                return (n0**-r - n1**-r) / (n1**-r - n2**-r) - d01 / d12
-
-            lo, hi = 0.2, 3.0 * nominal_rate
-            if gap(lo) * gap(hi) < 0:
-                rate = brentq(gap, lo, hi, xtol=1e-10)
-    factor = (n2 / n1) ** rate - 1.0
-    return (l2 - (l1 - l2) / factor if factor > 0 else l2), rate
-
-
-def _error_estimate(
-    history: list[tuple[int, float]], estimates: list[float], rate: float, *, uniform: bool
-) -> float:
-    """The error of the latest extrapolation, estimated from successive levels.
-
-    Uniform refinement (every cell split, unknowns × 2ᵈ per level): the previous extrapolation was off by about
-    the change δ between the two, and the extrapolation's own error contracts at least like the discrete error
-    (its leading term is gone), so the latest one is within δ·(N₋₁/N)^r. Adaptive refinement grows the mesh
-    irregularly (× 1.6) and the fitted rate is noisier: there the larger of δ and the Richardson correction
-    |λ_h − λ∞| (the discrete value's own error), a bound on the previous level's error, is reported.
-    """
-    correction = abs(history[-1][1] - estimates[-1])
-    if len(estimates) < 2:
-        return correction
-    shift = abs(estimates[-1] - estimates[-2])
-    if uniform:
-        return shift * min(1.0, (history[-2][0] / history[-1][0]) ** rate)
-    return max(correction, shift)
-
-
 def solve_dirichlet_eigenproblem(
     support: Support,
     matrix: ArrayLike | None = None,
@@ -398,11 +245,11 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
     estimates: list[float] = []
     converged = False
     while True:
-        level = _solve_level(mesh, a, support)
+        level = solve_level(mesh, a, support)
         history.append((level.unknowns, level.eigenvalue))
-        value, rate = _extrapolate(history, nominal)
+        value, rate = extrapolate(history, nominal)
         estimates.append(value)
-        change = _error_estimate(history, estimates, rate, uniform=mode == "uniform")
+        change = error_estimate(history, estimates, rate, uniform=mode == "uniform")
         if len(history) >= 2 and change <= tol * abs(estimates[-1]):
             converged = True
             break

@@ -8,8 +8,9 @@ bound — per structure, in closed form. See :mod:`privnoise.linalg.operators` a
 from .composite import BlockDiagonal, Kronecker
 from .composite_forms import BlockDiagonalForm, KroneckerForm
 from .forms import DENSE_LIMIT, DenseForm, DiagonalForm, IsotropicForm, SymmetricForm, as_form
+from .linear_operator import LinearOperator
 from .matrices import DenseMatrix, MatrixOperator, SparseMatrix, as_operator
-from .operators import Diagonal, Identity, LinearOperator, Row
+from .operators import Diagonal, Identity, Row
 
 __all__ = [
     "DENSE_LIMIT",

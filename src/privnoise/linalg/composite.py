@@ -11,8 +11,14 @@ from .._validation import readonly
 from ..exceptions import DimensionError
 from .composite_forms import BlockDiagonalForm, KroneckerForm
 from .forms import IsotropicForm, SymmetricForm
+from .linear_operator import (
+    LinearOperator,
+    check_info,
+    check_norm,
+    dense_column_norms,
+    dense_record_information,
+)
 from .matrices import as_operator
-from .operators import LinearOperator, check_info, check_norm, dense_column_norms, dense_record_information
 
 __all__ = ["BlockDiagonal", "Kronecker"]
 

@@ -10,13 +10,8 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from .forms import DENSE_LIMIT, DenseForm, DiagonalForm, SymmetricForm
-from .operators import (
-    LinearOperator,
-    Row,
-    check_info,
-    dense_column_norms,
-    dense_record_information,
-)
+from .linear_operator import LinearOperator, check_info, dense_column_norms, dense_record_information
+from .operators import Row
 
 __all__ = ["DenseMatrix", "MatrixOperator", "SparseMatrix", "as_operator"]
 
