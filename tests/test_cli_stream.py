@@ -11,6 +11,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from privnoise._cli.logs import configure
 from privnoise._cli.systems import register
 
 app = typer.Typer()
@@ -33,6 +34,7 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(*args: str, data: str = ""):
+    configure(0)  # the command line's logging, as its main callback sets it (this app registers `stream` alone)
     return runner.invoke(app, ["stream", "--model", str(MODEL), *args], input=data)
 
 
