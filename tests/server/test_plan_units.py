@@ -349,6 +349,19 @@ def test_identity_releases_every_clamped_record_in_order(db: tuple[Engine, Table
     assert plan.combine([np.array([1.0, 2.0])]).tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("family", ["laplace", "gaussian"])
+def test_identity_noise_pays_the_rounding_of_one_record_not_of_every_record(db: tuple[Engine, Table],
+                                                                            family: str) -> None:
+    # a replaced record moves one coordinate: its rounding to the grid adds one Λ to the sensitivity, whatever the
+    # number of records (noise calibrated for 10⁵ moved coordinates would be tens of times heavier)
+    spec = dataset(laplace if family == "laplace" else gaussian)
+    (component,) = _plan(db, "identity(y)", spec, records=100_000).components
+    lo, hi = BOUNDS["y"]
+    policy = spec.policies["identity"]
+    assert component.noise.shape == (100_000,) and component.noise.coordinates == 1
+    _check_noise(component.noise, family, hi - lo, float(policy.epsilon), float(policy.delta or 0))
+
+
 def test_identity_of_no_records_is_refused(db: tuple[Engine, Table]) -> None:
     with pytest.raises(QueryError, match="no records"):
         _plan(db, "identity(y)", dataset(laplace), records=0)
@@ -521,6 +534,7 @@ def test_vector_plans_against_brute_force_and_the_rows(
     information: dict[str, float] = {}
     for component, (_, g, columns) in zip(plan.components, expected, strict=True):
         assert component.dim == len(keys) and component.noise.shape == (len(keys),)
+        assert component.noise.coordinates == min(len(keys), 2)  # a replaced record leaves one cell, enters one
         norm = "l1" if family == "laplace" else "l2"
         sensitivity = vector_sensitivity(g, columns, len(keys), norm)
         assert component.noise.sensitivity == pytest.approx(sensitivity, rel=1e-12)

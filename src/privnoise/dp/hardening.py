@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import as_finite_array, check_positive, check_probability, readonly
+from .._validation import as_finite_array, check_positive, check_positive_int, check_probability, readonly
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
@@ -112,12 +112,17 @@ class HardenedMechanism(Noise):
         Declared bound B: the true value is clamped to [−B, B] (per coordinate) before anything else.
     grid_exponent : int, optional
         k with Λ = 2^k (default: smallest Λ ≥ scale/2^12; a lattice mechanism fixes its own grid).
+    coordinates : int, optional
+        How many coordinates one record moves (default: all of them): the rounding to the grid adds up to Λ to
+        the sensitivity per moved coordinate only (an identity release moves one, a histogram two when a record
+        is replaced).
     """
 
     mechanism: Noise
     sensitivity: float
     bound: Any
     grid_exponent: Any = None
+    coordinates: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.mechanism, Mechanism | LatticeMechanism):
@@ -125,6 +130,13 @@ class HardenedMechanism(Noise):
                 f"`mechanism` of `{_OWNER}` must be a privnoise Mechanism; got {type(self.mechanism).__name__}."
             )
         object.__setattr__(self, "sensitivity", check_positive(self.sensitivity, "sensitivity", _OWNER))
+        if self.coordinates is not None:
+            moved = check_positive_int(self.coordinates, "coordinates", _OWNER)
+            size = int(np.prod(self.mechanism.shape, dtype=np.int64))
+            if moved > size:
+                raise InvalidParameterError(
+                    f"`coordinates` of `{_OWNER}` must be at most the noise's {size} coordinates; got {moved}."
+                )
         bound = as_finite_array(self.bound, "bound", _OWNER, ndim=(0, 1))
         if np.any(bound <= 0):
             raise InvalidParameterError(f"`bound` of `{_OWNER}` must be > 0; got {float(bound.min()):g}.")
@@ -187,11 +199,13 @@ class HardenedMechanism(Noise):
 
     # -- the guarantee ---------------------------------------------------------------------------------------
     def privacy_profile(self) -> PrivacyProfile:
-        """The wrapped family's profile with the value rounded to this grid first (:class:`RoundedProfile`)."""
+        """The wrapped family's profile with the value rounded to this grid first (:class:`RoundedProfile`), for
+        ``coordinates`` moved coordinates when declared."""
         from .privacy_profiles import RoundedProfile
         from .profile import profile_of
 
-        return RoundedProfile(profile_of(self.mechanism), self.grid)
+        profile = RoundedProfile(profile_of(self.mechanism), self.grid)
+        return profile if self.coordinates is None else profile.touching(self.coordinates)
 
     def _profile(self) -> PrivacyProfile:
         return self.privacy_profile()
@@ -267,7 +281,8 @@ class HardenedMechanism(Noise):
 
 
 def hardened(
-    mechanism: Mechanism, *, sensitivity: float, bound: ArrayLike, grid_exponent: int | None = None
+    mechanism: Mechanism, *, sensitivity: float, bound: ArrayLike, grid_exponent: int | None = None,
+    coordinates: int | None = None,
 ) -> HardenedMechanism:
     """Wrap ``mechanism`` into a clamped, grid-snapped release (see :class:`HardenedMechanism`).
 
@@ -281,6 +296,8 @@ def hardened(
         Declared bound B > 0; the true value is clamped to [−B, B].
     grid_exponent : int, optional
         k with Λ = 2^k; default the smallest Λ ≥ scale/2^12.
+    coordinates : int, optional
+        How many coordinates one record moves (default: all).
 
     Returns
     -------
@@ -300,5 +317,5 @@ def hardened(
     2.0018
     """
     return HardenedMechanism(
-        mechanism=mechanism, sensitivity=sensitivity, bound=bound, grid_exponent=grid_exponent
+        mechanism=mechanism, sensitivity=sensitivity, bound=bound, grid_exponent=grid_exponent, coordinates=coordinates
     )

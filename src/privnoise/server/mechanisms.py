@@ -168,9 +168,12 @@ def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:
     return out
 
 
-def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1) -> HardenedMechanism:
+def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1,
+                coordinates: int | None = None) -> HardenedMechanism:
     """The noise for one of ``share`` components of an answer (the policy's (ε, δ) is split evenly).
 
+    ``coordinates``: how many of the ``dim`` coordinates one record moves (an identity release one, the cells of a
+    histogram or group-by two; default all), which bounds what the rounding to the grid adds to the sensitivity.
     Cached: the same policy, sensitivity and dimension give the same (immutable) calibrated noise.
     """
     if not math.isfinite(sensitivity) or sensitivity <= 0.0:
@@ -179,25 +182,25 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
             "(a linear query needs a non-zero coefficient)."
         )
     try:
-        return _build(policy, sensitivity, dim, share)
+        return _build(policy, sensitivity, dim, share, coordinates)
     except CalibrationError as exc:
         raise InvalidParameterError(f"cannot calibrate the noise of `{_OWNER}`: {exc}") from None
 
 
 @functools.lru_cache(maxsize=4096)
-def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int) -> HardenedMechanism:
+def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int, coordinates: int | None) -> HardenedMechanism:
     eps = None if policy.epsilon is None else policy.epsilon / share
     delta = None if policy.delta is None else policy.delta / share
     if policy.mechanism == "laplace":
         assert eps is not None
         _checked_scale(sensitivity / float(eps), "Laplace scale")
-        h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim)
+        h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
         _checked_scale(profile_of(h.mechanism).scale, "Laplace scale")
         return h
     if policy.mechanism == "gaussian":
         assert eps is not None and delta is not None
         _checked_scale(gaussian_sigma(float(eps), float(delta), sensitivity=sensitivity), "Gaussian σ")
-        h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim)
+        h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
         _checked_scale(profile_of(h.mechanism).scale, "Gaussian σ")
         return h
     if policy.mechanism == "custom":

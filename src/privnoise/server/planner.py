@@ -366,7 +366,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
             dim = 2
             if n_ == "count":
                 used = dataclasses.replace(policy, epsilon=Fraction(selection.count_epsilon) * len(parts))
-        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts))
+        moved = 1 if identity else min(dim, 2)  # one record replaced: one value, or one cell left and one entered
+        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts), coordinates=moved)
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
         components.append(Component(n_, noise, noise_information(noise, policy), slopes, 1 if identity else dim))
