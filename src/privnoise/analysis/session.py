@@ -42,6 +42,7 @@ from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
 from ..io.missing import validate_missing
 from ..random import RNGLike, default_rng
 from .backend import AggregateRequest, Aggregates, Backend, InMemoryBackend
+from .conveniences import DerivedQueries
 from .estimate import RANK, Estimate
 from .filters import FilterViews
 from .grouping import GroupBy, GroupQueries
@@ -63,7 +64,7 @@ __all__ = ["GroupBy", "Session"]
 _OWNER = "Session"
 
 
-class Session(FilterViews, GroupQueries):
+class Session(FilterViews, GroupQueries, DerivedQueries):
     """Differentially private releases from one dataset under one budget.
 
     Parameters

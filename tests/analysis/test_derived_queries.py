@@ -1,0 +1,72 @@
+"""``median``, ``percentile`` and ``count_distinct`` of a session, against scipy's laws and brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import privnoise as pn
+from privnoise.exceptions import InvalidParameterError
+
+ALPHA = 1e-6
+
+
+def _data(seed: int = 4) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {"u": rng.integers(0, 40, 300), "x": rng.normal(50.0, 10.0, 300)}
+
+
+def _chi_square_p(draws: np.ndarray, pmf) -> float:
+    values, counts = np.unique(draws, return_counts=True)
+    span = np.arange(values.min(), values.max() + 1)
+    expected = pmf(span) * draws.size
+    observed = np.zeros(span.size)
+    observed[np.searchsorted(span, values)] = counts
+    # pool the tails so that every expected count is at least 5
+    keep = expected >= 5
+    observed = np.append(observed[keep], draws.size - observed[keep].sum())
+    expected = np.append(expected[keep], draws.size - expected[keep].sum())
+    return float(stats.chisquare(observed, expected).pvalue)
+
+
+def test_count_distinct_has_sensitivity_one_whatever_the_cap():
+    data = _data()
+    units = len(np.unique(data["u"]))
+    session = pn.Session(data, privacy_unit="u", max_contributions=5, epsilon=2000, rng=11)
+    draws = np.array([session.count_distinct(epsilon=0.5).value for _ in range(2000)]) - units
+    # discrete Laplace noise of parameter ε/Δ = 0.5 (Δ = 1: a unit added or removed changes the number of units by
+    # one, whatever k), clipped at −units (far in its tail: P < e^{-10})
+    assert _chi_square_p(draws, stats.dlaplace(0.5).pmf) > ALPHA
+    # power: the noise of a count of rows with k = 5 (Δ = 5, parameter 0.1) is rejected
+    assert _chi_square_p(draws, stats.dlaplace(0.1).pmf) < ALPHA
+    assert session.spent().epsilon == pytest.approx(1000.0)
+
+
+def test_count_distinct_counts_units_with_a_matching_row_after_filters():
+    data = _data()
+    session = pn.Session(data, privacy_unit="u", max_contributions=3, epsilon=1e6, rng=5)
+    view = session.where("x > 55")
+    exact = len(np.unique(data["u"][data["x"] > 55]))
+    assert abs(view.count_distinct(epsilon=1e5).value - exact) <= 1  # noise of parameter 1e5: |noise| < 1 w.h.p.
+    # without a privacy unit each row is a unit
+    rows = pn.Session(data, epsilon=1e6, rng=5)
+    assert abs(rows.count_distinct(epsilon=1e5).value - 300) <= 1
+
+
+def test_median_and_percentile_are_the_quantiles_they_name():
+    data = _data()
+    a = pn.Session(data, privacy_unit="u", max_contributions=3, epsilon=3, rng=21)
+    b = pn.Session(data, privacy_unit="u", max_contributions=3, epsilon=3, rng=21)
+    assert a.median("x", bounds=(0, 100), epsilon=1).value == b.quantile("x", 0.5, bounds=(0, 100), epsilon=1).value
+    got = a.percentile("x", [10, 90], bounds=(0, 100), epsilon=1).value
+    assert np.array_equal(got, b.quantile("x", [0.1, 0.9], bounds=(0, 100), epsilon=1).value)
+    assert a.spent().epsilon == b.spent().epsilon == 2
+
+
+@pytest.mark.parametrize("p", [-1, 100.5, [50, 101], "fifty", np.nan, True])
+def test_percentile_refuses_what_is_not_a_percentage(p):
+    session = pn.Session(_data(), epsilon=1)
+    with pytest.raises(InvalidParameterError, match="`p` of `percentile`"):
+        session.percentile("x", p, bounds=(0, 100), epsilon=0.5)
+    assert session.spent().epsilon == 0.0
