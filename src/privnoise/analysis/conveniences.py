@@ -55,12 +55,10 @@ class DerivedQueries:
 
     def count_distinct(self, *, epsilon: float | None = None, rho: float | None = None) -> Estimate:
         """The number of distinct privacy units with at least one row (module docstring), as an integer."""
-        session: Any = self
-        plan = session._plan("count distinct", epsilon, rho)
+        plan = self._plan("count distinct", epsilon, rho)  # type: ignore[attr-defined]
         component = plan.add("count", 1.0, plan.price, integer=True, discrete=True)
-        request = replace(session._request("moments", None), max_contributions=1)
-        aggregates = session._run(plan, request)
-        noisy = component.add(aggregates.count, session._generator)
-        return session._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},  # type: ignore[no-any-return]
-                                 interval=vector_interval(noisy[0], component.law, low=0.0),
-                                 clamped=bool(noisy[0] < 0))
+        request = replace(self._request("moments", None), max_contributions=1)  # type: ignore[attr-defined]
+        aggregates = self._run(plan, request)  # type: ignore[attr-defined]
+        noisy = component.add(aggregates.count, self._generator)  # type: ignore[attr-defined]
+        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},  # type: ignore[attr-defined,no-any-return]
+                              interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
