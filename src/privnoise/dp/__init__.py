@@ -17,6 +17,10 @@ Accounting
     :func:`accountant_for` — the accountant of a mode: a :class:`RationalAccountant` (pure, approximate:
     basic/advanced composition in exact rationals), a :class:`LibraryAccountant` (tight PLD, RDP via
     dp-accounting) or a :class:`ZCDPAccountant`; :class:`PrivacyAccountant` is their base.
+Noise families
+    :class:`NoiseFamily`, :func:`register_family`, :func:`family_named` — the registry of families every interface
+    calibrates by name (:mod:`privnoise.dp.families`); :class:`PrivacyEvent` — what one part of a release costs, in
+    the language the numerical accountants compose (:mod:`privnoise.dp.events`).
 Calibration
     :func:`smallest_parameter`, :func:`safe_side` — the one safe-side calibrator behind every calibration.
 Hardening (SECURITY.md 1–2)
@@ -38,12 +42,14 @@ from .accountants import accountant_for
 from .accounting import AccountingMode, PrivacyAccountant, exact_rational
 from .audit import AuditReport, audit, clopper_pearson
 from .calibration import safe_side, smallest_parameter
+from .events import PrivacyEvent
 from .exponential import (
     exponential_mechanism,
     exponential_mechanism_epsilon,
     proposition4_epsilon,
     report_noisy_max,
 )
+from .families import FAMILIES, NoiseFamily, family_named, register_family
 from .gaussian import (
     classical_gaussian_sigma,
     gaussian_delta,
@@ -82,7 +88,12 @@ from .rational_accountant import RationalAccountant
 from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 
 __all__ = [
+    "FAMILIES",
+    "NoiseFamily",
+    "PrivacyEvent",
     "accountant_for",
+    "family_named",
+    "register_family",
     "DEFAULT_GRID_BITS",
     "AccountingMode",
     "AuditReport",

@@ -199,8 +199,8 @@ class HardenedMechanism(Noise):
 
     # -- the guarantee ---------------------------------------------------------------------------------------
     def privacy_profile(self) -> PrivacyProfile:
-        """The wrapped family's profile with the value rounded to this grid first (:class:`RoundedProfile`), for
-        ``coordinates`` moved coordinates when declared."""
+        """The wrapped family's profile with the value rounded to this grid first
+        (:class:`~privnoise.dp.privacy_profiles.RoundedProfile`), for ``coordinates`` moved coordinates when declared."""
         from .privacy_profiles import RoundedProfile
         from .profile import profile_of
 
