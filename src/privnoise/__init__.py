@@ -32,7 +32,7 @@ import types
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = [
     "BudgetExceededError",

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from . import __version__
+from ._version import __version__
 from ._cli import logs
 from ._cli.budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from ._cli.errors import CliInputError, errors_exit_2

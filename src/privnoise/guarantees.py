@@ -134,7 +134,7 @@ class FisherInformation:
             return False
         value = self.inverse_trace()
         if value is None:
-            from .fisher.cramer_rao import is_invertible
+            from .linalg.cramer_rao import is_invertible
 
             return is_invertible(self.matrix())
         return math.isfinite(value)

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__, queries
+from .. import queries
+from .._version import __version__
 from ..fisher import fisher_guarantee, optimal_noise
 from ..mechanisms import Laplace, Mechanism
 from ..queries import Query

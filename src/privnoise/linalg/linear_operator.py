@@ -69,7 +69,7 @@ def dense_record_information(c: NDArray[np.float64], info: SymmetricForm) -> NDA
 
 
 def dense_inverse_trace(information: NDArray[np.float64]) -> float:
-    from ..fisher.cramer_rao import cramer_rao_bound
+    from .cramer_rao import cramer_rao_bound
 
     return cramer_rao_bound(information)
 

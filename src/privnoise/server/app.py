@@ -42,7 +42,7 @@ from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException
 from starlette.routing import Match
 
-from .. import __version__
+from .._version import __version__
 from ..exceptions import InvalidParameterError
 from . import db, keys, openapi, store
 from .answers import QueryBody, answer_query, validation_detail
