@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ._version import __version__
 from ._cli import logs
 from ._cli.budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from ._cli.errors import CliInputError, errors_exit_2
+from ._version import __version__
 from .reproduce import available as _papers
 
 if TYPE_CHECKING:

@@ -274,6 +274,7 @@ class Component:
     value: Any
     sensitivity: float
     slopes: dict[str, float]
+    moved: int = 1  # the coordinates one record moves (a replaced record moves one value of an identity release)
 
 
 def _clamp(v: float, bounds: tuple[float, float]) -> float:
@@ -402,7 +403,8 @@ def realised_epsilons(
             h.mechanism, sensitivity=comp.sensitivity, bound=h.bound, grid_exponent=h.grid_exponent
         )
         delta = 0.0 if at_truth.pure else delta_each
-        out.append(epsilon_delta_of(at_truth, sensitivity=comp.sensitivity, delta=delta).epsilon)
+        out.append(epsilon_delta_of(at_truth, sensitivity=comp.sensitivity, delta=delta,
+                                    coordinates=comp.moved).epsilon)
     return out
 
 
@@ -415,7 +417,8 @@ def realised_deltas(
     out = []
     for (h, _), comp in zip(draws, components, strict=True):
         at_truth = hardened(
-            h.mechanism, sensitivity=comp.sensitivity, bound=h.bound, grid_exponent=h.grid_exponent
+            h.mechanism, sensitivity=comp.sensitivity, bound=h.bound, grid_exponent=h.grid_exponent,
+            coordinates=comp.moved,
         )
         out.append(at_truth.delta(epsilon_each))
     return out

@@ -445,7 +445,7 @@ def test_scalar_answers_on_dask_are_never_inline(db: tuple[Engine, Table]) -> No
 @pytest.mark.parametrize("text", ["histogram(x, bins = [10, 20])", "sum(x) group by region"])
 def test_vectors_need_laplace_or_gaussian_noise(db: tuple[Engine, Table], text: str) -> None:
     spec = dataset(lambda k: PolicySpec(k, "custom", epsilon=F(1), factory="tests.server._failing:build"))
-    with pytest.raises(QueryError, match="laplace or gaussian"):
+    with pytest.raises(QueryError, match="answered with gaussian, laplace noise"):
         _plan(db, text, spec)
 
 

@@ -38,12 +38,15 @@ from __future__ import annotations
 import functools
 import importlib
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from .. import queries
+from ..core.adjacency import Norm
 from ..dp.gaussian import gaussian_sigma
 from ..dp.hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
@@ -57,7 +60,17 @@ from ..mechanisms import Mechanism
 from .checks import SCALE_RANGE
 from .config import PolicySpec, parse_owner_support
 
-__all__ = ["build_noise", "describe_design", "describe_noise", "fem_design", "noise_information", "release_blocks"]
+__all__ = [
+    "POLICY_NOISES",
+    "PolicyNoise",
+    "build_noise",
+    "describe_design",
+    "describe_noise",
+    "fem_design",
+    "noise_information",
+    "policy_noise",
+    "release_blocks",
+]
 
 _BOUND_STEPS = 2.0**50
 _OWNER = "query"
@@ -89,7 +102,7 @@ def noise_information(noise: HardenedMechanism, policy: PolicySpec) -> float | N
 
     The snapped output carries no more information than the continuous noise (data processing), so this bounds it.
     """
-    if policy.mechanism == "custom":
+    if not policy_noise(policy).charges_information:
         return None
     inner: Any = noise.mechanism
     info = float(inner.information_form().max_diagonal())
@@ -187,39 +200,123 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
         raise InvalidParameterError(f"cannot calibrate the noise of `{_OWNER}`: {exc}") from None
 
 
+def _laplace(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+             coordinates: int | None) -> HardenedMechanism:
+    _checked_scale(sensitivity / float(eps), "Laplace scale")
+    h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+    _checked_scale(profile_of(h.mechanism).scale, "Laplace scale")
+    return h
+
+
+def _gaussian(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+              coordinates: int | None) -> HardenedMechanism:
+    _checked_scale(gaussian_sigma(float(eps), float(delta), sensitivity=sensitivity), "Gaussian σ")
+    h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+    _checked_scale(profile_of(h.mechanism).scale, "Gaussian σ")
+    return h
+
+
+def _custom(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+            coordinates: int | None) -> HardenedMechanism:
+    assert policy.factory is not None
+    mech = _import_factory(policy.factory)(policy)
+    if not isinstance(mech, Mechanism):
+        raise CalibrationError(f"custom factory {policy.factory!r} must return a privnoise Mechanism.")
+    return _harden(mech, sensitivity)
+
+
+def _fem(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+         coordinates: int | None) -> HardenedMechanism:
+    assert policy.support is not None
+    return _harden(fem_design(policy.support, policy.tolerance), sensitivity)
+
+
+def cosine_design(query: Any, policy: PolicySpec) -> Mechanism:
+    """Problem 2's optimal noise for ``query``: cos² noise on the policy's [−h, h]."""
+    assert policy.half_width is not None
+    noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
+    assert isinstance(noise, Mechanism)
+    return noise
+
+
+def gaussian_design(query: Any, policy: PolicySpec) -> Mechanism:
+    """Problem 4's optimal noise for ``query``: Gaussian noise of quality Q per output."""
+    assert policy.quality is not None
+    outputs = int(np.prod(query.output_shape, dtype=np.int64))
+    noise = optimal_noise(query, quality_budget=policy.quality * outputs)
+    assert isinstance(noise, Mechanism)
+    return noise
+
+
+def _fisher(design: Callable[[Any, PolicySpec], Mechanism]) -> Builder:
+    # The optimal noise of the release itself, one scalar or an identity over `dim` records (Problems 2 and 4 for
+    # C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured); E w_i² = Q per record.
+    def build(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+              coordinates: int | None) -> HardenedMechanism:
+        return _harden(design(queries.mean(1) if dim == 1 else queries.identity(dim), policy), sensitivity)
+
+    return build
+
+
+#: (policy, sensitivity, dimension, ε share, δ share, moved coordinates) → the hardened noise of one component.
+Builder = Callable[[PolicySpec, float, int, Any, Any, "int | None"], HardenedMechanism]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyNoise:
+    """What a policy's ``mechanism`` is: how it builds an answer's noise and what the answer states.
+
+    Attributes
+    ----------
+    name : str
+        The ``mechanism`` of the configuration.
+    build : Builder
+        The hardened noise of one component.
+    vector_norm : {"l1", "l2"} or None
+        The sensitivity norm of vector answers (histograms, group-by); None: it answers none.
+    charges_information : bool
+        Its answers are charged the Fisher information they carry (not for owner-supplied noise).
+    note : str
+        What a Fisher answer says of its guarantee.
+    design : callable, optional
+        Fisher policies: (query, policy) ↦ the optimal noise of a linear query (the console's figures).
+    describe : callable, optional
+        policy ↦ what an answer states about the noise's design (finite elements).
+    """
+
+    name: str
+    build: Builder
+    vector_norm: Norm | None = None
+    charges_information: bool = True
+    note: str = ""
+    design: Callable[[Any, PolicySpec], Mechanism] | None = None
+    describe: Callable[[PolicySpec], dict[str, Any]] | None = None
+
+
+#: The policies' mechanisms by name: the one place the server switches on them (configuration parsing aside).
+POLICY_NOISES: dict[str, PolicyNoise] = {
+    p.name: p
+    for p in (
+        PolicyNoise(name="laplace", build=_laplace, vector_norm="l1"),
+        PolicyNoise(name="gaussian", build=_gaussian, vector_norm="l2"),
+        PolicyNoise(name="custom", build=_custom, charges_information=False),
+        PolicyNoise(name="fisher-cosine", build=_fisher(cosine_design), design=cosine_design,
+                    note="bounded cos² noise gives no pure ε-DP"),
+        PolicyNoise(name="fisher-gaussian", build=_fisher(gaussian_design), design=gaussian_design),
+        PolicyNoise(name="fisher-fem", build=_fem, describe=describe_design,
+                    note="bounded noise gives no pure ε-DP; records are noised in consecutive blocks of the "
+                    "support's dimension, each block with its own draw from the finite-element design (see `design`)"),
+    )
+}
+
+
+def policy_noise(policy: PolicySpec) -> PolicyNoise:
+    """The :class:`PolicyNoise` of ``policy``'s mechanism."""
+    return POLICY_NOISES[policy.mechanism]
+
+
 @functools.lru_cache(maxsize=4096)
 def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int, coordinates: int | None) -> HardenedMechanism:
     eps = None if policy.epsilon is None else policy.epsilon / share
     delta = None if policy.delta is None else policy.delta / share
-    if policy.mechanism == "laplace":
-        assert eps is not None
-        _checked_scale(sensitivity / float(eps), "Laplace scale")
-        h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
-        _checked_scale(profile_of(h.mechanism).scale, "Laplace scale")
-        return h
-    if policy.mechanism == "gaussian":
-        assert eps is not None and delta is not None
-        _checked_scale(gaussian_sigma(float(eps), float(delta), sensitivity=sensitivity), "Gaussian σ")
-        h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
-        _checked_scale(profile_of(h.mechanism).scale, "Gaussian σ")
-        return h
-    if policy.mechanism == "custom":
-        assert policy.factory is not None
-        mech = _import_factory(policy.factory)(policy)
-        if not isinstance(mech, Mechanism):
-            raise CalibrationError(f"custom factory {policy.factory!r} must return a privnoise Mechanism.")
-        return _harden(mech, sensitivity)
-    # Fisher policies: the optimal noise of the release itself, one scalar or an identity over `dim` records
-    # (Problems 2 and 4 for C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured).
-    if policy.mechanism == "fisher-fem":
-        assert policy.support is not None
-        return _harden(fem_design(policy.support, policy.tolerance), sensitivity)
-    query = queries.mean(1) if dim == 1 else queries.identity(dim)
-    if policy.mechanism == "fisher-cosine":
-        assert policy.half_width is not None
-        noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
-    else:
-        assert policy.quality is not None
-        noise = optimal_noise(query, quality_budget=policy.quality * dim)  # E w_i² = Q per record
-    assert isinstance(noise, Mechanism)
-    return _harden(noise, sensitivity)
+    return policy_noise(policy).build(policy, sensitivity, dim, eps, delta, coordinates)

@@ -54,7 +54,7 @@ from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .indicators import compare
-from .mechanisms import build_noise, describe_design, describe_noise, noise_information
+from .mechanisms import POLICY_NOISES, build_noise, describe_noise, noise_information, policy_noise
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .steps import floored_steps
@@ -164,28 +164,22 @@ def _information(components: list[Component]) -> dict[str, Fraction]:
     return out
 
 
-_FISHER_NOTES = {
-    "fisher-cosine": "bounded cos² noise gives no pure ε-DP",
-    "fisher-fem": "bounded noise gives no pure ε-DP; records are noised in consecutive blocks of the support's "
-    "dimension, each block with its own draw from the finite-element design (see `design`)",
-}
-
-
 def _guarantee(
     policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
 ) -> dict[str, Any]:
     noise = [describe_noise(c.noise) for c in components]
     info = information_floats(charge)
+    kind = policy_noise(policy)
     if policy.is_fisher:
         out = {
             "notion": "fisher-information",
             "per_record_information": info,
             "record_bound_of_this_release": {c: (1.0 / v if v > 0 else None) for c, v in info.items()},
             "noise": noise,
-            "note": _FISHER_NOTES.get(policy.mechanism, ""),
+            "note": kind.note,
         }
-        if policy.mechanism == "fisher-fem":
-            out["design"] = describe_design(policy)
+        if kind.describe is not None:
+            out["design"] = kind.describe(policy)
         return out
     return {
         "notion": "differential-privacy",
@@ -226,8 +220,11 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if (vector or query.kind == "quantile") and spec.engine != "sql":
         raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
                          f"dataset {name!r} is computed on Dask.")
-    if vector and policy.mechanism not in ("laplace", "gaussian"):
-        raise QueryError(f"a group by or histogram is answered with laplace or gaussian noise; the {query.kind} "
+    additive = POLICY_NOISES.get(policy.mechanism)  # None for the exponential mechanism of quantiles
+    norm = None if additive is None else additive.vector_norm
+    if vector and norm is None:
+        answered = ", ".join(sorted(p.name for p in POLICY_NOISES.values() if p.vector_norm is not None))
+        raise QueryError(f"a group by or histogram is answered with {answered} noise; the {query.kind} "
                          f"policy of dataset {name!r} is {policy.mechanism!r}.")
     keys: tuple[Any, ...] | None = None
     selection: PartitionSelection | None = None
@@ -269,7 +266,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
                               dialect, steps)
     if vector:
         tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or (), dialect.name)
-        parts, combine = vector_parts(query, policy.mechanism, tests, total, clamped, bounds,
+        assert norm is not None
+        parts, combine = vector_parts(query, norm, tests, total, clamped, bounds,
                                       counted=selection is not None)
     elif kind == "count":
         parts = [count]

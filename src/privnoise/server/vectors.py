@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 from sqlalchemy import Float, func, literal
 
 from ..core import RecordReplaced
+from ..core.adjacency import Norm
 from ..dp.hardening import HardenedMechanism
 from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
 from ..dp.profile import profile_of
@@ -87,18 +88,18 @@ __all__ = [
 NEIGHBOURS = RecordReplaced()
 
 
-def vector_sensitivity(g_low: float, g_high: float, mechanism: str) -> float:
-    """Δ₁ (``laplace``) or Δ₂ (``gaussian``) of a vector whose cells each sum g ∈ [g_low, g_high] over disjoint
+def vector_sensitivity(g_low: float, g_high: float, norm: Norm) -> float:
+    """Δ₁ (``norm`` "l1", Laplace noise) or Δ₂ ("l2", Gaussian noise) of a vector whose cells each sum g ∈ [g_low, g_high] over disjoint
     records (module docstring).
 
     Examples
     --------
-    >>> vector_sensitivity(1.0, 1.0, "laplace"), round(vector_sensitivity(1.0, 1.0, "gaussian"), 6)
+    >>> vector_sensitivity(1.0, 1.0, "l1"), round(vector_sensitivity(1.0, 1.0, "l2"), 6)
     (2.0, 1.414214)
-    >>> vector_sensitivity(0.0, 60.0, "laplace"), vector_sensitivity(0.0, 60.0, "gaussian")
+    >>> vector_sensitivity(0.0, 60.0, "l1"), vector_sensitivity(0.0, 60.0, "l2")
     (120.0, 84.8528137423857)
     """
-    return NEIGHBOURS.cells(g_low, g_high, "l1" if mechanism == "laplace" else "l2")
+    return NEIGHBOURS.cells(g_low, g_high, norm)
 
 
 def _categories(spec: DatasetSpec, column: str, what: str) -> tuple[str, ...]:
@@ -269,7 +270,7 @@ def stored_keys(
 
 
 def vector_parts(
-    query: QuerySpec, mechanism: str, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
+    query: QuerySpec, norm: Norm, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
     bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
 ) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
     """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
@@ -277,7 +278,7 @@ def vector_parts(
     a group sum also gets the counts that select its keys. Parts are (name, one SQL term per cell, sensitivity,
     slopes per column), as the planner's (:mod:`.planner`)."""
     counts: tuple[str, Any, float, dict[str, float]] = (
-        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, mechanism), {}
+        "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, norm), {}
     )
     if query.kind in ("histogram", "count"):
 
@@ -288,7 +289,7 @@ def vector_parts(
     assert query.column is not None
     lo, hi = bounds(query.column)
     x = clamped(query.column)
-    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, mechanism), {query.column: 1.0})
+    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, norm), {query.column: 1.0})
     if query.kind == "sum":
         return ([sums, counts] if counted else [sums]), lambda v: v[0]
 

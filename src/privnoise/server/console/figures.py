@@ -27,6 +27,7 @@ from ...mechanisms import Laplace, Mechanism
 from ...plotting import figure, inline_svg
 from ...queries import LinearQuery
 from ..config import PolicySpec
+from ..mechanisms import policy_noise
 
 __all__ = ["record_bound_svg", "release_slope", "tradeoff_curve", "tradeoff_svg"]
 
@@ -44,14 +45,10 @@ def tradeoff_curve(query: LinearQuery, mechanisms: Sequence[Mechanism]) -> tuple
 
 
 def _policy_noise(query: LinearQuery, policy: PolicySpec) -> Mechanism:
-    if policy.mechanism == "fisher-cosine":
-        assert policy.half_width is not None
-        noise = optimal_noise(query, support=(-policy.half_width, policy.half_width))
-    else:
-        assert policy.quality is not None
-        noise = optimal_noise(query, quality_budget=policy.quality)
-    assert isinstance(noise, Mechanism)
-    return noise
+    """The policy's own optimal noise for ``query`` (a scalar Fisher policy: cos² or Gaussian)."""
+    design = policy_noise(policy).design
+    assert design is not None  # the owner's page draws scalar Fisher policies only
+    return design(query, policy)
 
 
 @functools.lru_cache(maxsize=64)
