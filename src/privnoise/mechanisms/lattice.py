@@ -1,0 +1,154 @@
+"""Noise on a lattice Λℤ, Λ = 2^k: the base of discrete Laplace and discrete Gaussian noise.
+
+:class:`LatticeMechanism` is the sibling of :class:`~privnoise.mechanisms.Mechanism` for noise that takes only
+lattice values: ``pmf``, ``logpmf``, ``mean``, ``covariance``, ``sample_units`` (draws in lattice units); no density
+and no location Fisher information (a shift smaller than Λ does not change the law), so none of those methods
+exists on it. Added to a value rounded to the same lattice, every output is an exact lattice point computed in
+integer-valued double arithmetic (:func:`privnoise.snapping.lattice_sum`; Mironov 2012), and its guarantee is the
+(ε, δ) of the family's privacy profile with the rounding added to the sensitivity, through the rules registered in
+:mod:`privnoise.mechanisms.statements`. The families are :class:`~privnoise.dp.DiscreteLaplace` and
+:class:`~privnoise.dp.DiscreteGaussian` (:mod:`privnoise.dp.lattice`).
+
+References
+----------
+.. [1] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from abc import abstractmethod
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .._validation import check_positive_int
+from ..exceptions import InvalidParameterError
+from ..random import RNGLike
+from .protocol import Noise, Perturbation, as_output, deliver, points
+
+if TYPE_CHECKING:
+    from ..guarantees import Guarantee
+    from ..queries import Query
+
+__all__ = ["LatticeMechanism"]
+
+
+class LatticeMechanism(Noise):
+    """Noise on the lattice Λℤ, Λ = 2^grid_exponent (per coordinate): exact multiples of ``grid``.
+
+    Added to a value rounded to the same lattice, the output is an exact lattice point computed in integer-valued
+    double arithmetic; the rounding of the value moves it by at most Λ/2 per coordinate, which the guarantee adds to
+    the sensitivity (:func:`privnoise.dp.lattice.lattice_sensitivity`).
+    """
+
+    __slots__ = ()
+    grid_exponent: int
+
+    @abstractmethod
+    def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        """``n`` draws of shape ``(n,) + shape`` in lattice units (integer-valued doubles)."""
+
+    @abstractmethod
+    def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
+        """log P(w = jΛ) up to the normaliser, per coordinate."""
+
+    @abstractmethod
+    def _log_normaliser(self) -> float:
+        """log Σ_j exp(_log_unnormalised(j)) per coordinate."""
+
+    @abstractmethod
+    def _variance(self) -> float:
+        """Variance of one coordinate."""
+
+    @abstractmethod
+    def entropy(self) -> float:
+        """Shannon entropy in nats."""
+
+    @property
+    def grid(self) -> float:
+        """Λ = 2^grid_exponent, the spacing of the lattice."""
+        return math.ldexp(1.0, self.grid_exponent)
+
+    def default_grid_exponent(self) -> int:
+        return self.grid_exponent
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        dimension = getattr(self, "dimension", None)
+        if dimension is None:
+            return ()
+        return (check_positive_int(dimension, "dimension", self.name),)
+
+    def marginal(self, start: int, stop: int) -> LatticeMechanism | None:
+        """Independent coordinates: the same lattice noise on ``stop − start`` of them."""
+        if not self.shape:
+            return None
+        return dataclasses.replace(self, dimension=stop - start)  # type: ignore[type-var]
+
+    def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+        return np.ldexp(self._units(n, generator), self.grid_exponent)
+
+    def sample_units(self, n: int, *, rng: RNGLike = None) -> NDArray[np.float64]:
+        """``n`` draws in lattice units (integer-valued doubles), shape ``(n,) + shape``."""
+        from ..random import default_rng
+
+        return self._units(check_positive_int(n, "n", f"{self.name}.sample_units", minimum=0), default_rng(rng))
+
+    def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
+        """Λ·(rint(v/Λ) + K) with K the lattice noise in units: always on the lattice (``harden`` cannot be
+        turned off for lattice noise, and ``grid_exponent`` must be the lattice's own or None)."""
+        from ..snapping import lattice_sum
+
+        if how.grid_exponent is not None and how.grid_exponent != self.grid_exponent:
+            raise InvalidParameterError(
+                f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
+                f"got {how.grid_exponent}."
+            )
+        units = self._units(how.count, how.generator).reshape(values.shape)
+        return deliver(lattice_sum(values, units, self.grid_exponent), how.out)
+
+    def guarantee_for(
+        self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
+    ) -> Guarantee:
+        """(ε, δ) for the query's declared sensitivity, the lattice rounding included; lattice noise has no location
+        Fisher information (a shift smaller than Λ does not change the law), so no Fisher guarantee."""
+        from ..exceptions import CalibrationError
+        from .statements import DIFFERENTIAL_PRIVACY, statement
+
+        guarantee = statement(DIFFERENTIAL_PRIVACY)(self, query, delta=delta)
+        if guarantee is None:
+            raise CalibrationError(
+                f"`{self.name}` noise states a differential-privacy guarantee only: declare the bounds of query "
+                f"`{query.name}` (and pass `delta` for Gaussian-type noise)."
+            )
+        return guarantee
+
+    def logpmf(self, x: ArrayLike, /) -> Any:
+        """Log probability of the lattice point(s) ``x`` (``-inf`` off the lattice)."""
+        arr = points(self, x, "logpmf")
+        j = np.ldexp(arr, -self.grid_exponent)
+        on = np.isfinite(j) & (j == np.rint(j))
+        per = np.where(on, self._log_unnormalised(np.where(on, j, 0.0)) - self._log_normaliser(), -np.inf)
+        return as_output(np.asarray(per.sum(axis=-1) if self.shape else per))
+
+    def pmf(self, x: ArrayLike, /) -> Any:
+        """Probability of the lattice point(s) ``x`` (0 off the lattice)."""
+        return as_output(np.exp(np.asarray(self.logpmf(x))))
+
+    def mean(self) -> Any:
+        from .._validation import readonly
+
+        return 0.0 if not self.shape else readonly(np.zeros(self.shape))
+
+    def covariance(self) -> Any:
+        from .._validation import readonly
+
+        v = self._variance()
+        return v if not self.shape else readonly(v * np.eye(self.dim))
+
+    def second_moment(self) -> float:
+        """E‖w‖² = m · variance."""
+        return self.dim * self._variance()

@@ -1,0 +1,36 @@
+"""Release: the noisy answer to a query together with the guarantee that holds for it.
+
+:func:`release` is the one place where data meets noise, for every privacy notion: it validates every parameter
+before touching the data, reads the data once (in blocks: a fused finite and bounds check in the same pass that
+computes the answer), applies the declared out-of-bounds policy, draws the noise from the cryptographically strong
+generator, snaps the output to a power-of-two grid, and attaches the guarantee of the noise for this query.
+
+* Identity-like queries (s·I, diagonal) with noise of independent coordinates are computed block by block: the
+  output of a block depends only on that block's records, so data read in chunks (:func:`privnoise.io.chunks`) is
+  released in memory bounded by the chunk size, and written chunk by chunk with ``out=``.
+* Other linear queries with few outputs (sum, mean, weighted mean, a few linear combinations) accumulate Cx over
+  the blocks: the data is never held whole.
+* Nonlinear queries, data-dependent policies and correlated noise need the whole database, which is then read
+  into memory.
+
+=================================================  ===============================================================
+:mod:`~privnoise.release.dispatch`                 :func:`release`: the parameters checked, then the way chosen
+:mod:`~privnoise.release.paths`                    the three ways (by blocks, accumulated, whole) and the output
+                                                   grid they share
+:mod:`~privnoise.release.reading`                  the data read in blocks, each checked against the declared
+                                                   bounds in the pass that reads it
+:mod:`~privnoise.release.result`                   :class:`Release`, the noisy answer and its guarantee
+=================================================  ===============================================================
+"""
+
+from __future__ import annotations
+
+# The partial sums and checks a distributed engine computes the same way (privnoise.scale) are read from here too.
+from .dispatch import release
+from .paths import ACCUMULATE_LIMIT as ACCUMULATE_LIMIT
+from .paths import accumulate as accumulate
+from .paths import output_grid as output_grid
+from .reading import check_block as check_block
+from .result import Release
+
+__all__ = ["Release", "release"]
