@@ -17,7 +17,8 @@ import pytest
 
 from privnoise.exceptions import InvalidParameterError
 from privnoise.server.charging import StalePlan
-from privnoise.server.planner import Component, Plan, _information, _range_product, _sensitivity
+from privnoise.server.planner import Component, Plan, _range_product, _sensitivity
+from privnoise.server.plans import information_of
 from privnoise.server.querylang import QueryError
 from privnoise.server.service import Service
 
@@ -69,14 +70,14 @@ def test_information_sums_slope_squared_times_noise_information_per_column() -> 
         _component("weight_sum", 16.0, {"w": 1.0}),  # 16
         _component("count", 16.0, {}),
     ]
-    assert _information(components) == {"x": F(1), "w": F(9, 4) + F(16)}
-    assert all(type(v) is Fraction for v in _information(components).values())
+    assert information_of(components) == {"x": F(1), "w": F(9, 4) + F(16)}
+    assert all(type(v) is Fraction for v in information_of(components).values())
 
 
 def test_information_skips_custom_noise_and_zero_slopes() -> None:
     components = [_component("sum", None, {"x": 1.0}), _component("sum", 4.0, {"x": 0.0, "y": 0.5})]
-    assert _information(components) == {"y": F(1)}
-    assert _information([]) == {}
+    assert information_of(components) == {"y": F(1)}
+    assert information_of([]) == {}
 
 
 def test_information_is_the_smallest_double_not_below_the_exact_product() -> None:
@@ -84,20 +85,20 @@ def test_information_is_the_smallest_double_not_below_the_exact_product() -> Non
     rng = np.random.default_rng(8)
     for slope, information in zip(rng.uniform(1e-3, 1e3, 200), rng.uniform(1e-3, 1e3, 200), strict=True):
         exact = F(float(slope)) ** 2 * F(float(information))
-        (charged,) = _information([_component("mean", float(information), {"x": float(slope)})]).values()
+        (charged,) = information_of([_component("mean", float(information), {"x": float(slope)})]).values()
         assert charged >= exact
         assert F(math.nextafter(float(charged), 0.0)) < exact
     # (slope·√𝓘)² in floats is below the exact value here, by an ulp
     slope, information = 0.1, 56.924695443473
     exact = F(slope) ** 2 * F(information)
     assert F((slope * math.sqrt(information)) ** 2) < exact
-    assert _information([_component("mean", information, {"x": slope})])["x"] >= exact
+    assert information_of([_component("mean", information, {"x": slope})])["x"] >= exact
 
 
 @pytest.mark.parametrize(("information", "slope"), [(1e200, 1e200), (1e-200, 1e-200)])
 def test_information_refuses_what_overflows_or_underflows(information: float, slope: float) -> None:
     with pytest.raises(InvalidParameterError, match="column 'x'"):
-        _information([_component("sum", information, {"x": slope})])
+        information_of([_component("sum", information, {"x": slope})])
 
 
 def _plan(base: dict[str, Any]) -> Plan:
@@ -181,13 +182,13 @@ def test_the_stated_dp_guarantee_is_the_charge() -> None:
     from privnoise.dp.accounting import Charge
     from privnoise.server.config import PolicySpec
     from privnoise.server.mechanisms import describe_noise
-    from privnoise.server.planner import _guarantee
+    from privnoise.server.plans import plan_guarantee
 
     policy = PolicySpec("mean", "gaussian", epsilon=F(3, 10), delta=F(1, 10**6))
     components = _components(policy, 2)
     charge = Charge(F(3, 10), F(1, 10**6), information={"x": F(1, 4)})
     noise = [describe_noise(c.noise) for c in components]
-    assert _guarantee(policy, components, charge, False) == {
+    assert plan_guarantee(policy, components, charge, False) == {
         "notion": "differential-privacy",
         "epsilon": 0.3,
         "delta": 1e-6,
@@ -199,17 +200,17 @@ def test_the_stated_dp_guarantee_is_the_charge() -> None:
         "per_record_information": {"x": 0.25},
     }
     laplace = PolicySpec("identity", "laplace", epsilon=F(1, 2))
-    out = _guarantee(laplace, _components(laplace, 1), Charge(F(1, 2), None), True)
+    out = plan_guarantee(laplace, _components(laplace, 1), Charge(F(1, 2), None), True)
     assert (out["epsilon"], out["delta"], out["delta_exact"]) == (0.5, 0.0, "0")
     assert out["adjacency"] == "one record replaced" and out["composition"].startswith("1 hardened")
-    assert _guarantee(laplace, [], Charge(None, None), False)["epsilon"] == 0.0
+    assert plan_guarantee(laplace, [], Charge(None, None), False)["epsilon"] == 0.0
 
 
 def test_the_stated_fisher_guarantee_is_the_information_charged() -> None:
     from privnoise.dp.accounting import Charge
     from privnoise.server.config import PolicySpec
     from privnoise.server.mechanisms import describe_noise
-    from privnoise.server.planner import _guarantee
+    from privnoise.server.plans import plan_guarantee
 
     for mechanism, note in [
         ("fisher-cosine", "bounded cos² noise gives no pure ε-DP"),
@@ -218,7 +219,7 @@ def test_the_stated_fisher_guarantee_is_the_information_charged() -> None:
         policy = PolicySpec("sum", mechanism, half_width=0.5, quality=0.5)
         components = _components(policy, 1)
         charge = Charge(F(0), F(0), information={"x": F(4), "y": F(0), "z": F(1, 2)})
-        assert _guarantee(policy, components, charge, False) == {
+        assert plan_guarantee(policy, components, charge, False) == {
             "notion": "fisher-information",
             "per_record_information": {"x": 4.0, "y": 0.0, "z": 0.5},
             "record_bound_of_this_release": {"x": 0.25, "y": None, "z": 2.0},
@@ -231,10 +232,10 @@ def test_the_stated_fem_guarantee_carries_the_design() -> None:
     from privnoise.dp.accounting import Charge
     from privnoise.server.config import PolicySpec
     from privnoise.server.mechanisms import describe_design
-    from privnoise.server.planner import _guarantee
+    from privnoise.server.plans import plan_guarantee
 
     policy = PolicySpec("identity", "fisher-fem", support="box:-1,-1;1,1", tolerance=1e-3)
-    out = _guarantee(policy, _components(policy, 1), Charge(F(0), F(0), information={"x": F(10)}), True)
+    out = plan_guarantee(policy, _components(policy, 1), Charge(F(0), F(0), information={"x": F(10)}), True)
     assert out["design"] == describe_design(policy)
     assert out["note"].startswith(
         "bounded noise gives no pure ε-DP; records are noised in consecutive blocks"

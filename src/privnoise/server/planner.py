@@ -35,26 +35,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
 from ..core.conditions import check_kinds
 from ..dp.accounting import Charge
-from ..dp.hardening import HardenedMechanism
-from ..exceptions import InvalidParameterError
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .indicators import compare
-from .mechanisms import POLICY_NOISES, build_noise, describe_noise, noise_information, policy_noise
+from .mechanisms import POLICY_NOISES, build_noise, noise_information
+from .plans import Component, Plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .steps import floored_steps
@@ -64,60 +60,6 @@ __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
 #: Datasets of at most this many records are released in the event loop (see :mod:`.answers`).
 INLINE_RECORDS = 5000
-
-
-@dataclass(frozen=True)
-class Component:
-    """One noisy part of an answer: the library noise it is released with, 𝓘_w of that noise, and the slopes."""
-
-    name: str
-    noise: HardenedMechanism
-    information: float | None
-    slopes: dict[str, float]
-    dim: int = 1  # the number of cells of a vector component (histogram, group by)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """Everything an answer needs besides the data; immutable, cached per query text."""
-
-    spec: DatasetSpec
-    query: QuerySpec
-    policy: PolicySpec
-    components: list[Component]
-    combine: Callable[[list[Any]], Any]
-    charge: Charge
-    statement: Select[Any]
-    sql: str  # the statement compiled once for the database, and its parameters
-    parameters: Any
-    identity: bool
-    inline: bool  # small enough to release in the event loop
-    query_dict: dict[str, Any]
-    records: int | None  # the number of records the plan was made for (Fisher mean, identity), else None
-    ledger_query: str
-    ledger_information: str
-    guarantee_base: dict[str, Any]
-    charged: dict[str, Any]
-    accuracy: Accuracy | None = None  # noisy components → the answer's interval or rank accuracy
-    keys: tuple[Any, ...] | None = None  # the public cells of a histogram or group-by answer
-    quantile: QuantileRelease | None = None  # the exponential mechanism of a quantile query
-    selection: PartitionSelection | None = None  # a group-by's keys chosen by a noisy count (keys not declared)
-    steps: tuple[tuple[str, str], ...] = ()  # step constructs on floored columns that allow them (.steps)
-
-    def split(self, flat: list[float]) -> list[Any]:
-        """The statement's flat row of component values, one entry (a float or a vector) per component."""
-        out: list[Any] = []
-        i = 0
-        for c in self.components:
-            out.append(flat[i] if c.dim == 1 else np.array(flat[i : i + c.dim]))
-            i += c.dim
-        return out
-
-    def guarantee(self, after: dict[str, Any] | None = None) -> dict[str, Any]:
-        out = dict(self.guarantee_base)
-        if after is not None and "fisher" in after:
-            out["record_bound_after"] = {c: v["record_bound"] for c, v in after["fisher"].items()}
-        return out
 
 
 def _range_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
@@ -135,63 +77,6 @@ def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:
     if dialect == "sqlite":  # the scalar max/min of two arguments
         return func.max(literal(lo, Float), func.min(literal(hi, Float), x))
     return func.greatest(literal(lo, Float), func.least(literal(hi, Float), x))
-
-
-def _information(components: list[Component]) -> dict[str, Fraction]:
-    """Per column, Σ over components of slope² 𝓘_w, each term the smallest double ≥ its exact value (computed in
-    rationals, then rounded up: the charge is never below the information released)."""
-    out: dict[str, Fraction] = {}
-    for component in components:
-        information = component.information
-        if information is None:
-            continue
-        for column, slope in component.slopes.items():
-            if slope == 0.0:
-                continue
-            exact = Fraction(slope) ** 2 * Fraction(information)
-            try:
-                info = float(exact)
-            except OverflowError:
-                info = math.inf
-            if not math.isfinite(info) or info <= 0.0:
-                raise InvalidParameterError(
-                    f"the Fisher information of `query` about column {column!r} would be {info:g}; it must be "
-                    "finite and > 0 (a coefficient is too extreme for the declared bounds and the policy)."
-                )
-            if Fraction(info) < exact:
-                info = math.nextafter(info, math.inf)
-            out[column] = out.get(column, Fraction(0)) + Fraction(info)
-    return out
-
-
-def _guarantee(
-    policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
-) -> dict[str, Any]:
-    noise = [describe_noise(c.noise) for c in components]
-    info = information_floats(charge)
-    kind = policy_noise(policy)
-    if policy.is_fisher:
-        out = {
-            "notion": "fisher-information",
-            "per_record_information": info,
-            "record_bound_of_this_release": {c: (1.0 / v if v > 0 else None) for c, v in info.items()},
-            "noise": noise,
-            "note": kind.note,
-        }
-        if kind.describe is not None:
-            out["design"] = kind.describe(policy)
-        return out
-    return {
-        "notion": "differential-privacy",
-        "epsilon": float(charge.epsilon or 0),
-        "delta": float(charge.delta or 0),
-        "epsilon_exact": text(charge.epsilon),
-        "delta_exact": text(charge.delta),
-        "adjacency": "one record replaced" if identity else "one record added, removed or replaced",
-        "composition": f"{len(components)} hardened release(s), (ε, δ) split evenly",
-        "noise": noise,
-        "per_record_information": info,
-    }
 
 
 def compiled(statement: Select[Any], dialect: Dialect) -> tuple[str, Any]:
@@ -369,7 +254,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
         components.append(Component(n_, noise, noise_information(noise, policy), slopes, 1 if identity else dim))
-    fisher = _information(components)
+    fisher = information_of(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
     else:
@@ -408,7 +293,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         records=records if uses_records else None,
         ledger_query=json.dumps(q.as_dict(), sort_keys=True),
         ledger_information=json.dumps(information_floats(charge), sort_keys=True),
-        guarantee_base=_guarantee(policy, components, charge, identity),
+        guarantee_base=plan_guarantee(policy, components, charge, identity),
         charged=charged,
         accuracy=_accuracy(query, policy, components, bounds),
         keys=keys,
