@@ -35,7 +35,7 @@ import numpy as np
 from .._validation import check_positive_int, check_probability, describe
 from ..core import UnitAddedOrRemoved
 from ..core.conditions import describe_conditions
-from ..dp.exponential import report_noisy_max
+from ..dp.exponential import check_noisy_max_method, is_bounded_range, report_noisy_max
 from ..engines import engine_for
 from ..exceptions import InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
@@ -324,12 +324,11 @@ class Session(FilterViews, GroupQueries, DerivedQueries):
         chosen = check_positive_int(k, "k", "top_k")
         if chosen > len(cats):
             raise InvalidParameterError(f"`k` of `top_k` must be ≤ the {len(cats)} candidates; got {chosen}.")
-        if method not in ("exponential", "laplace"):
-            raise InvalidParameterError(f"`method` of `top_k` must be 'exponential' or 'laplace'; got {method!r}.")
+        bounded = is_bounded_range(check_noisy_max_method(method, "top_k"))
         plan = self._plan("top_k", epsilon, rho)
-        eps = plan.family.selection_epsilon(plan.price, bounded_range=method == "exponential")
+        eps = plan.family.selection_epsilon(plan.price, bounded_range=bounded)
         for _ in range(chosen):
-            plan.selection(eps / chosen, bounded_range=method == "exponential")
+            plan.selection(eps / chosen, bounded_range=bounded)
         aggregates = self._run(plan, self._request("categories", name, categories=cats))
         order = report_noisy_max(aggregates.cells[0], eps, sensitivity=float(self.max_contributions), k=chosen,
                                  monotone=True, method=method, rng=self._generator)  # type: ignore[arg-type]

@@ -49,7 +49,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -59,6 +59,8 @@ from ..exceptions import DimensionError, InvalidParameterError
 from ..random import RNGLike, default_rng
 
 __all__ = [
+    "check_noisy_max_method",
+    "is_bounded_range",
     "exponential_mechanism",
     "exponential_mechanism_epsilon",
     "proposition4_epsilon",
@@ -198,6 +200,19 @@ def exponential_mechanism(
     return int(draws[0]) if size is None else draws
 
 
+def check_noisy_max_method(method: Any, owner: str) -> NoisyMaxMethod:
+    """``method`` of a noisy max: "exponential" (Gumbel noise once) or "laplace" (report-noisy-max, peeled)."""
+    if method not in get_args(NoisyMaxMethod):
+        raise InvalidParameterError(f"`method` of `{owner}` must be 'exponential' or 'laplace'; got {method!r}.")
+    return method  # type: ignore[no-any-return]
+
+
+def is_bounded_range(method: NoisyMaxMethod) -> bool:
+    """Whether the noisy max ``method`` is bounded-range (ε²/8-zCDP: the exponential mechanism, Cesar & Rogers
+    2021) rather than only ε-DP (ε²/2-zCDP: report-noisy-max with Laplace noise)."""
+    return method == get_args(NoisyMaxMethod)[0]
+
+
 def report_noisy_max(
     scores: ArrayLike,
     epsilon: float,
@@ -229,8 +244,7 @@ def report_noisy_max(
     kk = check_positive_int(k, "k", owner)
     if kk > u.size:
         raise InvalidParameterError(f"`k` of `{owner}` must be ≤ the number of candidates {u.size}; got {kk}.")
-    if method not in ("exponential", "laplace"):
-        raise InvalidParameterError(f"`method` of `{owner}` must be 'exponential' or 'laplace'; got {method!r}.")
+    check_noisy_max_method(method, owner)
     t = _temperature(epsilon, sensitivity, monotone, owner) / kk
     n = 1 if size is None else check_positive_int(size, "size", owner)
     generator = default_rng(rng)
