@@ -76,7 +76,7 @@ from .policies import (
     PolicySpec,
     parse_owner_support,
 )
-from .querylang import KINDS as QUERY_KINDS
+from .queryspec import KINDS as QUERY_KINDS
 from .settings import ConsoleConfig, ConsoleSection, ServerConfig, ServerSection, is_loopback, sqlalchemy_url
 
 __all__ = [

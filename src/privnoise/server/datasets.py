@@ -20,7 +20,7 @@ from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
 from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in
 from .policies import FEM_KINDS, FISHER_KINDS, NOISE_ONLY_KINDS, PolicySection, PolicySpec
-from .querylang import KINDS as QUERY_KINDS
+from .queryspec import KINDS as QUERY_KINDS
 
 __all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
 
