@@ -25,6 +25,7 @@ from sqlalchemy import select
 from ...exceptions import InvalidParameterError
 from .. import db, openapi, store
 from ..budgets import QuerierState, querier_view
+from ..querier_body import QuerierBody
 from . import figures
 from .guard import PREFIX
 from .paging import Paging, sort_rows
@@ -197,8 +198,6 @@ def _typed(text: str, pattern: str) -> str | float:
 def add_querier(request: Request) -> Response:
     if (refused := _owner(request)) is not None:
         return refused
-    from ..app import QuerierBody
-
     console = _console(request)
     form = request.scope["privnoise.form"]
     values = {k: form.get(k, "").strip() for k in ("name", "epsilon", "delta", "fisher_floor")}
