@@ -1,9 +1,9 @@
 """The owner's pages (admin key): datasets and their figures, queriers and their budgets, the ledger.
 
 Every number comes from the API's own views (:meth:`~privnoise.server.service.Service.datasets`,
-:func:`~privnoise.server.budgets.querier_view`, :func:`~privnoise.server.store.read_ledger`); queriers are added
-with :func:`~privnoise.server.store.create_querier` (the key is shown on the answer to that form only) and revoked
-with :func:`~privnoise.server.store.revoke_querier`. The ledger never holds a true value; its CSV export guards
+:func:`~privnoise.server.budgets.querier_view`, :func:`~privnoise.server.ledger.read_ledger`); queriers are added
+with :func:`~privnoise.server.queriers.create_querier` (the key is shown on the answer to that form only) and revoked
+with :func:`~privnoise.server.queriers.revoke_querier`. The ledger never holds a true value; its CSV export guards
 against spreadsheet formulas.
 """
 
