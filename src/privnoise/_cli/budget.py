@@ -7,8 +7,8 @@
     privnoise budget list                               # every dataset in the ledger
     privnoise budget set meters.csv --total-epsilon 3   # change the total (the change is recorded)
 
-The storage, the identity of a dataset and the defaults are described in :mod:`privnoise._cli.ledger` (the
-values it holds in :mod:`privnoise._cli.ledger_values`).
+The identity of a dataset and the defaults are described in :mod:`privnoise._cli.ledger`, the storage in
+:mod:`privnoise._cli.ledger_file` (the values it holds in :mod:`privnoise._cli.ledger_values`).
 :class:`LedgerRequest` is what ``release``, ``stream`` and ``optimize`` hand their ledger options to: it charges
 a release (or records a Fisher release or a stream) before the command prints anything.
 """

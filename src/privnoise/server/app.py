@@ -36,7 +36,6 @@ from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException
@@ -48,6 +47,7 @@ from . import db, keys, openapi, store
 from .answers import QueryBody, answer_query, validation_detail
 from .config import ServerConfig
 from .gate import Authenticator, Gate
+from .querier_body import QuerierBody
 from .service import Service
 from .throttle import FailureThrottle
 
@@ -69,26 +69,6 @@ class ApiError(Exception):
 
 
 _FORBIDDEN = ApiError(403, {"error": "forbidden"})
-
-
-class QuerierBody(BaseModel):
-    """A new querier: its name and its budget on each dataset (ε, δ: a number, or an exact rational as a string
-    of :data:`.openapi.EPSILON_PATTERN`, :data:`.openapi.DELTA_PATTERN`), and optionally its own Fisher floor."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
-    name: Annotated[
-        str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]*[A-Za-z0-9][A-Za-z0-9_-]*$")
-    ]
-    epsilon: (
-        Annotated[float, Field(ge=openapi.SMALLEST, le=1e6)]
-        | Annotated[str, Field(pattern=openapi.EPSILON_PATTERN)]
-    )
-    delta: (
-        Annotated[float, Field(ge=0, le=0)]
-        | Annotated[float, Field(ge=openapi.SMALLEST, lt=1)]
-        | Annotated[str, Field(pattern=openapi.DELTA_PATTERN)]
-    ) = 0.0
-    fisher_floor: Annotated[float, Field(ge=1e-300, le=1e300)] | None = None
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:

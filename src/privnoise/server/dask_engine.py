@@ -103,7 +103,7 @@ def check_files(spec: DatasetSpec) -> int:
     """
     dask = require("dask", feature="Dask datasets")
     from ..io import dask_parquet
-    from .store import DataImportError
+    from .datafiles import DataImportError
 
     assert spec.source is not None and spec.scheduler is not None
     try:

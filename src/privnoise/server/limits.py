@@ -30,7 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # no import at run time: the query language and the vectors read their limits here
-    from .querylang import QuerySpec
+    from .queryspec import QuerySpec
 
 __all__ = [
     "EXHAUSTED_SECONDS",

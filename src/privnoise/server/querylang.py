@@ -16,6 +16,9 @@ of columns, a list of numbers) and whether they take a ``where`` or a ``group by
 arguments from it, and the console builds its query form from it, so a kind added here is parsed and offered
 without other changes.
 
+The kinds and :class:`QuerySpec` are declared in :mod:`.queryspec`, the rules every query obeys in
+:mod:`.querychecks` and the JSON form in :mod:`.queryjson`; this module parses the text form.
+
 >>> parse_query("mean(kwh) where region = 'north' and kwh < 40")
 QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condition(column='region', op='=', value='north'), Condition(column='kwh', op='<', value=40.0)), dataset=None, levels=(), bins=(), group_by=None)
 >>> parse_query("quantile(kwh, [0.25, 0.75]) from meters").levels
@@ -28,28 +31,18 @@ QuerySpec(kind='mean', column='kwh', weights=None, coefficients=(), where=(Condi
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..core.conditions import (
-    CONDITION_GRAMMAR,
-    OPS,
-    Condition,
-    check_literal,
-    checked_condition,
-    condition_of,
-    finite_number,
-)
-from ..exceptions import InvalidParameterError
-from .checks import checked_coefficient
+from ..core.conditions import CONDITION_GRAMMAR, OPS, Condition, condition_of, finite_number
 from .limits import MAX_KEY_COLUMNS
+from .querychecks import checked_spec, key_columns
+from .queryjson import spec_from_json
+from .queryspec import ALIASES, ARGUMENTS, GROUPED_KINDS, KINDS, Argument, KindSyntax, QueryError, QuerySpec
 
 __all__ = [
     "ARGUMENTS",
@@ -67,65 +60,7 @@ __all__ = [
     "spec_from_json",
 ]
 
-_ALIASES = {"wmean": "weighted_mean", "var": "variance", "avg": "mean"}
-
-
-@dataclass(frozen=True, slots=True)
-class Argument:
-    """One argument of a query kind: the :class:`QuerySpec` field it fills, its form and a label for people.
-
-    Forms: ``"column"`` (the name of a column), ``"terms"`` (a linear combination of numeric columns,
-    ``2*kwh + 0.5*weight``) and ``"numbers"`` (one number, several numbers separated by commas, or a list
-    ``[0.25, 0.5]``). An ``optional`` argument may be left out.
-    """
-
-    field: str
-    form: str
-    label: str
-    optional: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class KindSyntax:
-    """How a kind is written: ``kind(arguments…)``, and whether a ``where`` or ``group by`` clause may follow."""
-
-    arguments: tuple[Argument, ...] = ()
-    where: bool = True
-    summary: str = ""
-    group_by: bool = False
-
-
-_COLUMN = Argument("column", "column", "column")
-ARGUMENTS: dict[str, KindSyntax] = {
-    "count": KindSyntax((), summary="the number of records", group_by=True),
-    "sum": KindSyntax((_COLUMN,), summary="the sum of a column", group_by=True),
-    "mean": KindSyntax((_COLUMN,), summary="the mean of a column (noisy sum / noisy count)", group_by=True),
-    "weighted_mean": KindSyntax(
-        (_COLUMN, Argument("weights", "column", "weight column")), summary="Σ w·x / Σ w"
-    ),
-    "variance": KindSyntax((_COLUMN,), summary="the variance of a column"),
-    "linear": KindSyntax(
-        (Argument("coefficients", "terms", "linear combination, e.g. 2*kwh + 0.5*weight"),),
-        summary="the sum over records of a linear combination of columns",
-    ),
-    "identity": KindSyntax((_COLUMN,), where=False, summary="every record of a column, in record order"),
-    "histogram": KindSyntax(
-        (_COLUMN, Argument("bins", "numbers", "bin edges, e.g. 0, 10, 20, 60 (none: declared categories)", True)),
-        summary="row counts per public bin, or per declared category of a text column",
-    ),
-    "quantile": KindSyntax(
-        (_COLUMN, Argument("levels", "numbers", "levels, e.g. 0.25, 0.5, 0.75")),
-        summary="quantiles by the exponential mechanism over the declared bounds",
-    ),
-}
-#: The query kinds, in the order of :data:`ARGUMENTS`.
-KINDS = tuple(ARGUMENTS)
-#: The kinds that take a ``group by`` clause.
-GROUPED_KINDS = tuple(k for k, s in ARGUMENTS.items() if s.group_by)
-_MAX_CONDITIONS = 8
-_MAX_NUMBERS = 64
 _MAX_TEXT = 1000
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
 #: The grammar of the text form (lark, LALR(1)); keywords are case-insensitive. Its conditions are
 #: :data:`privnoise.core.conditions.CONDITION_GRAMMAR`, shared with the analyst session's filters.
@@ -151,57 +86,6 @@ _WHERE: "where"i
 _GROUP: "group"i
 _BY: "by"i
 """ + CONDITION_GRAMMAR
-
-
-class QueryError(InvalidParameterError):
-    """A query is malformed (the message says where; it never depends on the data)."""
-
-
-@dataclass(frozen=True, slots=True)
-class QuerySpec:
-    kind: str
-    column: str | None = None
-    weights: str | None = None
-    coefficients: tuple[tuple[str, float], ...] = ()
-    where: tuple[Condition, ...] = ()
-    dataset: str | None = None
-    levels: tuple[float, ...] = ()  # quantile levels
-    bins: tuple[float, ...] = ()  # histogram bin edges (empty: the declared categories)
-    group_by: str | tuple[str, ...] | None = None  # one key column, or a tuple of several
-
-    def key_columns(self) -> tuple[str, ...]:
-        """The key columns of the ``group by`` clause, in order (none without one)."""
-        if self.group_by is None:
-            return ()
-        return (self.group_by,) if isinstance(self.group_by, str) else tuple(self.group_by)
-
-    def columns(self) -> set[str]:
-        out = {c for c, _ in self.coefficients} | {c.column for c in self.where} | set(self.key_columns())
-        return out | {c for c in (self.column, self.weights) if c is not None}
-
-    def on(self, dataset: str | None) -> QuerySpec:
-        """The same query on ``dataset``."""
-        return dataclasses.replace(self, dataset=dataset)
-
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind}
-        if self.column is not None:
-            d["column"] = self.column
-        if self.weights is not None:
-            d["weights"] = self.weights
-        if self.coefficients:
-            d["coefficients"] = dict(self.coefficients)
-        if self.levels:
-            d["levels"] = list(self.levels)
-        if self.bins:
-            d["bins"] = list(self.bins)
-        if self.where:
-            d["where"] = [{"column": c.column, "op": c.op, "value": c.value} for c in self.where]
-        if self.group_by is not None:
-            d["group_by"] = self.group_by if isinstance(self.group_by, str) else list(self.group_by)
-        if self.dataset is not None:
-            d["dataset"] = self.dataset
-        return d
 
 
 def _finite(text: str) -> float:
@@ -289,7 +173,7 @@ class _Build(Transformer[Token, Any]):
         return "where", conditions
 
     def group_clause(self, *names: Token) -> tuple[str, str | tuple[str, ...]]:
-        return "group_by", _key_columns([str(n) for n in names])
+        return "group_by", key_columns([str(n) for n in names])
 
     def start(self, call: tuple[str, list[Any]], *clauses: Any) -> QuerySpec:
         return _spec_of(call[0], call[1], dict(c for c in clauses if c is not None))
@@ -307,7 +191,7 @@ def _numbers(value: Any, what: str) -> tuple[float, ...]:
 
 def _spec_of(name: str, args: list[Any], clauses: dict[str, Any]) -> QuerySpec:
     """Match the parsed arguments of ``name(args…)`` to its kind's :data:`ARGUMENTS`."""
-    kind = _ALIASES.get(name.lower(), name.lower())
+    kind = ALIASES.get(name.lower(), name.lower())
     if kind not in KINDS:
         raise QueryError(f"unknown aggregate {kind!r}; choose among {', '.join(KINDS)}.")
     syntax = ARGUMENTS[kind]
@@ -394,55 +278,6 @@ def _expected(names: list[str]) -> str:
     return " or ".join(shown) if shown else "more"
 
 
-def _key_columns(names: list[Any]) -> str | tuple[str, ...]:
-    """The ``group_by`` of a spec: one key column as its name, several as a tuple (checked by :func:`_checked`)."""
-    if not names:
-        raise QueryError("`group_by` must name one key column or a non-empty list of key columns.")
-    return names[0] if len(names) == 1 else tuple(names)
-
-
-def _checked(spec: QuerySpec) -> QuerySpec:
-    if len(spec.where) > _MAX_CONDITIONS:
-        raise QueryError(f"at most {_MAX_CONDITIONS} conditions; got {len(spec.where)}.")
-    for name in spec.columns() | ({spec.dataset} if spec.dataset else set()):
-        if not isinstance(name, str) or not _IDENT.match(name):
-            raise QueryError(f"{name!r} is not a column or dataset name.")
-    syntax = ARGUMENTS[spec.kind]
-    for argument in syntax.arguments:
-        if not argument.optional and not getattr(spec, argument.field):
-            raise QueryError(f"{spec.kind} needs a {argument.label.split(',')[0]}.")
-    if spec.where and not syntax.where:
-        raise QueryError(f"{spec.kind} ({syntax.summary}) takes no where clause.")
-    if spec.group_by is not None and not syntax.group_by:
-        raise QueryError(f"{spec.kind} takes no group by clause; {', '.join(GROUPED_KINDS)} do.")
-    keys = spec.key_columns()
-    if len(keys) > MAX_KEY_COLUMNS:
-        raise QueryError(f"a group by takes at most {MAX_KEY_COLUMNS} key columns (the limit); got {len(keys)}.")
-    if len(set(keys)) != len(keys):
-        raise QueryError(f"the group by names a key column twice: {', '.join(keys)}.")
-    for field in ("levels", "bins"):
-        numbers = getattr(spec, field)
-        if len(numbers) > _MAX_NUMBERS:
-            raise QueryError(f"at most {_MAX_NUMBERS} {field}; got {len(numbers)}.")
-        if not all(isinstance(v, float) and math.isfinite(v) for v in numbers):
-            raise QueryError(f"the {field} of {spec.kind} must be finite numbers.")
-    for field, owner in (("levels", "quantile"), ("bins", "histogram")):
-        if getattr(spec, field) and spec.kind != owner:
-            raise QueryError(f"{spec.kind} takes no {field} (only {owner} does).")
-    if spec.levels and not all(0.0 <= q <= 1.0 for q in spec.levels):
-        raise QueryError(f"quantile levels must lie in [0, 1]; got {list(spec.levels)}.")
-    if spec.bins and (len(spec.bins) < 2 or any(b >= c for b, c in zip(spec.bins, spec.bins[1:], strict=False))):
-        raise QueryError(f"histogram bins must be at least two strictly increasing edges; got {list(spec.bins)}.")
-    for c in spec.where:
-        check_literal(c, QueryError)
-    for name, coef in spec.coefficients:
-        try:
-            checked_coefficient(coef, f"coefficient of {name}", "query")
-        except InvalidParameterError as exc:
-            raise QueryError(str(exc)) from None
-    return spec
-
-
 def parse_query(text: str, *, dataset: str | None = None) -> QuerySpec:
     """Parse the text form of a query (:data:`GRAMMAR`); errors name the position and what was expected."""
     if not isinstance(text, str) or not text.strip() or len(text) > _MAX_TEXT:
@@ -463,60 +298,10 @@ def _parsed(text: str, dataset: str | None) -> QuerySpec:
         if isinstance(exc.orig_exc, QueryError):
             raise exc.orig_exc from None
         raise
-    spec = _checked(spec)
+    spec = checked_spec(spec)
     if dataset is not None:
         if spec.dataset is not None and spec.dataset != dataset:
             raise QueryError("the query names two different datasets.")
         spec = spec.on(dataset)
-    return _checked(spec)
+    return checked_spec(spec)
 
-
-def _json_numbers(body: dict[str, Any], field: str) -> tuple[float, ...]:
-    raw = body.get(field)
-    if raw is None:
-        return ()
-    if isinstance(raw, int | float) and not isinstance(raw, bool):
-        raw = [raw]
-    if not isinstance(raw, list) or any(isinstance(v, bool) or not isinstance(v, int | float) for v in raw):
-        raise QueryError(f"`{field}` must be a list of numbers.")
-    return tuple(float(v) for v in raw)
-
-
-def spec_from_json(body: dict[str, Any]) -> QuerySpec:
-    """The structured form: ``{"kind", "column", "weights", "coefficients", "levels", "bins", "where",
-    "group_by", "dataset"}``."""
-    kind = body.get("kind")
-    kind = _ALIASES.get(kind, kind) if isinstance(kind, str) else kind
-    if kind not in KINDS:
-        raise QueryError(f"`kind` must be one of {', '.join(KINDS)}; got {kind!r}.")
-    where = []
-    for c in body.get("where") or []:
-        where.append(checked_condition(c["column"], c["op"], c["value"], QueryError))
-    coefficients = []
-    for name, coef in (body.get("coefficients") or {}).items():
-        if isinstance(coef, bool) or not isinstance(coef, int | float) or not math.isfinite(coef):
-            raise QueryError(f"coefficient of {name!r} must be a finite number.")
-        coefficients.append((name, float(coef)))
-    spec = QuerySpec(
-        kind,
-        body.get("column"),
-        body.get("weights"),
-        tuple(coefficients),
-        tuple(where),
-        body.get("dataset"),
-        _json_numbers(body, "levels"),
-        _json_numbers(body, "bins"),
-        _json_group_by(body.get("group_by")),
-    )
-    return _checked(spec)
-
-
-def _json_group_by(raw: Any) -> str | tuple[str, ...] | None:
-    """``"group_by"``: a column name, or a list of them (a list of one is that name)."""
-    if raw is None or isinstance(raw, str):
-        return raw
-    if not isinstance(raw, list | tuple) or not all(isinstance(n, str) for n in raw):
-        raise QueryError("`group_by` must be a column name or a list of column names.")
-    if len(raw) > MAX_KEY_COLUMNS:  # before the names are looked at
-        raise QueryError(f"a group by takes at most {MAX_KEY_COLUMNS} key columns (the limit); got {len(raw)}.")
-    return _key_columns(list(raw))

@@ -1,9 +1,9 @@
 """The owner's pages (admin key): datasets and their figures, queriers and their budgets, the ledger.
 
 Every number comes from the API's own views (:meth:`~privnoise.server.service.Service.datasets`,
-:func:`~privnoise.server.budgets.querier_view`, :func:`~privnoise.server.store.read_ledger`); queriers are added
-with :func:`~privnoise.server.store.create_querier` (the key is shown on the answer to that form only) and revoked
-with :func:`~privnoise.server.store.revoke_querier`. The ledger never holds a true value; its CSV export guards
+:func:`~privnoise.server.budgets.querier_view`, :func:`~privnoise.server.ledger.read_ledger`); queriers are added
+with :func:`~privnoise.server.queriers.create_querier` (the key is shown on the answer to that form only) and revoked
+with :func:`~privnoise.server.queriers.revoke_querier`. The ledger never holds a true value; its CSV export guards
 against spreadsheet formulas.
 """
 
@@ -25,6 +25,7 @@ from sqlalchemy import select
 from ...exceptions import InvalidParameterError
 from .. import db, openapi, store
 from ..budgets import QuerierState, querier_view
+from ..querier_body import QuerierBody
 from . import figures
 from .guard import PREFIX
 from .paging import Paging, sort_rows
@@ -197,8 +198,6 @@ def _typed(text: str, pattern: str) -> str | float:
 def add_querier(request: Request) -> Response:
     if (refused := _owner(request)) is not None:
         return refused
-    from ..app import QuerierBody
-
     console = _console(request)
     form = request.scope["privnoise.form"]
     values = {k: form.get(k, "").strip() for k in ("name", "epsilon", "delta", "fisher_floor")}

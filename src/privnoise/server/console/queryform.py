@@ -1,6 +1,6 @@
 """The querier's query form, built from the query language's own description of its kinds.
 
-:data:`privnoise.server.querylang.ARGUMENTS` says, for each kind, its arguments (a column, a linear combination
+:data:`privnoise.server.queryspec.ARGUMENTS` says, for each kind, its arguments (a column, a linear combination
 of columns, …) and whether a ``where`` clause may follow. The form offers the kinds that the dataset has a
 policy for, one field per argument, and up to :data:`CONDITIONS` conditions; :func:`compose` writes the query
 in the text language, which the server then parses, plans, charges and answers exactly as a text query sent to

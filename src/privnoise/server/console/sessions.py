@@ -2,7 +2,7 @@
 
 The cookie holds 256 random bits; the database holds only their SHA-256 (a stolen database opens no session),
 with the querier, a CSRF token and an absolute expiry. Every request reads the session again, joined with its
-querier: signing out, revoking the querier (:func:`privnoise.server.store.revoke_querier`) or the expiry ends it
+querier: signing out, revoking the querier (:func:`privnoise.server.queriers.revoke_querier`) or the expiry ends it
 at once, in every server process.
 """
 

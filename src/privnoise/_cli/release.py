@@ -1,0 +1,127 @@
+"""``privnoise release``: a noisy answer to a query on one column of a CSV or Parquet file, with its guarantee.
+
+::
+
+    privnoise release data.csv --column kwh --query mean --bounds 0,5 --support -0.01,0.01
+    privnoise release data.csv --column kwh --query mean --bounds 0,5 --epsilon 1
+
+A release with ``--epsilon`` is differentially private (:mod:`.analyst`); otherwise its noise is Fisher-optimal
+(:mod:`.fisher_release`). Every release is charged to the privacy ledger first (:mod:`.budget`).
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
+from .errors import CliInputError, errors_exit_2
+from .options import AsJson, Bounds, Budget, Support, Weight, print_json, stdout_console
+
+__all__ = ["ReleaseQuery", "release_command"]
+
+log = logging.getLogger("privnoise.cli")
+
+
+class ReleaseQuery(StrEnum):
+    mean = "mean"
+    sum = "sum"
+    variance = "variance"
+    row_count = "count"  # (not `count`: that name is str.count)
+    histogram = "histogram"
+    quantile = "quantile"
+    top_k = "top-k"
+
+
+@errors_exit_2
+def release_command(
+    data: Annotated[
+        Path, typer.Argument(metavar="DATA", help="CSV or Parquet file (with --scheduler: Parquet files, a glob).")
+    ],
+    column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
+    query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
+    support: Support = None,
+    quality_budget: Budget = None,
+    quality_weight: Weight = None,
+    bounds: Bounds = None,
+    clamp: Annotated[bool, typer.Option("--clamp", help="Clamp records outside --bounds.")] = False,
+    as_json: AsJson = False,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable."),
+    ] = None,
+    epsilon: Annotated[
+        float | None,
+        typer.Option("--epsilon", help="Differential privacy: the budget ε of this release (instead of a Fisher goal)."),
+    ] = None,
+    delta: Annotated[float, typer.Option("--delta", help="With --epsilon: the δ of the budget.")] = 0.0,
+    unit: Annotated[str | None, typer.Option("--unit", help="With --epsilon: the privacy-unit column.")] = None,
+    max_contributions: Annotated[
+        int, typer.Option("--max-contributions", min=1, help="With --epsilon: rows used per unit (at random).")
+    ] = 1,
+    accountant: Annotated[
+        str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")
+    ] = None,
+    missing: Annotated[
+        str, typer.Option("--missing", help="Missing values: error, drop, or a number to impute.")
+    ] = "error",
+    quantiles: Annotated[str | None, typer.Option("--q", metavar="LEVELS", help="Quantile levels, e.g. 0.5,0.9.")] = None,
+    bins: Annotated[str | None, typer.Option("--bins", metavar="EDGES", help="Histogram bin edges.")] = None,
+    categories: Annotated[
+        str | None, typer.Option("--categories", metavar="A,B", help="Declared categories (histogram, top-k).")
+    ] = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", metavar="COLUMN", help="Group-by key column.")] = None,
+    keys: Annotated[
+        str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection).")
+    ] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
+    level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Confidence level.")] = 0.95,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
+    ] = None,
+    ledger_path: LedgerOption = None,
+    dataset: DatasetOption = None,
+    total_epsilon: TotalEpsilonOption = None,
+    total_delta: TotalDeltaOption = None,
+) -> None:
+    """Release a noisy answer to a query on one column of a CSV or Parquet file, with the guarantee that holds.
+
+    With --epsilon the release is differentially private for a privacy unit (--unit, --max-contributions) and
+    comes with its accuracy; otherwise the noise is Fisher-optimal for --support, --quality-budget or
+    --quality-weight. Every release is recorded in the ledger before it is printed: its (ε, δ) is charged to the
+    dataset's total (refused beyond it); a Fisher release is recorded with its information.
+    """
+    ledger = LedgerRequest.from_options(ledger_path, dataset, total_epsilon, total_delta)
+    if epsilon is not None:
+        from .analyst import dp_release
+
+        if support is not None or quality_budget is not None or quality_weight is not None or clamp:
+            raise CliInputError("--epsilon is a DP release: drop --support, --quality-budget, --quality-weight, --clamp.")
+        if seed is not None:
+            log.warning("--seed makes the noise predictable; use it for research only, never for a real release.")
+        payload, text = dp_release(
+            data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
+            max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
+            bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
+            ledger=ledger,
+        )
+        if as_json:
+            print_json(payload)
+        else:
+            stdout_console().print(text, markup=False)
+        return
+    if query.value not in ("mean", "sum", "variance"):
+        raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
+    if scheduler is not None:
+        raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
+    from .fisher_release import fisher_release
+
+    fisher_release(
+        data, column=column, query=query.value, support=support, quality_budget=quality_budget,
+        quality_weight=quality_weight, bounds=bounds, clamp=clamp, seed=seed, as_json=as_json, ledger=ledger,
+    )  # fmt: skip
+

@@ -1,0 +1,142 @@
+"""The policies of a dataset: which mechanism answers each query kind, with its parameters.
+
+:class:`PolicySpec` is a validated ``[datasets.NAME.policies.KIND]`` table of ``owner.toml`` (see
+:mod:`.config` and ``docs/server.md``); :class:`PolicySection` is its schema. The kinds each family of
+mechanisms answers are :data:`NOISE_ONLY_KINDS`, :data:`FISHER_KINDS` and :data:`FEM_KINDS`; a fisher-fem
+policy's ``support`` is read by :func:`parse_owner_support`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+from pydantic import field_validator, model_validator
+
+from ..exceptions import InvalidParameterError
+from .checks import SCALE_RANGE
+from .config_rules import Budgeted, KeyRuleError, positive_in, rational
+
+__all__ = [
+    "FEM_KINDS",
+    "FEM_TOLERANCE_RANGE",
+    "FISHER_KINDS",
+    "MECHANISMS",
+    "NOISE_ONLY_KINDS",
+    "PolicySection",
+    "PolicySpec",
+    "parse_owner_support",
+]
+
+MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential")
+#: The kinds answered by additive Laplace or Gaussian noise only (vectors of counts and sums, one charge).
+NOISE_ONLY_KINDS = ("histogram",)
+FISHER_KINDS = ("sum", "mean", "linear", "identity")
+FEM_KINDS = ("identity",)  # a d-dimensional support noises d consecutive records together
+FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySpec:
+    kind: str
+    mechanism: str
+    epsilon: Fraction | None = None
+    delta: Fraction | None = None
+    half_width: float | None = None
+    quality: float | None = None
+    factory: str | None = None
+    partition_delta: Fraction | None = None  # δ of partition selection: `group by` a column without categories
+    support: str | None = None  # fisher-fem: the support as ``KIND:POINTS`` (privnoise._cli.supports)
+    tolerance: float | None = None  # fisher-fem: relative tolerance of the finite-element eigenvalue
+
+    @property
+    def is_fisher(self) -> bool:
+        return self.mechanism.startswith("fisher-")
+
+    @property
+    def is_scalar_fisher(self) -> bool:
+        """A Fisher policy whose noise is designed per scalar output (cos² or Gaussian)."""
+        return self.mechanism in ("fisher-cosine", "fisher-gaussian")
+
+
+def parse_owner_support(text: str) -> Any:
+    """The :class:`~privnoise.fisher.Support` of a fisher-fem policy's ``support`` (``KIND:POINTS``, as
+    ``privnoise design --support``); :class:`~privnoise.exceptions.InvalidParameterError` names the rule."""
+    from ..fisher.support_text import parse_support
+
+    return parse_support(text, "support")
+
+
+class PolicySection(Budgeted):
+    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential"]
+    half_width: Any = None
+    quality: Any = None
+    factory: Any = None
+    partition_delta: Any = None
+    support: Any = None
+    tolerance: Any = None
+
+    @field_validator("partition_delta")
+    @classmethod
+    def _partition_delta(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        value = rational("delta")(v)
+        if value <= 0:
+            raise ValueError(f"must be > 0 (a key held by one record is released with probability ≤ it); got {v!r}")
+        return value
+
+    @field_validator("support")
+    @classmethod
+    def _support(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        if not isinstance(v, str):
+            raise ValueError(f"must be a support written KIND:POINTS, e.g. 'box:-1,-1;1,1'; got {v!r}")
+        try:
+            parse_owner_support(v)
+        except InvalidParameterError as exc:
+            raise ValueError(f"must be a 2-D or 3-D support KIND:POINTS ({exc}); got {v!r}") from None
+        return v
+
+    @field_validator("tolerance")
+    @classmethod
+    def _tolerance(cls, v: Any) -> Any:
+        return None if v is None else positive_in(*FEM_TOLERANCE_RANGE)(v)
+
+    @field_validator("half_width", "quality")
+    @classmethod
+    def _scale(cls, v: Any) -> Any:
+        return None if v is None else positive_in(*SCALE_RANGE)(v)
+
+    @field_validator("factory")
+    @classmethod
+    def _factory(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or ":" not in v):
+            raise ValueError(f"must be 'module:function'; got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _needs(self) -> PolicySection:
+        need = {
+            "laplace": ("epsilon",),
+            "gaussian": ("epsilon", "delta"),
+            "fisher-cosine": ("half_width",),
+            "fisher-gaussian": ("quality",),
+            "fisher-fem": ("support",),
+            "custom": ("factory", "epsilon"),
+            "exponential": ("epsilon",),
+        }[self.mechanism]
+        for name in need:
+            if getattr(self, name) is None:
+                raise KeyRuleError(name, f"is required for mechanism {self.mechanism!r}")
+        if self.mechanism != "fisher-fem":
+            for name in ("support", "tolerance"):
+                if getattr(self, name) is not None:
+                    raise KeyRuleError(name, f"is for mechanism 'fisher-fem' only, not {self.mechanism!r}")
+        if self.mechanism in ("laplace", "exponential") and self.delta is not None:
+            raise KeyRuleError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
+        if self.partition_delta is not None and self.mechanism != "laplace":
+            raise KeyRuleError("partition_delta", "partition selection is offered with laplace policies")
+        return self
