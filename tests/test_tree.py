@@ -169,3 +169,176 @@ def test_engines_load_only_for_their_data() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# --- the shape of the import graph (DESIGN.md, "Target architecture") -------------------------------------------
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    """The lines of ``if TYPE_CHECKING:`` blocks: imports there are for type checkers, not run."""
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+@functools.cache
+def _runtime_graph() -> dict[str, set[str]]:
+    """module → the privnoise modules it imports when run (function-level imports included; ``from . import x``
+    imports the submodule x, not the package's ``__init__``)."""
+    modules = {_module_name(path): (path, tree) for path, tree in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, (path, tree) in modules.items():
+        skipped = _type_checking_lines(tree)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if getattr(node, "lineno", None) in skipped:
+                continue
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                if node.level:
+                    base = base[: len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
+                submodules = [f"{source}.{a.name}" for a in node.names if f"{source}.{a.name}" in modules]
+                targets = submodules if len(submodules) == len(node.names) else [source, *submodules]
+            for target in targets:
+                parts = target.split(".")
+                while parts and ".".join(parts) not in modules:
+                    parts.pop()
+                if parts and ".".join(parts) != name:
+                    found.add(".".join(parts))
+        graph[name] = found
+    return graph
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _strongly_connected({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycle_counting_function_level_imports() -> None:
+    assert _strongly_connected(_runtime_graph()) == []
+
+
+#: The layers of DESIGN.md, lowest first: a module imports only its own layer and those below.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"exceptions", "_validation", "_optional", "_version", "random", "snapping", "core", "io"}),
+    frozenset({"linalg"}),
+    frozenset({"queries"}),
+    frozenset({"guarantees"}),
+    frozenset({"mechanisms"}),
+    frozenset({"dp"}),
+    frozenset({"fisher"}),
+    frozenset({"systems", "recoverability", "optimization", "sample_data", "plotting"}),
+    frozenset({"engines", "analysis", "release"}),
+    frozenset({"scale"}),
+    frozenset({"reproduce", "server", "client"}),
+    frozenset({"_cli", "cli", ""}),  # "" is the package itself: `import privnoise` loads names on first use
+)
+
+
+def _layer(module: str) -> int:
+    top = module.partition(".")[2].partition(".")[0]
+    for level, names in enumerate(LAYERS):
+        if top in names:
+            return level
+    raise AssertionError(f"{module} belongs to no layer of LAYERS")
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in sorted(_runtime_graph().items())
+        for target in sorted(targets)
+        if _layer(target) > _layer(module)
+    ]
+    assert offenders == []
+
+
+#: The longest a module may be: one concept per module.
+MAX_LINES = 400
+
+
+def test_no_module_is_longer_than_one_concept_needs() -> None:
+    long = [f"{path.relative_to(SOURCE)} ({n})" for path, _ in _modules()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+    assert long == []
+
+
+#: The names of the noise families and selection methods (the registries' keys and the server's policies).
+FAMILY_NAMES = frozenset({"laplace", "gaussian", "discrete-laplace", "discrete-gaussian", "fisher-cosine",
+                          "fisher-gaussian", "fisher-fem", "custom", "exponential", "fisher-"})
+#: Where a family is named: the registries, and the parsing of the server's configuration, which maps names to them.
+NAMING_MODULES = (
+    "dp/families.py",
+    "mechanisms/error_laws.py",
+    "dp/exponential.py",
+    "server/mechanisms.py",  # the registry of the policies' mechanisms
+    "server/config",  # the parsing of the server's configuration: its sections, policies and datasets
+    "server/policies.py",
+    "server/datasets.py",
+)
+
+
+def test_no_family_name_is_compared_outside_the_registries() -> None:
+    # the switching on families lives in their registries: elsewhere, code asks the family object, never its name
+    offenders = []
+    for path, tree in _modules():
+        where = path.relative_to(SOURCE).as_posix()
+        if where.startswith(NAMING_MODULES):
+            continue
+        for node in ast.walk(tree):
+            operands: list[ast.AST] = []
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "startswith", "endswith"
+            ):
+                operands = list(node.args)
+            named = {c.value for o in operands for c in ast.walk(o)
+                     if isinstance(c, ast.Constant) and c.value in FAMILY_NAMES}
+            if named:
+                offenders.append(f"{where}:{node.lineno} {sorted(named)}")
+    assert offenders == []
