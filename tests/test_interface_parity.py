@@ -51,6 +51,11 @@ CASES: dict[str, tuple[tuple[str, ...], Any]] = {
                   lambda s: s.histogram("kwh", bins=[0, 1, 2, 5], epsilon=1)),
     "quantile": (("--query", "quantile", "--q", "0.5", "--bounds", "0,5"),
                  lambda s: s.quantile("kwh", [0.5], bounds=(0, 5), epsilon=1)),
+    "median": (("--query", "median", "--bounds", "0,5"), lambda s: s.median("kwh", bounds=(0, 5), epsilon=1)),
+    "count distinct": (("--query", "count-distinct", "--where", "region = 'south'"),
+                       lambda s: s.where("region = 'south'").count_distinct(epsilon=1)),
+    "filtered mean": (("--query", "mean", "--bounds", "0,5", "--where", "kwh > 0.5 and region != 'east'"),
+                      lambda s: s.where("kwh > 0.5 and region != 'east'").mean("kwh", bounds=(0, 5), epsilon=1)),
     "group mean": (("--query", "mean", "--bounds", "0,5", "--group-by", "region", "--keys", "east,north,south"),
                    lambda s: s.group_by("region", keys=["east", "north", "south"]).mean("kwh", bounds=(0, 5),
                                                                                         epsilon=1)),
@@ -78,3 +83,15 @@ def test_the_command_line_and_the_session_release_the_same(table, case: str, tmp
     charged = cli["ledger"]["charged"]
     assert Fraction(charged["epsilon"]) == Fraction(str(session.spent().epsilon)) == 1
     assert Fraction(charged["delta"]) == 0
+
+
+@pytest.mark.parametrize(("where", "message"), [("regio = 'north'", "regio"), ("kwh >", "end too early"),
+                                                ("region > 3", "region")])
+def test_a_bad_filter_is_refused_before_anything_is_charged(table, where, message, tmp_path, monkeypatch) -> None:
+    _, path = table
+    monkeypatch.setenv("PRIVNOISE_LEDGER", str(tmp_path / "ledger.sqlite"))
+    result = runner.invoke(app, ["release", str(path), "--column", "kwh", "--epsilon", "1", *UNIT, "--query", "mean",
+                                 "--bounds", "0,5", "--where", where])
+    assert result.exit_code == 2 and message in result.output
+    listed = runner.invoke(app, ["budget", "list", "--json"])
+    assert listed.exit_code == 0 and str(path) not in listed.stdout  # nothing was charged

@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..exceptions import InvalidParameterError
 from .errors import CliInputError
 from .parsing import parse_list, parse_pair
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["DP_QUERIES", "dp_release"]
 
 #: The queries a DP release answers.
-DP_QUERIES = ("count", "sum", "mean", "variance", "histogram", "quantile", "top-k")
+DP_QUERIES = ("count", "sum", "mean", "variance", "histogram", "quantile", "median", "top-k", "count-distinct")
 
 
 def _words(text: str | None) -> list[str] | None:
@@ -38,6 +39,18 @@ def _missing(text: str) -> Any:
         return float(text)
     except ValueError:
         raise CliInputError(f"--missing must be 'error', 'drop' or a number to impute; got {text!r}.") from None
+
+
+def _conditions(where: str | None) -> tuple[Any, ...]:
+    """The parsed conditions of ``--where`` (checked against the columns when the session's view is made)."""
+    if where is None:
+        return ()
+    from ..core.conditions import parse_conditions
+
+    try:
+        return parse_conditions(where)
+    except InvalidParameterError as exc:
+        raise CliInputError(f"--where: {exc}") from None
 
 
 def _whole_budget(accountant: str, epsilon: float, delta: float) -> dict[str, float]:
@@ -82,6 +95,7 @@ def dp_release(
     seed: int | None,
     ledger: LedgerRequest | None = None,
     origin: Any = None,
+    where: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
     "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask.
@@ -95,7 +109,8 @@ def dp_release(
     if query not in DP_QUERIES:
         raise CliInputError(f"--query must be one of {', '.join(DP_QUERIES)} with --epsilon; got {query!r}.")
     declared = parse_pair(bounds, "--bounds")
-    needs_bounds = query in ("sum", "mean", "variance", "quantile")
+    conditions = _conditions(where)
+    needs_bounds = query in ("sum", "mean", "variance", "quantile", "median")
     if needs_bounds and declared is None:
         raise CliInputError(f"--query {query} needs --bounds LO,HI (declared, never taken from the data).")
     if group_by is not None and query not in ("count", "sum", "mean"):
@@ -121,7 +136,7 @@ def dp_release(
                               bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
                               missing=missing, quantiles=quantiles, bins=bins, categories=categories,
                               group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
-                              origin=data)
+                              origin=data, where=where)
     policy = _missing(missing)
     key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the data are read
     edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
@@ -134,19 +149,26 @@ def dp_release(
 
         origin = data if origin is None else origin
         data = dp_table(data, query=query, column=column, unit=unit, group_by=group_by,
-                        categories=categories is not None, missing=policy)  # fmt: skip
+                        categories=categories is not None, missing=policy, conditions=conditions)  # fmt: skip
     session = Session(
         data, privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
         accountant=accountant, missing=policy, rng=seed,
     )
+    if conditions:
+        try:
+            session = session.where(where)
+        except InvalidParameterError as exc:
+            raise CliInputError(f"--where: {exc}") from None
     selection = group_by is not None and keys is None
     spend = _whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
     state = None
     if ledger is not None:
         options = {"bounds": bounds, "unit": unit, "max_contributions": max_contributions, "accountant": accountant,
+                   "where": where,
                    "group_by": group_by, "keys": keys, "q": quantiles, "bins": bins, "categories": categories,
                    "top": top if query == "top-k" else None}  # fmt: skip
-        described = f"{query}({column})" + ("" if group_by is None else f" group by {group_by}")
+        described = (f"{query}({column})" + ("" if group_by is None else f" group by {group_by}")
+                     + ("" if where is None else f" where {where}"))
         state = ledger.charge(
             data if origin is None else origin, command="privnoise release", query=described, epsilon=epsilon,
             delta=delta, details={k: v for k, v in options.items() if v is not None},
@@ -167,6 +189,10 @@ def dp_release(
         release = session.histogram(column, bins=edges, categories=candidates, **spend)
     elif query == "quantile":
         release = session.quantile(column, levels, bounds=declared, **spend)  # type: ignore[arg-type]
+    elif query == "median":
+        release = session.median(column, bounds=declared, **spend)  # type: ignore[arg-type]
+    elif query == "count-distinct":
+        release = session.count_distinct(**spend)
     else:
         release = session.top_k(column, candidates=candidates, k=top, **spend)  # type: ignore[arg-type]
     payload = release.as_dict(level)

@@ -156,14 +156,20 @@ def dp_table(
     group_by: str | None,
     categories: bool,
     missing: Any,
+    conditions: tuple[Any, ...] = (),
 ) -> Any:
     """The columns a DP release of ``query`` reads, as one checked pyarrow Table (:func:`privnoise.io.tables.table`):
-    every value the session will use is read and checked here, before the ledger is charged."""
+    every value the session will use is read and checked here, before the ledger is charged. The columns of
+    ``conditions`` (``--where``) are read as numbers where they are compared with a number, else as text."""
     from ..io.tables import table
 
-    values_of_column = query in ("count", "sum", "mean", "variance", "quantile") or (
+    values_of_column = query in ("count", "sum", "mean", "variance", "quantile", "median") or (
         query == "histogram" and not categories
     )
     numeric = [column] if values_of_column else []
-    text = [name for name in ([] if values_of_column else [column]) + [unit, group_by] if name is not None]
+    text = [name for name in ([] if values_of_column or query == "count-distinct" else [column]) + [unit, group_by]
+            if name is not None]
+    for condition in conditions:
+        if condition.column not in numeric and condition.column not in text:
+            (text if isinstance(condition.value, str) else numeric).append(condition.column)
     return table(data_file(data), numeric=numeric, text=text, missing=missing)

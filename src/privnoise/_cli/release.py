@@ -34,7 +34,9 @@ class ReleaseQuery(StrEnum):
     row_count = "count"  # (not `count`: that name is str.count)
     histogram = "histogram"
     quantile = "quantile"
+    median = "median"
     top_k = "top-k"
+    count_distinct = "count-distinct"
 
 
 @errors_exit_2
@@ -79,6 +81,11 @@ def release_command(
         str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection).")
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
+    where: Annotated[
+        str | None,
+        typer.Option("--where", metavar="CONDITIONS",
+                     help="With --epsilon: public conditions on the rows, e.g. \"region = 'north' and kwh > 0\"."),
+    ] = None,
     level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Confidence level.")] = 0.95,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
@@ -107,7 +114,7 @@ def release_command(
             data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
             max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
             bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
-            ledger=ledger,
+            ledger=ledger, where=where,
         )
         if as_json:
             print_json(payload)
@@ -118,6 +125,8 @@ def release_command(
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
     if scheduler is not None:
         raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
+    if where is not None:
+        raise CliInputError("--where filters a differentially private release: give --epsilon.")
     from .fisher_release import fisher_release
 
     fisher_release(
