@@ -41,6 +41,7 @@ import numpy as np
 
 import privnoise as pn
 from privnoise.analysis.noise import calibrate
+from privnoise.dp.families import LAPLACE
 
 EPSILON = 1.0
 BOUNDS = (0.0, 10.0)
@@ -83,7 +84,7 @@ def _privnoise_utility(x: np.ndarray, trials: int) -> dict[str, list[float]]:
     generator = pn.default_rng()
     half = (BOUNDS[1] - BOUNDS[0]) / 2.0
     centre = BOUNDS[0] + half
-    public = calibrate("sum", "laplace", 2.0 * half, Fraction(EPSILON))  # replace-one: Δ = high − low
+    public = calibrate("sum", LAPLACE, 2.0 * half, Fraction(EPSILON))  # replace-one: Δ = high − low
     for _ in range(trials):
         s = pn.Session({"x": x}, epsilon=3 * EPSILON)
         out["mean"].append(s.mean("x", bounds=BOUNDS, epsilon=EPSILON).value)

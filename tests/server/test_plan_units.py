@@ -32,7 +32,7 @@ from sqlalchemy.engine import Engine
 from privnoise.dp.profile import profile_of
 from privnoise.server.config import PolicySpec
 from privnoise.server.planner import make_plan
-from privnoise.server.querylang import QueryError, QuerySpec, parse_query
+from privnoise.server.querylang import QueryError, QuerySpec, parse_query, spec_from_json
 from privnoise.server.steps import StepQueryRefused
 from tests.server._plan_lab import (
     BOUNDS,
@@ -652,6 +652,26 @@ def test_partition_selection_without_a_delta_of_its_own(db: tuple[Engine, Table]
 
 
 # --- quantiles ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("short", "long"),
+    [("median(y)", "quantile(y, 0.5)"), ("MEDIAN(x) where y < 1", "quantile(x, 0.5) where y < 1")],
+)
+def test_a_median_is_planned_as_the_quantile_at_one_half(db: tuple[Engine, Table], short: str, long: str) -> None:
+    spec = dataset(laplace)
+    median, quantile = _plan(db, short, spec), _plan(db, long, spec)
+    assert median.query == quantile.query and median.charge == quantile.charge and median.sql == quantile.sql
+    assert vars(median.quantile) == vars(quantile.quantile) and median.guarantee() == quantile.guarantee()
+    assert spec_from_json({"kind": "median", "column": "y"}) == parse_query("quantile(y, 0.5)")
+
+
+@pytest.mark.parametrize("text", ["median(y, 0.3)", "median()", "median(q = 0.5)", "median(*)"])
+def test_a_median_takes_its_column_alone(text: str) -> None:
+    with pytest.raises(QueryError, match="median takes one argument"):
+        parse_query(text)
+    with pytest.raises(QueryError, match="`levels` is fixed"):
+        spec_from_json({"kind": "median", "column": "y", "levels": [0.3]})
 
 
 @pytest.mark.parametrize(

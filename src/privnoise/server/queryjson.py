@@ -11,7 +11,7 @@ from typing import Any
 from ..core.conditions import checked_condition
 from .limits import MAX_KEY_COLUMNS
 from .querychecks import checked_spec, key_columns
-from .queryspec import ALIASES, KINDS, QueryError, QuerySpec
+from .queryspec import ALIASES, KINDS, SHORTHANDS, QueryError, QuerySpec
 
 __all__ = ["spec_from_json"]
 
@@ -31,6 +31,12 @@ def spec_from_json(body: dict[str, Any]) -> QuerySpec:
     """The structured form: ``{"kind", "column", "weights", "coefficients", "levels", "bins", "where",
     "group_by", "dataset"}``."""
     kind = body.get("kind")
+    if isinstance(kind, str) and kind in SHORTHANDS:  # {"kind": "median", ...}: a quantile at 0.5
+        target, field, fixed = SHORTHANDS[kind]
+        if body.get(field) is not None:
+            raise QueryError(f"`{field}` is fixed by `kind` {kind!r}; ask for {target!r} to choose it.")
+        body = {**body, "kind": target, field: list(fixed)}
+        kind = target
     kind = ALIASES.get(kind, kind) if isinstance(kind, str) else kind
     if kind not in KINDS:
         raise QueryError(f"`kind` must be one of {', '.join(KINDS)}; got {kind!r}.")

@@ -5,7 +5,7 @@ Aggregates: ``count()`` (or ``count(*)``), ``sum(c)``, ``mean(c)``, ``weighted_m
 ``linear(2*c + 0.5*d - e)`` (the sum over records of a linear combination of declared columns),
 ``identity(c)`` (every record of a column, in record order), ``histogram(c, bins = [0, 10, 60])`` (row counts
 per public bin; ``histogram(c)`` counts per declared category of a text column) and ``quantile(c, 0.5)`` or
-``quantile(c, [0.25, 0.5, 0.75])`` (the exponential mechanism). ``count``, ``sum`` and ``mean`` take a
+``quantile(c, [0.25, 0.5, 0.75])`` (the exponential mechanism; ``median(c)`` is ``quantile(c, 0.5)``). ``count``, ``sum`` and ``mean`` take a
 ``group by`` clause on one key column or several (at most :data:`MAX_KEY_COLUMNS`, ``group by region, tariff``:
 the cells are the key tuples). Operators: ``= != < <= > >=``; literals are numbers or quoted strings. The parser builds
 a :class:`QuerySpec`; the server turns it into SQLAlchemy expressions with bound parameters — no SQL text is
@@ -42,7 +42,17 @@ from ..core.conditions import CONDITION_GRAMMAR, OPS, Condition, condition_of, f
 from .limits import MAX_KEY_COLUMNS
 from .querychecks import checked_spec, key_columns
 from .queryjson import spec_from_json
-from .queryspec import ALIASES, ARGUMENTS, GROUPED_KINDS, KINDS, Argument, KindSyntax, QueryError, QuerySpec
+from .queryspec import (
+    ALIASES,
+    ARGUMENTS,
+    GROUPED_KINDS,
+    KINDS,
+    SHORTHANDS,
+    Argument,
+    KindSyntax,
+    QueryError,
+    QuerySpec,
+)
 
 __all__ = [
     "ARGUMENTS",
@@ -191,6 +201,12 @@ def _numbers(value: Any, what: str) -> tuple[float, ...]:
 
 def _spec_of(name: str, args: list[Any], clauses: dict[str, Any]) -> QuerySpec:
     """Match the parsed arguments of ``name(args…)`` to its kind's :data:`ARGUMENTS`."""
+    shorthand = SHORTHANDS.get(name.lower())
+    if shorthand is not None:  # median(c): quantile(c, 0.5)
+        kind, _, fixed = shorthand
+        if len(args) != 1 or isinstance(args[0], _Named | _Star):
+            raise QueryError(f"{name.lower()} takes one argument, the column: {name.lower()}(column).")
+        return _spec_of(kind, [args[0], *fixed], clauses)
     kind = ALIASES.get(name.lower(), name.lower())
     if kind not in KINDS:
         raise QueryError(f"unknown aggregate {kind!r}; choose among {', '.join(KINDS)}.")

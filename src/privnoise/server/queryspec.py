@@ -18,6 +18,7 @@ from ..exceptions import InvalidParameterError
 
 __all__ = [
     "ALIASES",
+    "SHORTHANDS",
     "ARGUMENTS",
     "GROUPED_KINDS",
     "KINDS",
@@ -29,6 +30,8 @@ __all__ = [
 
 #: Other names of some kinds (``wmean``, ``var``, ``avg``), in both forms of a query.
 ALIASES = {"wmean": "weighted_mean", "var": "variance", "avg": "mean"}
+#: Shorthands for a kind with one argument fixed: ``median(c)`` is ``quantile(c, 0.5)``.
+SHORTHANDS: dict[str, tuple[str, str, tuple[float, ...]]] = {"median": ("quantile", "levels", (0.5,))}
 
 
 @dataclass(frozen=True, slots=True)
