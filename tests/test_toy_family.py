@@ -12,6 +12,7 @@ The references are computed here with scipy (the logistic law, quadrature) and e
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -197,3 +198,41 @@ def test_pn_release_states_the_toy_familys_guarantee_from_its_own_profile() -> N
     assert guarantee["differential_privacy"]["epsilon"] == pytest.approx(0.5, rel=1e-12)  # (1/4)/(1/2)
     # the Fisher information of the mean about each record: (1/4)² · 1/(3s²) = 1/12 (Farokhi & Sandberg, Prop. 1)
     assert guarantee["fisher"]["worst_record_bound"] == pytest.approx(12.0, rel=1e-9)
+
+
+def test_the_command_line_releases_with_the_toy_family(logistic: NoiseFamily, tmp_path, monkeypatch) -> None:
+    pd = pytest.importorskip("pandas")
+    from typer.testing import CliRunner
+
+    from privnoise.cli import app
+
+    monkeypatch.setenv("PRIVNOISE_LEDGER", str(tmp_path / "ledger.sqlite"))
+    path = tmp_path / "values.csv"
+    pd.DataFrame(_data(400, 40)).to_csv(path, index=False)
+    result = CliRunner().invoke(app, ["release", str(path), "--column", "x", "--query", "sum", "--bounds", "-10,10",
+                                      "--epsilon", "1", "--noise", "logistic", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    (noise,) = payload["noise"]
+    assert noise["family"] == "logistic" and noise["s"] == pytest.approx(10.0)  # Δ/ε
+    assert payload["guarantee"]["epsilon"] == 1.0
+    refused = CliRunner().invoke(app, ["release", str(path), "--column", "x", "--query", "sum", "--bounds", "-10,10",
+                                       "--epsilon", "1", "--noise", "gaussian"])
+    assert refused.exit_code == 2 and "spends rho" in refused.output
+
+
+def test_a_session_on_dask_uses_the_toy_family_too(logistic: NoiseFamily) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(_data())
+    local = pn.Session(frame, epsilon=1, noise="logistic", rng=3)
+    spread = pn.Session(dd.from_pandas(frame, npartitions=4), epsilon=1, noise="logistic", rng=3)
+    keys = list(range(3000))
+    a = local.group_by("g", keys=keys).sum("x", bounds=(-10.0, 10.0), epsilon=1)
+    b = spread.group_by("g", keys=keys).sum("x", bounds=(-10.0, 10.0), epsilon=1)
+    assert a.noise == b.noise and a.guarantee.as_dict() == b.guarantee.as_dict()
+    exact = np.bincount(frame["g"], weights=frame["x"], minlength=3000)
+    errors = np.asarray(b.value, dtype=float) - exact
+    s = b.noise[0]["s"]
+    assert stats.kstest(errors, stats.logistic(scale=s).cdf).pvalue > ALPHA
+    assert stats.kstest(errors, stats.logistic(scale=1.3 * s).cdf).pvalue < ALPHA

@@ -96,6 +96,7 @@ def dp_release(
     ledger: LedgerRequest | None = None,
     origin: Any = None,
     where: str | None = None,
+    noise: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
     "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask.
@@ -136,7 +137,7 @@ def dp_release(
                               bounds=bounds, unit=unit, max_contributions=max_contributions, accountant=accountant,
                               missing=missing, quantiles=quantiles, bins=bins, categories=categories,
                               group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
-                              origin=data, where=where)
+                              origin=data, where=where, noise=noise)
     policy = _missing(missing)
     key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the data are read
     edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
@@ -145,14 +146,14 @@ def dp_release(
 
         # ε, δ, the accountant and the seed are checked before the file is read: a session without data
         Session({}, max_contributions=max_contributions if unit is None else 1, epsilon=epsilon, delta=delta,
-                accountant=accountant, missing=policy, rng=seed)  # fmt: skip
+                accountant=accountant, missing=policy, noise=noise, rng=seed)  # fmt: skip
 
         origin = data if origin is None else origin
         data = dp_table(data, query=query, column=column, unit=unit, group_by=group_by,
                         categories=categories is not None, missing=policy, conditions=conditions)  # fmt: skip
     session = Session(
         data, privacy_unit=unit, max_contributions=max_contributions, epsilon=epsilon, delta=delta,
-        accountant=accountant, missing=policy, rng=seed,
+        accountant=accountant, missing=policy, noise=noise, rng=seed,
     )
     if conditions:
         try:

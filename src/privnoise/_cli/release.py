@@ -81,6 +81,11 @@ def release_command(
         str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection).")
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
+    noise: Annotated[
+        str | None,
+        typer.Option("--noise", metavar="FAMILY",
+                     help="With --epsilon: the registered noise family (default: laplace, or gaussian for zcdp/rdp)."),
+    ] = None,
     where: Annotated[
         str | None,
         typer.Option("--where", metavar="CONDITIONS",
@@ -114,7 +119,7 @@ def release_command(
             data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
             max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
             bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
-            ledger=ledger, where=where,
+            ledger=ledger, where=where, noise=noise,
         )
         if as_json:
             print_json(payload)
@@ -125,8 +130,8 @@ def release_command(
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
     if scheduler is not None:
         raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
-    if where is not None:
-        raise CliInputError("--where filters a differentially private release: give --epsilon.")
+    if where is not None or noise is not None:
+        raise CliInputError("--where and --noise shape a differentially private release: give --epsilon.")
     from .fisher_release import fisher_release
 
     fisher_release(
