@@ -71,7 +71,7 @@ def test_the_query_language() -> None:
         "sum(kwh",
         "sum(kwh) where",
         "sum(kwh); drop table x",
-        "median(kwh)",
+        "mode(kwh)",
         "sum(kwh) where a = b",
         "identity(kwh) where kwh > 1",
         "sum(kwh) where a = 1e999",
