@@ -70,3 +70,63 @@ def test_percentile_refuses_what_is_not_a_percentage(p):
     with pytest.raises(InvalidParameterError, match="`p` of `percentile`"):
         session.percentile("x", p, bounds=(0, 100), epsilon=0.5)
     assert session.spent().epsilon == 0.0
+
+
+def _radius(a: float, level: float) -> int:
+    """The smallest integer r with P(|K| ≤ r) ≥ level for K ~ discrete Laplace of parameter a (scipy)."""
+    law = stats.dlaplace(a)
+    r = 0
+    while law.cdf(r) - law.cdf(-r - 1) < level:
+        r += 1
+    return r
+
+
+def test_count_distinct_states_its_noise_interval_and_query():
+    data = _data()
+    session = pn.Session(data, privacy_unit="u", max_contributions=5, epsilon=3, rng=2)
+    estimate = session.count_distinct(epsilon=0.5)
+    assert estimate.noise == [{"name": "count", "sensitivity": 1.0, "family": "discrete-laplace", "t": 2.0,
+                               "grid": 1.0, "integer": True}]
+    assert estimate.query["query"] == "count distinct" and estimate.query["privacy_unit"] == "u"
+    assert estimate.guarantee.as_dict()["epsilon"] == 0.5
+    r = _radius(0.5, 0.95)
+    value = estimate.value
+    assert isinstance(value, int) and value > r
+    assert estimate.confidence_interval(0.95) == (value - r, value + r)
+    # the same research seed gives the same release
+    again = pn.Session(data, privacy_unit="u", max_contributions=5, epsilon=3, rng=2)
+    assert again.count_distinct(epsilon=0.5).value == value
+
+
+def test_count_distinct_of_no_unit_is_clipped_at_zero_with_its_interval():
+    session = pn.Session(_data(), privacy_unit="u", max_contributions=2, epsilon=100, rng=6)
+    empty = session.where("x > 1000")
+    releases = [empty.count_distinct(epsilon=0.5) for _ in range(60)]
+    values = [e.value for e in releases]
+    assert min(values) == 0 and sum(v == 0 for v in values) > 20  # P(noise ≤ 0) = 1/(1 + e^{-1/2}) ≈ 0.62
+    for e in releases:
+        low, high = e.confidence_interval(0.95)
+        assert low >= 0 and high - low <= 2 * _radius(0.5, 0.95)
+
+
+def test_derived_queries_spend_rho_under_zcdp():
+    data = _data()
+    z = pn.Session(data, privacy_unit="u", max_contributions=3, epsilon=4, delta=1e-6, accountant="zcdp", rng=9)
+    z.count_distinct(rho=0.01)
+    z.median("x", bounds=(0, 100), rho=0.01)
+    z.percentile("x", 25, bounds=(0, 100), rho=0.01)
+    assert z.remaining().rho == pytest.approx(float(pn.dp.epsilon_to_zcdp(4, 1e-6)) - 0.03, rel=1e-9)
+
+
+def test_a_scalar_percentile_is_the_quantile_at_p_over_100_with_its_resolution():
+    data = _data()
+    for p in (0.5, 90):
+        a = pn.Session(data, epsilon=3, rng=13)
+        b = pn.Session(data, epsilon=3, rng=13)
+        got = a.percentile("x", p, bounds=(0, 100), epsilon=1, resolution=64)
+        want = b.quantile("x", p / 100, bounds=(0, 100), epsilon=1, resolution=64)
+        assert got.value == want.value and got.query == want.query
+    a, b = pn.Session(data, epsilon=3, rng=13), pn.Session(data, epsilon=3, rng=13)
+    got = a.median("x", bounds=(0, 100), epsilon=1, resolution=64)
+    assert got.value == b.quantile("x", 0.5, bounds=(0, 100), epsilon=1, resolution=64).value
+    assert got.query["grid"] == 1.0  # the largest power of two ≤ 100/64: the resolution was passed on
