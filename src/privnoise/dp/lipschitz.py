@@ -10,16 +10,8 @@ families where it is known (Laplace, ℓ2/multi-user Laplace, and every density 
 L = ∞), numerically otherwise (probe points on growing shells plus a local maximisation of the dual norm of the
 mechanism's ``score``).
 
-Norms (on the data space; the dual norm is applied to the score):
-
-=========  ===============================  ==============================
-``norm``   adjacency ‖u − u′‖               dual norm of the score z
-=========  ===============================  ==============================
-"l1"       Σ|dᵢ|                            max|zᵢ|
-"l2"       √Σdᵢ²                            √Σzᵢ²
-"linf"     max|dᵢ|                          Σ|zᵢ|
-"l1-l2"    Σ_users ‖d_i‖₂ (blocks, eq. (4))  max_users ‖z_i‖₂ (constraint (5))
-=========  ===============================  ==============================
+The norms on the data space and their duals (ℓ1, ℓ2, ℓ∞ and the multi-user ℓ1-ℓ2) are those of
+:mod:`privnoise.dp.norms`.
 """
 
 from __future__ import annotations
