@@ -182,11 +182,9 @@ BAD = [
     (("kwh = 'high'",), {}, r"`conditions` of `Session.where`: column 'kwh' is number; compare it with a number "
                             r"literal"),
     (("flag = 1",), {}, r"`conditions` of `Session.where`: column 'flag' holds booleans; conditions compare numbers "
-                        r"or text \(operators = != < <= > >=\)"),
-    (("kwh == 3",), {}, r"`conditions` of `Session.where`: unexpected '=' at position 5"),
-    (("kwh <> 3",), {}, r"`conditions` of `Session.where`: unexpected '>' at position 5"),
+                        r"or text \(operators = != < <= > >=, IN, LIKE on text"),
     (("kwh >= ",), {}, r"`conditions` of `Session.where`: the conditions 'kwh >= ' end too early"),
-    (("kwh >= 3 or hour < 2",), {}, r"`conditions` of `Session.where`: unexpected 'or' at position 9"),
+    (("kwh >= 3 or",), {}, r"`conditions` of `Session.where`: unexpected 'or' at position 9.* As a SQL condition"),
     (("kwh ~ 3",), {}, r"`conditions` of `Session.where`: unexpected character at position 4"),
     (("kwh < 1e999",), {}, r"`conditions` of `Session.where`: number '1e999' is not finite"),
     (("region = 'a\x01'",), {}, r"`conditions` of `Session.where`: string literals must not contain control"),

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from ..core.conditions import Condition
+from ..core.predicates import Predicate
 from ..exceptions import InvalidParameterError
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
@@ -86,7 +86,7 @@ class AggregateRequest:
     edges: tuple[float, ...] = ()
     categories: tuple[Any, ...] = ()
     grid: tuple[float, int, int] = (1.0, 0, 0)
-    where: tuple[Condition, ...] = ()
+    where: tuple[Predicate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +122,7 @@ class Backend(ABC):
     def count_missing(self, column: str) -> int:
         """How many values of ``column`` are missing (for the "error" policy, checked before any charge)."""
 
-    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
+    def count_missing_where(self, column: str, where: tuple[Predicate, ...]) -> int:
         """How many values of ``column`` are missing among the rows that satisfy ``where`` (a backend that
         filters rows overrides this; the default refuses conditions)."""
         if where:
@@ -184,7 +184,7 @@ class InMemoryBackend(Backend):
     def count_missing(self, column: str) -> int:
         return int(np.count_nonzero(self.table.numeric(column).missing))
 
-    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
+    def count_missing_where(self, column: str, where: tuple[Predicate, ...]) -> int:
         missing = self.table.numeric(column).missing
         mask = row_mask(self.table, where)
         return int(np.count_nonzero(missing if mask is None else missing & mask))

@@ -25,19 +25,45 @@ import copy
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from ..core.conditions import Condition, check_kinds, checked_condition, parse_conditions
+from ..core.conditions import Condition, checked_condition, parse_conditions
+from ..core.predicates import (
+    AllOf,
+    AnyOf,
+    InList,
+    IsNull,
+    Like,
+    Not,
+    Predicate,
+    check_predicate_kinds,
+    columns_of,
+)
 from ..exceptions import InvalidParameterError
 from .row_masks import row_mask
 
 if TYPE_CHECKING:
     from .backend import Backend
 
-__all__ = ["FilterViews", "filter_conditions", "parse_conditions", "row_mask"]
+__all__ = ["FilterViews", "filter_conditions", "parse_conditions", "parse_filter", "row_mask"]
 
 _OWNER = "Session.where"
 
 
-def filter_conditions(conditions: Any, equalities: Mapping[str, Any], backend: Backend) -> tuple[Condition, ...]:
+def parse_filter(text: str) -> tuple[Predicate, ...]:
+    """The conditions of ``text``: ``column op literal`` joined by ``and`` or, failing that, a SQL condition
+    (``IN``, ``BETWEEN``, ``IS NULL``, ``LIKE``, ``OR``, ``NOT``, parentheses: :func:`privnoise.sql.parse_predicate`)."""
+    try:
+        return parse_conditions(text)
+    except InvalidParameterError as plain:
+        from ..sql import SqlError, parse_predicate
+
+        try:
+            found = parse_predicate(text)
+        except SqlError as sql:
+            raise InvalidParameterError(f"{plain} As a SQL condition: {sql}") from None
+        return found.parts if isinstance(found, AllOf) else (found,)  # type: ignore[return-value]
+
+
+def filter_conditions(conditions: Any, equalities: Mapping[str, Any], backend: Backend) -> tuple[Predicate, ...]:
     """The checked conditions of ``session.where(conditions, **equalities)`` (module docstring); an error names
     the parameter and the rule, before any aggregate."""
     if conditions is None and not equalities:
@@ -45,21 +71,24 @@ def filter_conditions(conditions: Any, equalities: Mapping[str, Any], backend: B
             f"`{_OWNER}` needs conditions: a text such as \"region = 'north' and kwh >= 10\" or column=value "
             "keywords."
         )
-    found: list[Condition] = []
+    found: list[Predicate] = []
     try:
         if conditions is not None:
-            if not isinstance(conditions, str):
+            if isinstance(conditions, Condition | InList | IsNull | Like | Not | AllOf | AnyOf):
+                found.append(conditions)
+            elif not isinstance(conditions, str):
                 raise InvalidParameterError(
                     f"conditions are a string such as \"region = 'north' and kwh >= 10\"; got {type(conditions).__name__}."
                 )
-            found.extend(parse_conditions(conditions))
+            else:
+                found.extend(parse_filter(conditions))
         found.extend(checked_condition(name, "=", value) for name, value in equalities.items())
     except InvalidParameterError as exc:
         raise InvalidParameterError(f"`conditions` of `{_OWNER}`: {exc}") from None
-    for c in found:
-        backend.check_column(c.column, "where")
+    for column in columns_of(found):
+        backend.check_column(column, "where")
     try:
-        check_kinds(tuple(found), backend.column_kind)
+        check_predicate_kinds(found, backend.column_kind)
     except InvalidParameterError as exc:
         raise InvalidParameterError(f"`conditions` of `{_OWNER}`: {exc}") from None
     return tuple(found)
@@ -70,7 +99,7 @@ class FilterViews:
 
     _backend: Backend
     #: The conditions in force (empty: every row).
-    conditions: tuple[Condition, ...] = ()
+    conditions: tuple[Predicate, ...] = ()
 
     def where(self, conditions: str | None = None, /, **equalities: Any) -> Self:
         """A view of this session whose queries use only the rows that satisfy ``conditions`` (and the equalities).

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._validation import check_positive_int, check_probability, describe
 from ..core import UnitAddedOrRemoved
-from ..core.conditions import describe_conditions
+from ..core.predicates import describe_filter
 from ..dp.exponential import check_noisy_max_method, is_bounded_range, report_noisy_max
 from ..engines import engine_for
 from ..exceptions import InvalidParameterError
@@ -57,6 +57,7 @@ from .plans import (
     vector_interval,
 )
 from .quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
+from .sql_queries import SqlQueries
 from .table import Table
 
 __all__ = ["GroupBy", "Session"]
@@ -64,7 +65,7 @@ __all__ = ["GroupBy", "Session"]
 _OWNER = "Session"
 
 
-class Session(FilterViews, GroupQueries, DerivedQueries):
+class Session(FilterViews, GroupQueries, DerivedQueries, SqlQueries):
     """Differentially private releases from one dataset under one budget.
 
     Parameters
@@ -186,7 +187,7 @@ class Session(FilterViews, GroupQueries, DerivedQueries):
         noise = [c.describe() for c in plan.components.values()]
         query = {"query": plan.label, **query, "accountant": self.accountant, "max_contributions": self.max_contributions}
         if self.conditions:
-            query["where"] = describe_conditions(self.conditions)
+            query["where"] = describe_filter(self.conditions)
         total = plan.components.get("sum")
         if total is not None and plan.label in ("sum", "mean", "group sum", "group mean"):
             fields["fisher_information"] = float(total.noise.fisher_information())  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ import numpy as np
 from .._optional import require
 from ..analysis.backend import AggregateRequest, Aggregates, Backend, InMemoryBackend
 from ..analysis.table import Table
-from ..core.conditions import Condition
+from ..core.predicates import Predicate, columns_of
 from ..exceptions import InvalidParameterError
 from .streams import partition_generator, partition_keys
 
@@ -44,7 +44,7 @@ def aggregate_partition(part: Any, request: AggregateRequest, key: np.ndarray) -
     return InMemoryBackend(Table(part)).aggregate(request, partition_generator(key))
 
 
-def count_missing_partition(part: Any, column: str, where: tuple[Condition, ...] = ()) -> int:
+def count_missing_partition(part: Any, column: str, where: tuple[Predicate, ...] = ()) -> int:
     """Missing values of ``column`` in one partition among the rows that satisfy ``where`` (the in-memory rule:
     null, None, NaN)."""
     return InMemoryBackend(Table(part)).count_missing_where(column, where)
@@ -58,8 +58,8 @@ def _columns(*names: Any) -> list[str]:
             out.append(name)
         elif isinstance(name, tuple):
             out.extend(_columns(*name))
-        elif isinstance(name, Condition):
-            out.append(name.column)
+        elif name is not None:  # a filter's predicate
+            out.extend(columns_of((name,)))
     return list(dict.fromkeys(out))
 
 
@@ -145,7 +145,7 @@ class DaskBackend(Backend):
     def count_missing(self, column: str) -> int:
         return self.count_missing_where(column, ())
 
-    def count_missing_where(self, column: str, where: tuple[Condition, ...]) -> int:
+    def count_missing_where(self, column: str, where: tuple[Predicate, ...]) -> int:
         dask = require("dask", feature="sessions over Dask data frames")
         parts = self.frame[_columns(column, where)].to_delayed()
         return int(sum(self._compute([dask.delayed(count_missing_partition)(p, column, where) for p in parts])))
