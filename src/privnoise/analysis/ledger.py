@@ -23,7 +23,9 @@ of that currency is named); the numerical accountants compose each part's privac
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal, get_args
@@ -158,6 +160,20 @@ class Ledger:
                 )
             self._pld = candidate
         self.costs.append(cost)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Charges inside the block are kept only if the block completes: on any error the ledger is as before it
+        (for a statement of several releases, none of which is returned unless all are)."""
+        costs, pld = list(self.costs), self._pld
+        accountants = [(a, a.checkpoint()) for a in (self._rational, self._zcdp) if a is not None]
+        try:
+            yield
+        except BaseException:
+            self.costs, self._pld = costs, pld
+            for accountant, checkpoint in accountants:
+                accountant.restore(checkpoint)
+            raise
 
     def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
         """The ε spent at δ by ``costs`` (advanced and rdp modes; "pld" keeps its composition in ``_pld``)."""

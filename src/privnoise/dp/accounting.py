@@ -192,6 +192,18 @@ class PrivacyAccountant:
         self._charges: list[Charge] = []
         self._lock = threading.Lock()
 
+    def checkpoint(self) -> tuple[Charge, ...]:
+        """The charges recorded so far, to :meth:`restore` them (a statement of several releases charged whole)."""
+        with self._lock:
+            return tuple(self._charges)
+
+    def restore(self, checkpoint: tuple[Charge, ...]) -> None:
+        """Forget every charge recorded after ``checkpoint`` (from :meth:`checkpoint`)."""
+        with self._lock:
+            if tuple(self._charges[: len(checkpoint)]) != checkpoint:
+                raise InvalidParameterError("`checkpoint` of `restore` is not a checkpoint of this accountant.")
+            del self._charges[len(checkpoint):]
+
     # -- properties ------------------------------------------------------------------------------------------
     @property
     def mode(self) -> AccountingMode:
