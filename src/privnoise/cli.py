@@ -30,6 +30,7 @@ from ._cli.demo_command import demo
 from ._cli.design import design
 from ._cli.release import release_command
 from ._cli.reproduce_command import reproduce
+from ._cli.sql_command import sql_command
 from ._version import __version__
 
 __all__ = ["app", "main"]
@@ -90,6 +91,7 @@ def _register_commands() -> None:
 
     app.command()(design)
     app.command("release")(release_command)
+    app.command("sql")(sql_command)
     app.command()(demo)
     app.command()(reproduce)
     register_optimization(app)

@@ -32,7 +32,7 @@ def _words(text: str | None) -> list[str] | None:
     return items
 
 
-def _missing(text: str) -> Any:
+def missing_policy(text: str) -> Any:
     if text in ("error", "drop"):
         return text
     try:
@@ -45,15 +45,15 @@ def _conditions(where: str | None) -> tuple[Any, ...]:
     """The parsed conditions of ``--where`` (checked against the columns when the session's view is made)."""
     if where is None:
         return ()
-    from ..core.conditions import parse_conditions
+    from ..analysis.filters import parse_filter
 
     try:
-        return parse_conditions(where)
+        return parse_filter(where)
     except InvalidParameterError as exc:
         raise CliInputError(f"--where: {exc}") from None
 
 
-def _whole_budget(accountant: str, epsilon: float, delta: float) -> dict[str, float]:
+def whole_budget(accountant: str, epsilon: float, delta: float) -> dict[str, float]:
     """The price of one query spending the whole (ε, δ): ε, or the largest ρ whose conversion fits (zCDP, RDP)."""
     if accountant not in ("zcdp", "rdp"):
         return {"epsilon": epsilon}
@@ -138,7 +138,7 @@ def dp_release(
                               missing=missing, quantiles=quantiles, bins=bins, categories=categories,
                               group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
                               origin=data, where=where, noise=noise)
-    policy = _missing(missing)
+    policy = missing_policy(missing)
     key_list, candidates = _words(keys), _words(categories)  # every option is parsed before the data are read
     edges, levels = parse_list(bins, "--bins"), parse_list(quantiles, "--q")
     if isinstance(data, Path):  # every value the query uses is read and checked before the ledger is charged
@@ -161,7 +161,7 @@ def dp_release(
         except InvalidParameterError as exc:
             raise CliInputError(f"--where: {exc}") from None
     selection = group_by is not None and keys is None
-    spend = _whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
+    spend = whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
     state = None
     if ledger is not None:
         options = {"bounds": bounds, "unit": unit, "max_contributions": max_contributions, "accountant": accountant,

@@ -169,7 +169,13 @@ def dp_table(
     numeric = [column] if values_of_column else []
     text = [name for name in ([] if values_of_column or query == "count-distinct" else [column]) + [unit, group_by]
             if name is not None]
-    for condition in conditions:
-        if condition.column not in numeric and condition.column not in text:
-            (text if isinstance(condition.value, str) else numeric).append(condition.column)
+    from ..core.predicates import InList, IsNull, Like, atoms_of
+
+    atoms = atoms_of(conditions)
+    for atom in sorted(atoms, key=lambda a: isinstance(a, IsNull)):  # a column's comparisons tell its kind first
+        if atom.column in numeric or atom.column in text:
+            continue
+        literal = atom.pattern if isinstance(atom, Like) else None if isinstance(atom, IsNull) else (
+            atom.values[0] if isinstance(atom, InList) else atom.value)
+        (numeric if isinstance(literal, float | int) else text).append(atom.column)
     return table(data_file(data), numeric=numeric, text=text, missing=missing)
