@@ -280,8 +280,8 @@ class DaskDatasets:
         token = secrets.token_hex(6)
         tasks = []
         for i, (part, start, rows) in enumerate(zip(data.parts, data.starts, data.rows, strict=True)):
-            law = dataclasses.replace(noise, mechanism=noise.mechanism.marginal(start, start + rows),
-                                      bound=noise.bound[start : start + rows])
+            law = noise if not noise.shape else dataclasses.replace(  # a scalar noise is drawn per record anyway
+                noise, mechanism=noise.mechanism.marginal(start, start + rows), bound=noise.bound[start : start + rows])
             tasks.append(dask.delayed(noisy_partition, pure=False)(
                 part, bounds[0], bounds[1], keys[i], pack(law), dask_key_name=f"privnoise-release-{token}-{i}"
             ))

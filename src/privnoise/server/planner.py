@@ -49,7 +49,7 @@ from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .indicators import compare
-from .mechanisms import POLICY_NOISES, build_noise, noise_information
+from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
 from .plans import Component, Plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
@@ -105,12 +105,12 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if (vector or query.kind == "quantile") and spec.engine != "sql":
         raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
                          f"dataset {name!r} is computed on Dask.")
-    additive = POLICY_NOISES.get(policy.mechanism)  # None for the exponential mechanism of quantiles
+    additive = additive_noise(policy)  # None for the exponential mechanism of quantiles
     norm = None if additive is None else additive.vector_norm
     if vector and norm is None:
         answered = ", ".join(sorted(p.name for p in POLICY_NOISES.values() if p.vector_norm is not None))
-        raise QueryError(f"a group by or histogram is answered with {answered} noise; the {query.kind} "
-                         f"policy of dataset {name!r} is {policy.mechanism!r}.")
+        raise QueryError(f"a group by or histogram is answered with {answered} noise (or a registered noise "
+                         f"family's); the {query.kind} policy of dataset {name!r} is {policy.mechanism!r}.")
     keys: tuple[Any, ...] | None = None
     selection: PartitionSelection | None = None
     if query.group_by is not None:  # declared cells, or a partition selection (.vectors)
@@ -353,8 +353,10 @@ def _quantile_plan(
 
 def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component],
               bounds: Callable[[str], tuple[float, float]]) -> Accuracy:
-    """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws."""
-    laws = [law_of(c.noise) for c in components]
+    """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws (the family's own, for a
+    registered family)."""
+    error = policy_noise(policy).law
+    laws = [law_of(c.noise, error) for c in components]
     kind = query.kind
     if kind in ("count", "histogram"):
         return accuracy_of("count", laws, None, low=0.0)
