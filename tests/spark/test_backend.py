@@ -122,10 +122,14 @@ def test_missing_values_are_counted_among_the_filtered_rows(frames) -> None:
 
 
 def test_infinite_values_and_overflowing_sums_are_refused(spark) -> None:
+    # as in memory, an infinite value anywhere in the column is refused, whatever the filter
     frame = spark.createDataFrame([(1.0, 1e300), (math.inf, 1e300)], "x double, big double")
     backend = SparkBackend(frame)
+    with pytest.raises(InvalidParameterError, match="infinite value"):  # in a row the filter drops, too
+        backend.aggregate(AggregateRequest("moments", "x", (0.0, 1.0), "drop", where=parse_conditions("x < 2")),
+                          default_rng())
     with pytest.raises(InvalidParameterError, match="infinite value"):
-        backend.aggregate(AggregateRequest("moments", "x", (0.0, 1.0), "drop"), default_rng())
+        backend.aggregate(AggregateRequest("grid", "x", (0.0, 1.0), "drop", grid=(0.5, 0, 2)), default_rng())
     with pytest.raises(InvalidParameterError, match="infinite value"):
         backend.count_missing("x")
     with pytest.raises(InvalidParameterError, match="the sums overflow"):

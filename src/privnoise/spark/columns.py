@@ -23,25 +23,26 @@ from typing import Any
 from .._optional import require
 from ..exceptions import InvalidParameterError
 
-__all__ = ["column", "functions", "is_floating", "key", "kind", "missing", "numeric", "types", "window"]
+__all__ = ["FEATURE", "column", "functions", "is_floating", "key", "kind", "missing", "numeric", "types", "window"]
 
-_FEATURE = "sessions over Spark DataFrames"
+#: What the ``spark`` extra is needed for, in the error that asks for it.
+FEATURE = "sessions over Spark DataFrames"
 _OWNER = "Session"
 
 
 def functions() -> Any:
     """``pyspark.sql.functions`` (the ``spark`` extra)."""
-    return require("pyspark.sql.functions", feature=_FEATURE)
+    return require("pyspark.sql.functions", feature=FEATURE)
 
 
 def types() -> Any:
     """``pyspark.sql.types`` (the ``spark`` extra)."""
-    return require("pyspark.sql.types", feature=_FEATURE)
+    return require("pyspark.sql.types", feature=FEATURE)
 
 
 def window() -> Any:
     """``pyspark.sql.window.Window`` (the ``spark`` extra)."""
-    return require("pyspark.sql.window", feature=_FEATURE).Window
+    return require("pyspark.sql.window", feature=FEATURE).Window
 
 
 def column(name: str) -> Any:

@@ -5,7 +5,9 @@ value is not among the declared categories) is dropped before contribution bound
 the position of their key in the declaration: a Python dictionary lookup, so a key matches a declared value that is
 equal to it (``2 == 2.0``; the missing key None matches a declared None). On Spark the declared values become a
 small DataFrame — one row per declared key, its values in the types of the key columns, and its position — joined
-with the rows (broadcast, null-safe equality on every key column, an inner join: undeclared rows go).
+with the rows (broadcast, null-safe equality on every key column, an inner join: undeclared rows go); up to
+:data:`INLINE_KEYS` keys, the position is one expression instead (a chain of null-safe equalities with the keys as
+literals), which needs no job of its own.
 
 :func:`convert` puts a declared value in the type of a key column, or says that no value of that type can equal it
 (the string ``"2"`` in a numeric column, ``2.5`` in an integer one): such a key is released with a count of zero,
@@ -31,7 +33,7 @@ import numpy as np
 
 from .columns import column, functions, types
 
-__all__ = ["NO_MATCH", "convert", "join_positions"]
+__all__ = ["INLINE_KEYS", "NO_MATCH", "convert", "join_positions"]
 
 
 class _Sentinel(Enum):
@@ -110,17 +112,34 @@ def convert(value: Any, data_type: Any) -> Any:
     return NO_MATCH
 
 
-def join_positions(rows: Any, names: list[str], data_types: list[Any], declared: tuple[Any, ...], several: bool,
-                   position: str) -> Any:
-    """``rows`` restricted to the declared keys, with each row's key position in column ``position`` (the columns
-    ``names`` are dropped). ``several``: the declared keys are tuples of values of the columns ``names``."""
-    F, T = functions(), types()
+#: Up to this many declared keys, a row's position is one expression (a chain of null-safe equalities, no job);
+#: beyond, a join with a broadcast table of the keys.
+INLINE_KEYS = 64
+
+
+def _entries(declared: tuple[Any, ...], data_types: list[Any], several: bool) -> dict[tuple[Any, ...], int]:
+    """The declared keys that some row can equal, in the columns' types, with their positions."""
     entries: dict[tuple[Any, ...], int] = {}
     for i, key in enumerate(declared):
         values = tuple(key) if several else (key,)
         converted = tuple(convert(v, t) for v, t in zip(values, data_types, strict=True))
         if NO_MATCH not in converted:
             entries[converted] = i  # equal keys: the last one, as a dictionary of positions has it
+    return entries
+
+
+def join_positions(rows: Any, names: list[str], data_types: list[Any], declared: tuple[Any, ...], several: bool,
+                   position: str) -> Any:
+    """``rows`` restricted to the declared keys, with each row's key position in column ``position`` (the columns
+    ``names`` are dropped). ``several``: the declared keys are tuples of values of the columns ``names``."""
+    F, T = functions(), types()
+    entries = _entries(declared, data_types, several)
+    if len(entries) <= INLINE_KEYS:
+        found = F.lit(None).cast("long")
+        for key, i in reversed(entries.items()):
+            matches = [column(n).eqNullSafe(F.lit(v).cast(t)) for n, v, t in zip(names, key, data_types, strict=True)]
+            found = F.when(functools.reduce(operator.and_, matches), F.lit(i)).otherwise(found)
+        return rows.withColumn(position, found).where(F.col(position).isNotNull()).drop(*names)
     lookup_names = [f"__pn_lookup{j}" for j in range(len(names))]
     schema = T.StructType(
         [T.StructField(n, t, True) for n, t in zip(lookup_names, data_types, strict=True)]
