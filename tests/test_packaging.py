@@ -85,9 +85,9 @@ def test_the_core_is_slim_and_every_extra_is_declared() -> None:
     assert _names(PROJECT["dependencies"]) == {"numpy", "scipy", "mpmath", "randomgen", "typer", "rich", "lark",
                                                "sqlglot"}
     extras = PROJECT["optional-dependencies"]
-    for extra in ("dp", "plots", "data", "server", "postgres", "dask", "ml", "fem", "docs", "all", "test"):
+    for extra in ("dp", "plots", "data", "server", "postgres", "dask", "spark", "ml", "fem", "docs", "all", "test"):
         assert extra in extras, extra
-    assert extras["all"] == ["privnoise[dp,plots,data,server,postgres,dask,ml,fem]"]
+    assert extras["all"] == ["privnoise[dp,plots,data,server,postgres,dask,spark,ml,fem]"]
     distributions = {
         "dp_accounting": "dp-accounting",
         "sklearn": "scikit-learn",

@@ -97,9 +97,12 @@ def dp_release(
     origin: Any = None,
     where: str | None = None,
     noise: str | None = None,
+    spark_master: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
-    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask.
+    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask; with
+    ``spark_master`` ("local[2]", "spark://host:7077"), Parquet or CSV files read and aggregated by Spark
+    (:mod:`privnoise._cli.spark_data`).
 
     With ``ledger``, the release's (ε, δ) is charged to the dataset of ``data`` once the options are checked and
     the session is open, before any noise is drawn; a release beyond the dataset's total is refused there.
@@ -122,6 +125,15 @@ def dp_release(
         raise CliInputError("--query quantile needs --q LEVELS (for instance --q 0.5,0.9).")
     if query == "top-k" and categories is None:
         raise CliInputError("--query top-k needs --categories A,B,... (the declared candidates).")
+    if spark_master is not None:  # read and aggregated by Spark (privnoise.spark)
+        from .spark_data import spark_frame
+
+        with spark_frame(Path(data), spark_master) as frame:
+            return dp_release(frame, column=column, query=query, epsilon=epsilon, delta=delta, bounds=bounds,
+                              unit=unit, max_contributions=max_contributions, accountant=accountant,
+                              missing=missing, quantiles=quantiles, bins=bins, categories=categories,
+                              group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
+                              origin=data, where=where, noise=noise)
     if scheduler is not None:  # aggregated by Dask on the scheduler's cluster (privnoise.scale)
         from ..io import dask_parquet
         from ..scale.cluster import check_scheduler, connect

@@ -39,10 +39,31 @@ class ReleaseQuery(StrEnum):
     count_distinct = "count-distinct"
 
 
+def _engine(engine: str | None, scheduler: str | None, master: str | None,
+            epsilon: float | None) -> tuple[str | None, str | None]:
+    """(Dask scheduler, Spark master) of ``--engine``, ``--scheduler`` and ``--master``; a one-line error for a
+    combination that does not go together."""
+    if engine not in (None, "dask", "spark"):
+        raise CliInputError(f"--engine must be 'dask' or 'spark'; got {engine!r}.")
+    if engine is not None and epsilon is None:
+        raise CliInputError(f"--engine {engine} computes differentially private releases: give --epsilon.")
+    if master is not None and engine != "spark":
+        raise CliInputError("--master is the Spark master of --engine spark.")
+    if engine == "spark":
+        if scheduler is not None:
+            raise CliInputError("--scheduler is the Dask scheduler of --engine dask; Spark takes --master.")
+        return None, master or "local[2]"
+    if engine == "dask" and scheduler is None:
+        return "local", None
+    return scheduler, None
+
+
 @errors_exit_2
 def release_command(
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV or Parquet file (with --scheduler: Parquet files, a glob).")
+        Path,
+        typer.Argument(metavar="DATA",
+                       help="CSV or Parquet file (with --scheduler or --engine spark: Parquet files, a directory or a glob)."),
     ],
     column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
     query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
@@ -95,6 +116,15 @@ def release_command(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option("--engine", metavar="ENGINE",
+                     help="With --epsilon: aggregate on 'dask' (--scheduler, default local) or 'spark' (--master)."),
+    ] = None,
+    master: Annotated[
+        str | None,
+        typer.Option("--master", help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT, k8s://..."),
+    ] = None,
     ledger_path: LedgerOption = None,
     dataset: DatasetOption = None,
     total_epsilon: TotalEpsilonOption = None,
@@ -108,6 +138,7 @@ def release_command(
     dataset's total (refused beyond it); a Fisher release is recorded with its information.
     """
     ledger = LedgerRequest.from_options(ledger_path, dataset, total_epsilon, total_delta)
+    scheduler, spark_master = _engine(engine, scheduler, master, epsilon)
     if epsilon is not None:
         from .analyst import dp_release
 
@@ -119,7 +150,7 @@ def release_command(
             data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
             max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
             bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
-            ledger=ledger, where=where, noise=noise,
+            ledger=ledger, where=where, noise=noise, spark_master=spark_master,
         )
         if as_json:
             print_json(payload)
