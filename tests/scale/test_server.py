@@ -20,6 +20,7 @@ pytest.importorskip("fastapi")
 
 from scipy.stats import ks_2samp  # noqa: E402
 
+from privnoise.core.conditions import Condition  # noqa: E402
 from privnoise.scale.shipping import pack, unpack  # noqa: E402
 from privnoise.server.config import ConfigError, load_config  # noqa: E402
 from privnoise.server.dask_engine import Evaluation, evaluate_partition  # noqa: E402
@@ -134,8 +135,9 @@ ALPHA = 1e-6
 def _filtering(part: pd.DataFrame, packed: bytes) -> np.ndarray:
     """A partition task that keeps only the selected records first: the work a filter would reveal."""
     job: Evaluation = unpack(packed)
-    column, _, value = job.conditions[0]
-    return evaluate_partition(part[part[column] == value], pack(Evaluation(job.columns, (), job.terms)))
+    (condition,) = job.conditions
+    return evaluate_partition(part[part[condition.column] == condition.value],
+                              pack(Evaluation(job.columns, (), job.terms)))
 
 
 def _timings(task: Any, part: pd.DataFrame, every: bytes, none: bytes) -> tuple[list[float], list[float]]:
@@ -157,8 +159,8 @@ def test_a_partitions_work_does_not_depend_on_how_many_records_a_filter_selects(
     part = pd.DataFrame({"x": np.linspace(10.0, 60.0, RECORDS), "region": ["north"] * RECORDS})
     columns = {"x": ("number", 10.0, 60.0), "region": ("text", 0.0, 0.0)}
     terms = (("power", ("x", 1, 1.0)), ("count", ()))
-    every = pack(Evaluation(columns, (("region", "=", "north"),), terms))
-    none = pack(Evaluation(columns, (("region", "=", "nortx"),), terms))
+    every = pack(Evaluation(columns, (Condition("region", "=", "north"),), terms))
+    none = pack(Evaluation(columns, (Condition("region", "=", "nortx"),), terms))
     assert evaluate_partition(part, every)[1] == RECORDS and evaluate_partition(part, none)[1] == 0.0
     p = ks_2samp(*_timings(evaluate_partition, part, every, none)).pvalue
     assert p > ALPHA, f"a partition's work depends on the selection: p = {p:.3g}"

@@ -205,7 +205,7 @@ def hardened_family_noise(
     one (:func:`~privnoise.dp.calibration.smallest_parameter`, never rounded down; or the family's closed form
     ``start`` at the rounded sensitivity when that one passes and is lower) at which
 
-    1. the family's profile at the rounded sensitivity (:func:`rounded_sensitivity`: Δ + mΛ at ℓ1, Δ + √m Λ at
+    1. the family's profile at the rounded sensitivity (``rounded_sensitivity``: Δ + mΛ at ℓ1, Δ + √m Λ at
        ℓ2, m the moved coordinates) is within the target: the pure ε in exact rationals for a family of
        currency ε, or ε at δ (with a relative margin of 10⁻¹²) for a family of currency ρ; and
     2. the hardened release's own profile (:meth:`~privnoise.dp.hardening.HardenedMechanism.privacy_profile`,
