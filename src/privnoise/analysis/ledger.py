@@ -183,6 +183,21 @@ class Ledger:
                 accountant.restore(checkpoint)
             raise
 
+    def trial(self, *costs: Cost) -> tuple[Remaining | None, str | None]:
+        """What charging ``costs`` in turn would leave, or why it would be refused — with nothing recorded (a dry
+        run; :mod:`privnoise.analysis.dry_run`)."""
+        found: list[Remaining] = []
+        try:
+            with self.transaction():
+                for cost in costs:
+                    self.charge(cost)
+                found.append(self.remaining())
+                raise _Undo
+        except _Undo:
+            return found[0], None
+        except BudgetExceededError as exc:
+            return None, str(exc)
+
     def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
         """The ε spent at δ by ``costs`` (advanced and rdp modes; "pld" keeps its composition in ``_pld``)."""
         if not costs:
@@ -221,6 +236,10 @@ class Ledger:
         else:
             spent = self._spent_epsilon(self.costs, float(self.delta))
         return Remaining(float(self.epsilon) - spent, delta_left, None, spent, None, n)
+
+
+class _Undo(Exception):
+    """Raised inside :meth:`Ledger.trial`'s transaction so that it is rolled back."""
 
 
 @contextlib.contextmanager
