@@ -83,7 +83,7 @@ def test_cli_query_prints_answer_and_exits_2_on_refusal(server: dict[str, Any], 
     args = ["query", "--server", server["url"], "--key", key, "--dataset", "meters"]
     result = runner.invoke(app, [*args, "sum(kwh) where region = 'north'"])
     assert result.exit_code == 0, result.output
-    assert "value:" in result.output and "ε = 1/10" in result.output
+    assert "value:" in result.output and "ε = 0.1" in result.output  # budgets as decimals
     result = runner.invoke(app, [*args, '{"kind": "sum", "column": "kwh"}'])
     assert result.exit_code == 2 and "budget" in result.output
 
