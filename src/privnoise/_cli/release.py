@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -127,7 +127,7 @@ def release_command(
 
         if support is not None or quality_budget is not None or quality_weight is not None or clamp:
             raise CliInputError("--epsilon is a DP release: drop --support, --quality-budget, --quality-weight, --clamp.")
-        question = {"column": column, "query": query.value, "epsilon": epsilon, "delta": delta, "bounds": bounds,
+        question: dict[str, Any] = {"column": column, "query": query.value, "epsilon": epsilon, "delta": delta, "bounds": bounds,
                     "unit": unit, "max_contributions": max_contributions, "accountant": accountant,
                     "quantiles": quantiles, "bins": bins, "categories": categories, "group_by": group_by, "keys": keys,
                     "top": top, "level": level, "ledger": ledger, "where": where, "noise": noise}
