@@ -21,12 +21,14 @@ demo: $(STAMP)
 	$(BIN)/privnoise demo --output privnoise-demo
 
 ## The full test suite (unit, statistical, reproduction, CLI, doctests, documentation site and its code blocks,
-## README examples, the built wheel in a fresh environment) plus lint.
+## README examples, the built wheel in a fresh environment) plus lint. The Spark tests share one local Spark
+## session: --dist loadgroup runs them in one worker (their xdist_group), the rest is spread as usual.
 test: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks docs
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-chromium.sh
-	$(BIN)/python -m pytest -n 2 -q
+	bash scripts/ensure-java.sh
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks docs

@@ -107,3 +107,21 @@ def test_answers_carry_their_accuracy_to_the_client_and_the_cli(server: dict[str
     assert "noise only" in result.output
     result = CliRunner().invoke(app, [*args, "sum(kwh) where region = 'north'"])
     assert result.exit_code == 0 and "accuracy: 95% interval [" in result.output, result.output
+
+
+def test_a_sql_statement_through_the_client_and_the_cli(server: dict[str, Any]) -> None:
+    from typer.testing import CliRunner
+
+    from privnoise.cli import app
+
+    with pn.client.Client(server["url"], server["keys"]["admin"]) as admin:
+        key = admin.add_querier("sql", epsilon="1/2")
+    with pn.client.Client(server["url"], key) as c:
+        answer = c.query("SELECT region, COUNT(*) AS n FROM meters GROUP BY region")
+    assert answer["columns"]["region"] == ["north", "south", "east", "west"] and answer["charged"]["epsilon"] == "1/20"
+    args = ["query", "--server", server["url"], "--key", key]
+    result = CliRunner().invoke(app, [*args, "select avg(kwh) as m from meters where region in ('north', 'east')"])
+    assert result.exit_code == 0, result.output
+    assert "row: m: " in result.output and "intervals at 95%" in result.output and "ε = 1/10" in result.output
+    result = CliRunner().invoke(app, [*args, "SELECT kwh FROM meters"])
+    assert result.exit_code == 2 and "row-level" in result.output and "line 1, column 8" in result.output

@@ -81,12 +81,13 @@ def test_every_security_reference_points_at_a_requirement_of_the_policy() -> Non
 
 def test_the_core_is_slim_and_every_extra_is_declared() -> None:
     # mpmath: the Gaussian privacy profile is evaluated in multiple precision, so calibrations stay on the safe side;
-    # lark: the condition language of Session.where (and of the server's queries)
-    assert _names(PROJECT["dependencies"]) == {"numpy", "scipy", "mpmath", "randomgen", "typer", "rich", "lark"}
+    # lark: the condition language of Session.where (and of the server's queries); sqlglot: private SQL
+    assert _names(PROJECT["dependencies"]) == {"numpy", "scipy", "mpmath", "randomgen", "typer", "rich", "lark",
+                                               "sqlglot"}
     extras = PROJECT["optional-dependencies"]
-    for extra in ("dp", "plots", "data", "server", "postgres", "dask", "ml", "fem", "docs", "all", "test"):
+    for extra in ("dp", "plots", "data", "server", "postgres", "dask", "spark", "ml", "fem", "docs", "all", "test"):
         assert extra in extras, extra
-    assert extras["all"] == ["privnoise[dp,plots,data,server,postgres,dask,ml,fem]"]
+    assert extras["all"] == ["privnoise[dp,plots,data,server,postgres,dask,spark,ml,fem]"]
     distributions = {
         "dp_accounting": "dp-accounting",
         "sklearn": "scikit-learn",

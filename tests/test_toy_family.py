@@ -5,7 +5,10 @@ shift of Δ changes the log-density by less than Δ/s and the mechanism is pure 
 Fisher information is 1/(3s²), its variance π²s²/3, and P(|W| ≤ x) = tanh(x/(2s)). It is defined here: a mechanism
 (sampler, density, score, moments), its own privacy profile (``privacy_profile()``), its error law and a
 :class:`~privnoise.dp.families.NoiseFamily` registered by name. The Session then calibrates, releases, states and
-accounts it like the built-in families; ``pn.release`` states its guarantee from its own profile.
+accounts it like the built-in families; ``pn.release`` states its guarantee from its own profile; the query server
+answers policies that name it (``mechanism = "logistic"``), its hardened release calibrated through the family's
+profile with the rounding to the grid added to the sensitivity, through the in-process test client of
+tests/server/_lab.py.
 
 The references are computed here with scipy (the logistic law, quadrature) and exact rationals, not by the library.
 """
@@ -236,3 +239,205 @@ def test_a_session_on_dask_uses_the_toy_family_too(logistic: NoiseFamily) -> Non
     s = b.noise[0]["s"]
     assert stats.kstest(errors, stats.logistic(scale=s).cdf).pvalue > ALPHA
     assert stats.kstest(errors, stats.logistic(scale=1.3 * s).cdf).pvalue < ALPHA
+
+
+# --- the query server ---------------------------------------------------------------------------------------------
+
+#: The toy dataset of the server tests: 80 declared keys (a group by of 80 cells stays within the server's
+#: parameter limit), five records each, x in [0, 10] on multiples of 1/8 (exact sums, exact grid rounding).
+KEYS = tuple(f"k{i:02d}" for i in range(80))
+LOW, HIGH = 0.0, 10.0
+POLICY_EPSILON = {"count": Fraction(1, 2), "sum": Fraction(1, 4), "histogram": Fraction(1, 3)}
+
+
+def _server_rows() -> list[dict[str, Any]]:
+    return [{"x": (i * 37 % 81) / 8.0, "region": KEYS[i % len(KEYS)]} for i in range(5 * len(KEYS))]
+
+
+def _lab(root: Any, policies: str) -> Any:
+    from tests.server._lab import DatasetDef, Lab
+
+    dataset = DatasetDef(name="toy", rows=_server_rows(), bounds={"x": (LOW, HIGH)}, policies=policies,
+                         family="registered", categories=KEYS)
+    lab = Lab(root, [dataset])
+    lab.add_querier("q")
+    return lab
+
+
+def _logistic_policies() -> str:
+    return "\n".join(f'[policies.{kind}]\nmechanism = "logistic"\nepsilon = "{eps}"'
+                     for kind, eps in POLICY_EPSILON.items())
+
+
+def _reference_grid(sensitivity: Fraction, epsilon: Fraction) -> Fraction:
+    """The server's grid: the smallest power of two Λ ≥ (Δ/ε)/2¹² (the scale without rounding, over 4096)."""
+    target = sensitivity / epsilon / 4096
+    k = math.floor(math.log2(target))
+    while Fraction(2) ** k < target:
+        k += 1
+    while Fraction(2) ** (k - 1) >= target:
+        k -= 1
+    return Fraction(2) ** k
+
+
+def _stated(answer: dict[str, Any]) -> tuple[Fraction, Fraction]:
+    """(s, Λ) of an answer's one noise component, read exactly from the JSON doubles."""
+    (noise,) = answer["guarantee"]["noise"]
+    return Fraction(noise["scale"]), Fraction(noise["grid"])
+
+
+def test_the_server_charges_states_and_calibrates_the_toy_family(logistic: NoiseFamily, tmp_path) -> None:
+    rows = _server_rows()
+    # Δ₁ for one record added, removed or replaced, and the coordinates it moves (a replaced record leaves one
+    # cell and enters another): count 1; sum max(|lo|, |hi|, hi − lo); histogram 2; group-by sum 2 max(|lo|, |hi|)
+    cases = {
+        "count() from toy": ("count", Fraction(1), 1, float(len(rows))),
+        "sum(x) from toy": ("sum", Fraction(10), 1, math.fsum(r["x"] for r in rows)),
+        "histogram(region) from toy": ("histogram", Fraction(2), 2, None),
+        "sum(x) from toy group by region": ("sum", Fraction(20), 2, None),
+    }
+    spent = Fraction(0)
+    with _lab(tmp_path, _logistic_policies()) as lab:
+        for text, (kind, sensitivity, moved, exact) in cases.items():
+            response = lab.post("q", {"query": text})
+            assert response.status_code == 200, response.text
+            answer = response.json()
+            eps = POLICY_EPSILON[kind]
+            spent += eps
+            # (a) the charge is the policy's ε, exactly, in the answer, the ledger and the querier's budget
+            assert answer["charged"]["epsilon"] == str(eps) and answer["charged"]["delta"] == "0"
+            row = lab.ledger_row(answer["ledger_id"])
+            assert (row["mechanism"], Fraction(row["epsilon"]), Fraction(row["delta"])) == ("logistic", eps, 0)
+            assert Fraction(answer["remaining"]["epsilon"]["spent"]) == spent
+            # (b) the stated guarantee: pure ε-DP at the policy's ε
+            guarantee = answer["guarantee"]
+            assert guarantee["notion"] == "differential-privacy"
+            assert (Fraction(guarantee["epsilon_exact"]), guarantee["epsilon"], guarantee["delta"]) == (eps, float(eps), 0.0)
+            # the calibration, in exact rationals: the hardened release is (Δ + mΛ)/s-DP, at most ε and no looser
+            s, grid = _stated(answer)
+            assert answer["guarantee"]["noise"][0]["family"] == "Logistic"
+            assert grid == _reference_grid(sensitivity, eps)
+            assert (sensitivity + moved * grid) / s <= eps
+            assert (sensitivity + moved * grid) / s > eps * (1 - Fraction(1, 10**12))
+            # the Fisher information charged per record of x: slope² · 1/(3s²), rounded up (never below)
+            if kind == "sum":
+                information = answer["charged"]["fisher_information"]["x"]
+                assert information >= 1.0 / (3.0 * float(s) ** 2) and information == pytest.approx(1 / (3 * float(s) ** 2), rel=1e-12)
+            if exact is not None:  # a scalar answer's interval: value ± (the logistic 95 % radius + Λ)
+                radius = stats.logistic(scale=float(s)).ppf(0.975) + float(grid)
+                accuracy = answer["accuracy"]
+                assert accuracy["high"] == pytest.approx(answer["value"] + radius, rel=1e-9)
+                assert accuracy["low"] == pytest.approx(max(answer["value"] - radius, 0.0), rel=1e-9, abs=1e-9)
+
+
+def test_the_servers_group_by_answers_follow_the_logistic_law_and_cover(logistic: NoiseFamily, tmp_path) -> None:
+    rows = _server_rows()
+    exact = np.array([math.fsum(r["x"] for r in rows if r["region"] == key) for key in KEYS])
+    errors: list[NDArray[np.float64]] = []
+    covered: list[NDArray[np.bool_]] = []
+    stated: set[tuple[Fraction, Fraction]] = set()
+    with _lab(tmp_path, _logistic_policies()) as lab:
+        for _ in range(75):  # 6000 cells
+            response = lab.post("q", {"query": "sum(x) from toy group by region"})
+            assert response.status_code == 200, response.text
+            answer = response.json()
+            assert answer["keys"] == list(KEYS)
+            s, grid = _stated(answer)
+            stated.add((s, grid))
+            value = np.asarray(answer["value"], dtype=float)
+            # the exact sums are multiples of 1/8, hence of Λ: the release minus them is the noise rounded to Λ
+            assert np.all(np.rint(exact / float(grid)) * float(grid) == exact)
+            errors.append(value - exact)
+            accuracy = answer["accuracy"]
+            covered.append((np.asarray(accuracy["low"]) <= exact) & (exact <= np.asarray(accuracy["high"])))
+    ((s, grid),) = stated  # one calibration for every answer
+    scale = float(s)
+    noise = np.concatenate(errors)
+    assert noise.size == 6000
+    # (c) logistic noise of scale s, KS at α = 1e-6; rounding W to the grid moves its CDF by at most Λ/(8s) < 1e-4,
+    # far below the KS statistic's resolution at 6000 draws
+    assert float(grid) / (8 * scale) < 1e-4
+    assert stats.kstest(noise, stats.logistic(scale=scale).cdf).pvalue > ALPHA
+    # ... which rejects a 30 % wider scale and Laplace noise of the same scale (power)
+    assert stats.kstest(noise, stats.logistic(scale=1.3 * scale).cdf).pvalue < ALPHA
+    assert stats.kstest(noise, stats.laplace(scale=scale).cdf).pvalue < ALPHA
+    # (d) the stated 95 % intervals (per cell) cover the exact sums at their level (binomial, 5 σ)
+    coverage = float(np.mean(np.concatenate(covered)))
+    assert abs(coverage - 0.95) < 5.0 * math.sqrt(0.95 * 0.05 / noise.size)
+
+
+def test_the_hardened_toy_family_is_within_its_share_in_exact_rationals(logistic: NoiseFamily) -> None:
+    from privnoise.dp import hardened_family_noise
+    from privnoise.server.config import PolicySpec
+    from privnoise.server.mechanisms import build_noise
+
+    cases = [  # (Δ, ε, dim, coordinates moved)
+        (1.0, Fraction(1, 2), 1, None),
+        (10.0, Fraction(1, 4), 1, None),
+        (20.0, Fraction(1, 4), 80, 2),
+        (0.3, Fraction(1, 10), 5, 5),
+        (1e-3, Fraction(7, 3), 1000, 1),
+    ]
+    for sensitivity, eps, dim, coordinates in cases:
+        moved = dim if coordinates is None else coordinates
+        for h in (
+            hardened_family_noise(LOGISTIC, eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates),
+            build_noise(PolicySpec("sum", "logistic", epsilon=eps, family=LOGISTIC), sensitivity=sensitivity,
+                        dim=dim, coordinates=coordinates),
+        ):
+            s, grid = Fraction(h.mechanism.scale), Fraction(h.grid)
+            assert (Fraction(sensitivity) + grid * moved) / s <= eps
+            assert (Fraction(sensitivity) + grid * moved) / s > eps * (1 - Fraction(1, 10**12))
+            # what the hardened release states of itself: the toy profile's (Δ + Λ)/s, within the share too
+            assert h.privacy_profile().epsilon_fraction(sensitivity) == (Fraction(sensitivity) + grid) / s <= eps
+
+
+def test_a_registered_family_of_currency_rho_answers_the_policys_epsilon_and_delta(tmp_path) -> None:
+    import dataclasses
+
+    from privnoise.dp.families import GAUSSIAN
+
+    normal = register_family(dataclasses.replace(GAUSSIAN, name="normal"))
+    eps, delta = Fraction(1, 2), Fraction(1, 10**6)
+    try:
+        with _lab(tmp_path, f'[policies.sum]\nmechanism = "normal"\nepsilon = "{eps}"\ndelta = "{delta}"') as lab:
+            response = lab.post("q", {"query": "sum(x) from toy group by region"})
+    finally:
+        FAMILIES.pop(normal.name)
+    assert response.status_code == 200, response.text
+    answer = response.json()
+    assert answer["charged"]["epsilon"] == str(eps) and answer["charged"]["delta"] == str(delta)
+    guarantee = answer["guarantee"]
+    assert (Fraction(guarantee["epsilon_exact"]), Fraction(guarantee["delta_exact"])) == (eps, delta)
+    (noise,) = guarantee["noise"]
+    sigma, grid = noise["sigma"], noise["grid"]
+    # the exact Gaussian profile (Balle & Wang 2018) at the ℓ2 sensitivity √2·10 of a replaced record, plus the
+    # rounding of the two cells it moves (√2 Λ): δ(ε) within the policy's δ, and not by much
+    def delta_at(sd: float) -> float:
+        d = math.sqrt(2.0) * 10.0 + math.sqrt(2.0) * grid
+        a, b = d / (2 * sd), float(eps) * sd / d
+        return float(stats.norm.cdf(a - b) - math.exp(float(eps)) * stats.norm.cdf(-a - b))
+
+    assert delta_at(sigma) <= float(delta) and delta_at(sigma * (1 - 1e-6)) > float(delta)
+
+
+def test_the_configuration_names_registered_families_only(logistic: NoiseFamily, tmp_path) -> None:
+    from privnoise.server.config import ConfigError
+
+    def load(policy: str) -> Any:
+        return _lab(tmp_path / str(len(list(tmp_path.iterdir()))), policy)
+
+    with pytest.raises(ConfigError, match=r"mechanism`: must name .* one of .*'laplace', 'logistic'; got 'logistc'"):
+        load('[policies.sum]\nmechanism = "logistc"\nepsilon = 1')
+    with pytest.raises(ConfigError, match=r"delta`: the noise family 'logistic' is pure ε-DP"):
+        load('[policies.sum]\nmechanism = "logistic"\nepsilon = 1\ndelta = 1e-6')
+    with pytest.raises(ConfigError, match=r"epsilon`: is required"):
+        load('[policies.sum]\nmechanism = "logistic"')
+    with pytest.raises(ConfigError, match=r"partition_delta`: partition selection is offered with laplace"):
+        load('[policies.sum]\nmechanism = "logistic"\nepsilon = 1\npartition_delta = 1e-6')
+    FAMILIES.pop("logistic")  # no longer registered: refused, and no longer listed
+    try:
+        with pytest.raises(ConfigError, match=r"one of 'custom', .*'laplace'; got 'logistic'"):
+            load('[policies.sum]\nmechanism = "logistic"\nepsilon = 1')
+    finally:
+        register_family(LOGISTIC)

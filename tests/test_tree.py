@@ -143,7 +143,7 @@ def test_nothing_below_the_command_line_imports_it() -> None:
 
 
 #: The layers above the core: they may use a distributed engine directly.
-ABOVE_THE_CORE = ("cli", "_cli", "server", "scale", "reproduce")
+ABOVE_THE_CORE = ("cli", "_cli", "server", "scale", "spark", "reproduce")
 
 
 def test_the_core_never_imports_a_distributed_engine() -> None:
@@ -165,7 +165,7 @@ def test_engines_load_only_for_their_data() -> None:
         "pn.release(np.array([0.1, 0.5, 0.9]), q, pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity('l1')),"
         " rng=1)\n"
         "pn.Session({'x': [0.1, 0.5]}, epsilon=1).count(epsilon=0.5)\n"
-        "print(sorted(m for m in ('dask', 'privnoise.scale') if m in sys.modules))\n"
+        "print(sorted(m for m in ('dask', 'privnoise.scale', 'pyspark', 'privnoise.spark') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -273,7 +273,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"fisher"}),
     frozenset({"systems", "recoverability", "optimization", "sample_data", "plotting"}),
     frozenset({"engines", "analysis", "release"}),
-    frozenset({"scale"}),
+    frozenset({"scale", "spark"}),
     frozenset({"reproduce", "server", "client"}),
     frozenset({"_cli", "cli", ""}),  # "" is the package itself: `import privnoise` loads names on first use
 )

@@ -38,6 +38,7 @@ EXTRAS: dict[str, str] = {
     "psycopg": "postgres",
     "dask": "dask",
     "distributed": "dask",
+    "pyspark": "spark",
     "sklearn": "ml",
     "skfem": "fem",
     "shapely": "fem",

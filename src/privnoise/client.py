@@ -83,9 +83,11 @@ class Client:
         return body
 
     def query(self, query: str | dict[str, Any], *, dataset: str | None = None) -> dict[str, Any]:
-        """Ask one query: its text form (``"sum(kwh) where region = 'north'"``) or its JSON form (a dict)."""
+        """Ask one query: its text form (``"sum(kwh) where region = 'north'"``), a SQL statement (text that starts
+        with ``SELECT``; its ``FROM`` names the dataset) or its JSON form (a dict)."""
         if isinstance(query, str):
-            body: dict[str, Any] = {"query": query}
+            sql = query.lstrip()[:6].upper() == "SELECT"
+            body: dict[str, Any] = {"sql": query} if sql else {"query": query}
         elif isinstance(query, dict):
             body = dict(query)
         else:

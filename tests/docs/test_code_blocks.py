@@ -9,7 +9,30 @@ import pytest
 from .codeblocks import ROOT, Block, blocks, documents, run_document
 
 
-@pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def _spark_missing() -> str | None:
+    """Why the Spark guide's blocks cannot run here (None: they can)."""
+    import importlib.util
+    import os
+    import shutil
+
+    if importlib.util.find_spec("pyspark") is None:
+        return "pyspark is not installed (the spark extra)"
+    home = os.environ.get("JAVA_HOME")
+    if shutil.which("java") is None and not (home and Path(home, "bin", "java").exists()):
+        return "no Java runtime (scripts/ensure-java.sh)"
+    return None
+
+
+def _document(path: Path) -> object:
+    """A page as a test case; the Spark guide runs with the Spark tests (one Spark session per worker)."""
+    if path.name != "spark.md":
+        return path
+    reason = _spark_missing()
+    return pytest.param(path, marks=[pytest.mark.xdist_group("spark"),
+                                     pytest.mark.skipif(reason is not None, reason=reason or "")])
+
+
+@pytest.mark.parametrize("path", [_document(p) for p in documents()], ids=lambda p: str(p.relative_to(ROOT)))
 def test_code_blocks_run(path: Path, tmp_path: Path) -> None:
     found = blocks(path)
     ran = run_document(path, tmp_path)
@@ -20,8 +43,8 @@ def test_code_blocks_run(path: Path, tmp_path: Path) -> None:
 def test_skips_are_few_and_give_a_reason() -> None:
     skipped = [b for p in documents() for b in blocks(p) if b.skip is not None]
     assert all(b.skip for b in skipped)
-    # the build targets, the install line, the blocks that need a running server or a Dask cluster
-    assert len(skipped) <= 10, [b.where for b in skipped]
+    # the build targets, the install line, the blocks that need a running server, a Dask or a Spark cluster
+    assert len(skipped) <= 13, [b.where for b in skipped]
 
 
 def test_the_collector_finds_markers_and_refuses_unknown_languages(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from privnoise.server.budgets import (
     Refusal,
     StoredValueError,
     apply_charge,
+    apply_charges,
     dataset_view,
     dump_information,
     information_floats,
@@ -479,3 +480,25 @@ def test_views_say_what_each_floor_covers() -> None:
     assert fisher["x"]["step_queries"] == "allowed" and fisher["x"]["floor_covers"] == inherits["x"]["floor_covers"]
     assert fisher["z"]["step_queries"] == "refused"
     assert "step_queries" not in fisher["y"]  # no floor: nothing to cover
+
+
+# --- charges recorded together (a SQL statement's aggregates) ------------------------------------------------------
+
+
+def test_charges_recorded_together_are_all_spent_or_none() -> None:
+    spec, querier, dataset = _spec(), _querier(), _dataset()
+    fits = [(Charge(F(1, 5), F(0), information={"x": F(1)}), ()), (Charge(F(1, 5), F(0), information={}), ())]
+    apply_charges(dataset, querier, spec, fits)
+    assert _snapshot(querier, dataset) == [(F(2, 5), F(0), {"x": F(1)})] * 2
+    before = _snapshot(querier, dataset)
+    # the first charge fits (ε 2/5 + 1/20 ≤ 1/2), the second does not: neither is spent
+    too_much = [(Charge(F(1, 20), F(0), information={"x": F(1)}), ()), (Charge(F(1, 10), F(0)), ())]
+    with pytest.raises(Refusal):
+        apply_charges(dataset, querier, spec, too_much)
+    assert _snapshot(querier, dataset) == before
+    # a step answer refused to a querier with a floor of its own, after a charge that fit: neither is spent
+    floored = _querier(floor=0.5)
+    with pytest.raises(StepQueryRefused):
+        apply_charges(_dataset(), floored, spec, [(Charge(F(1, 10), F(0)), ()),
+                                                  (Charge(F(1, 10), F(0)), (("x", "a filter"),))])
+    assert _snapshot(floored) == [(F(0), F(0), {})]

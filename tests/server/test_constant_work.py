@@ -10,7 +10,8 @@ A difference is reported when the KS test rejects and the medians differ by more
 machine, load that drifts during a run can move two alternating series apart by a few per cent and make the KS
 test alone reject; the constructions the test guards against differ by far more (the power checks measure it).
 
-The same holds for a group-by over declared keys (``count() ... group by region``, every key counted in one pass):
+The same holds for a compound filter of a SQL statement (``IN``, ``LIKE``, ``NOT``, ``AND``, ``OR``), and for a
+group-by over declared keys (``count() ... group by region``, every key counted in one pass):
 a filter that puts every record in one group and one that selects none take the same time, and the test sees
 the construction that counts only the selected records.
 """
@@ -160,3 +161,16 @@ def test_a_group_by_latency_does_not_depend_on_how_many_records_its_groups_hold(
     _grouped_where_construction(big, monkeypatch)
     apart, seen = _told_apart(*_latencies(big, GROUPED_ALL, GROUPED_NONE))
     assert apart, f"the test does not see the WHERE construction: {seen}"
+
+
+# a compound filter (IN, LIKE, NOT, AND, OR) in a SQL statement: every record selected, or none, by one literal
+# pattern per test (the same statement shape, so that only the selection differs)
+COMPOUND_ALL = {"sql": "SELECT SUM(x) FROM big WHERE region IN ('north', 'west') OR (region LIKE 'n%' AND NOT x < 10)"}
+COMPOUND_NONE = {"sql": "SELECT SUM(x) FROM big WHERE region IN ('nortx', 'west') OR (region LIKE 'x%' AND NOT x < 10)"}
+
+
+def test_a_compound_filters_latency_does_not_depend_on_how_many_records_it_selects(big: Lab) -> None:
+    """SECURITY.md requirements 13 and 16 for the compound predicates of :mod:`privnoise.server.weights` (the
+    procedure's power against a filter that skips records is shown by the tests above)."""
+    apart, seen = _told_apart(*_latencies(big, COMPOUND_ALL, COMPOUND_NONE))
+    assert not apart, f"a compound filter's latency depends on the selection: {seen}"

@@ -36,6 +36,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from randomgen import AESCounter  # noqa: E402
 from sqlalchemy.dialects import sqlite  # noqa: E402
 
+from privnoise.core.conditions import Condition  # noqa: E402
 from privnoise.dp.hardening import hardened  # noqa: E402
 from privnoise.mechanisms import Laplace  # noqa: E402
 from privnoise.server import dask_engine, db  # noqa: E402
@@ -447,7 +448,7 @@ def test_a_partition_task_reads_missing_numbers_as_the_lower_bound() -> None:
         ("product", ("x", "x")),
         ("linear", (("x", 3.0), ("x", -1.0))),
     )
-    job = dask_engine.pack(dask_engine.Evaluation(columns, (("t", "!=", "b"),), terms))
+    job = dask_engine.pack(dask_engine.Evaluation(columns, (Condition("t", "!=", "b"),), terms))
     out = dask_engine.evaluate_partition(part, job)
     x = np.array([-1.0, 2.0, -1.0, 3.0, -1.0])
     w = np.array([1.0, 0.0, 0.0, 1.0, 0.0])  # a missing text never matches, not even !=
@@ -477,7 +478,7 @@ def test_a_partition_task_of_no_records_returns_zeros() -> None:
     part = pd.DataFrame({"x": pd.Series([], dtype=float)})
     job = dask_engine.pack(
         dask_engine.Evaluation(
-            {"x": ("number", 1.0, 2.0)}, (("x", ">", 1.5),), (("count", ()), ("power", ("x", 1, 1.0)))
+            {"x": ("number", 1.0, 2.0)}, (Condition("x", ">", 1.5),), (("count", ()), ("power", ("x", 1, 1.0)))
         )
     )
     np.testing.assert_array_equal(dask_engine.evaluate_partition(part, job), [0.0, 0.0, 0.0])

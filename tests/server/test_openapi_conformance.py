@@ -51,7 +51,8 @@ load_all_checks()
 ALL_CHECKS = [check for check in CHECKS.get_all() if callable(check) and not isinstance(check, type)]
 CHECK_NAMES = {check.__name__ for check in ALL_CHECKS}
 #: Refusals of a query for its shape, which the description states (anything else is the configuration's).
-SHAPE_REFUSALS = ("invalid request", "give either `query`", "a text `query` takes no other fields")
+SHAPE_REFUSALS = ("invalid request", "give exactly one of `query`", "a text `query` takes no other fields",
+                  "a `sql` statement takes no other field", "`dialect` is the SQL dialect")
 
 
 @pytest.fixture(autouse=True)

@@ -20,8 +20,9 @@ def _check(text: str, dialect: str | None) -> None:
     try:
         parse_statement(text, dialect=dialect)
     except SqlError as exc:
-        if exc.line is not None:
-            assert 1 <= exc.line <= text.count("\n") + 1 and exc.column is not None and exc.column >= 1
+        if exc.line is not None:  # carriage returns are line breaks, a CR LF pair one
+            lines = text.replace("\r\n", "\n").replace("\r", "\n").count("\n") + 1
+            assert 1 <= exc.line <= lines and exc.column is not None and exc.column >= 1
 
 
 @settings(max_examples=400, deadline=None)

@@ -163,9 +163,12 @@ def dp_release(
     where: str | None = None,
     noise: str | None = None,
     fisher: bool = False,
+    spark_master: str | None = None,
 ) -> tuple[dict[str, Any], str]:
     """Run one query; return its JSON form and the lines to print. With ``scheduler`` ("local" or
-    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask.
+    "tcp://host:8786"), ``data`` is partitioned Parquet (a file, directory or glob) aggregated by Dask; with
+    ``spark_master`` ("local[2]", "spark://host:7077"), Parquet or CSV files read and aggregated by Spark
+    (:mod:`privnoise._cli.spark_data`).
 
     With ``ledger``, the release's (ε, δ) is charged to the dataset of ``data`` once the options are checked and
     the session is open, before any noise is drawn; a release beyond the dataset's total is refused there.
@@ -178,6 +181,15 @@ def dp_release(
                              quantiles=quantiles)
     conditions = conditions_of(where)
     cap = unit_cap(unit, max_contributions)
+    if spark_master is not None:  # read and aggregated by Spark (privnoise.spark)
+        from .spark_data import spark_frame
+
+        with spark_frame(Path(data), spark_master) as frame:
+            return dp_release(frame, column=column, query=query, epsilon=epsilon, delta=delta, bounds=bounds,
+                              unit=unit, max_contributions=cap, accountant=accountant,
+                              missing=missing, quantiles=quantiles, bins=bins, categories=categories,
+                              group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
+                              origin=data, where=where, noise=noise, fisher=fisher)
     if scheduler is not None:  # aggregated by Dask on the scheduler's cluster (privnoise.scale)
         from ..io import dask_parquet
         from ..scale.cluster import check_scheduler, connect

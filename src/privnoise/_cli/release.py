@@ -44,10 +44,31 @@ class ReleaseQuery(StrEnum):
     clamped_count = "clamped-count"
 
 
+def _engine(engine: str | None, scheduler: str | None, master: str | None,
+            epsilon: float | None) -> tuple[str | None, str | None]:
+    """(Dask scheduler, Spark master) of ``--engine``, ``--scheduler`` and ``--master``; a one-line error for a
+    combination that does not go together."""
+    if engine not in (None, "dask", "spark"):
+        raise CliInputError(f"--engine must be 'dask' or 'spark'; got {engine!r}.")
+    if engine is not None and epsilon is None:
+        raise CliInputError(f"--engine {engine} computes differentially private releases: give --epsilon.")
+    if master is not None and engine != "spark":
+        raise CliInputError("--master is the Spark master of --engine spark.")
+    if engine == "spark":
+        if scheduler is not None:
+            raise CliInputError("--scheduler is the Dask scheduler of --engine dask; Spark takes --master.")
+        return None, master or "local[2]"
+    if engine == "dask" and scheduler is None:
+        return "local", None
+    return scheduler, None
+
+
 @errors_exit_2
 def release_command(
     data: Annotated[
-        Path, typer.Argument(metavar="DATA", help="CSV or Parquet file (with --scheduler: Parquet files, a glob).")
+        Path,
+        typer.Argument(metavar="DATA",
+                       help="CSV or Parquet file (with --scheduler or --engine spark: Parquet files, a directory or a glob)."),
     ],
     column: Annotated[str, typer.Option("--column", help="Numeric column holding the records.")],
     query: Annotated[ReleaseQuery, typer.Option("--query", help="The query to answer.")],
@@ -101,6 +122,15 @@ def release_command(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="With --epsilon: aggregate on Dask, 'local' or tcp://HOST:PORT.")
     ] = None,
+    engine: Annotated[
+        str | None,
+        typer.Option("--engine", metavar="ENGINE",
+                     help="With --epsilon: aggregate on 'dask' (--scheduler, default local) or 'spark' (--master)."),
+    ] = None,
+    master: Annotated[
+        str | None,
+        typer.Option("--master", help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT, k8s://..."),
+    ] = None,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="With --epsilon: only the price and the expected accuracy, from public "
@@ -122,6 +152,7 @@ def release_command(
     dataset's total (refused beyond it); a Fisher release is recorded with its information.
     """
     ledger = LedgerRequest.from_options(ledger_path, dataset, total_epsilon, total_delta)
+    scheduler, spark_master = _engine(engine, scheduler, master, epsilon)
     if epsilon is not None:
         from .wording import cli_words, translate
 
@@ -143,7 +174,7 @@ def release_command(
                     log.warning("--seed makes the noise predictable; use it for research only, never for a real "
                                 "release.")
                 payload, text = dp_release(data, scheduler=scheduler, missing=missing, seed=seed, fisher=fisher,
-                                           **question)
+                                           spark_master=spark_master, **question)
         payload["notes"] = [translate(note, keys=KEYS) for note in payload.get("notes", [])]
         text = translate(text, keys=KEYS)
         if as_json:

@@ -305,7 +305,19 @@ def query(
 
 
 def print_answer(out: Console, answer: dict[str, Any]) -> None:
-    """One answer: value (per key for a histogram or a group-by), its accuracy, guarantee, remaining budget."""
+    """One answer: value (per key for a histogram or a group-by; a SQL statement's rows), its accuracy, guarantee,
+    remaining budget."""
+    if "columns" in answer:  # a SQL statement: one line per row, each value with its interval
+        columns, intervals = answer["columns"], answer["intervals"]
+        for i in range(len(next(iter(columns.values()), []))):
+            cells = [f"{name}: {_shown(values[i])}" + (
+                f" [{_shown(intervals[name]['low'][i])}, {_shown(intervals[name]['high'][i])}]"
+                if name in intervals else "") for name, values in columns.items()]
+            out.print("row: [bold green]" + "; ".join(cells) + "[/bold green]")
+        out.print(f"intervals at {answer['level']:.0%} (noise only)")
+        out.print(f"guarantee: {guarantee_text(answer['guarantee'])}")
+        out.print(f"remaining: {remaining_text(answer['remaining'])}")
+        return
     value = answer["value"]
     keys = answer.get("keys")
     if keys is not None and isinstance(value, list):
@@ -337,6 +349,10 @@ def accuracy_text(a: dict[str, Any], keys: list[Any] | None = None) -> str:
         shown = ", ".join(cells[:6]) + (", …" if len(cells) > 6 else "")
         return f"{level} intervals {shown} ({a['meaning']})"
     return f"{level} interval [{low:.6g}, {high:.6g}] ({a['meaning']})"
+
+
+def _shown(v: Any) -> str:
+    return "—" if v is None else f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
 def guarantee_text(g: dict[str, Any]) -> str:

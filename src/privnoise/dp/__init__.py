@@ -25,8 +25,9 @@ Calibration
     :func:`smallest_parameter`, :func:`safe_side` — the one safe-side calibrator behind every calibration.
 Hardening (SECURITY.md 1–2)
     :func:`hardened` / :class:`HardenedMechanism` — clamp, snap to a 2^k grid, rounding added to the sensitivity;
-    :func:`hardened_laplace_for_epsilon`, :func:`hardened_gaussian_for_epsilon_delta` — calibrated to a declared
-    (ε, δ) with the rounding included (the query server's noise);
+    :func:`hardened_laplace_for_epsilon`, :func:`hardened_gaussian_for_epsilon_delta`, and
+    :func:`hardened_family_noise` for any registered family — calibrated to a declared (ε, δ) with the rounding
+    included (the query server's noise);
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
@@ -57,7 +58,11 @@ from .gaussian import (
     gaussian_for_epsilon_delta,
     gaussian_sigma,
 )
-from .hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
+from .hardened_calibration import (
+    hardened_family_noise,
+    hardened_gaussian_for_epsilon_delta,
+    hardened_laplace_for_epsilon,
+)
 from .hardening import HardenedMechanism, hardened
 from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
 from .lattice import (
@@ -132,6 +137,7 @@ __all__ = [
     "gaussian_for_epsilon_delta",
     "gaussian_sigma",
     "hardened",
+    "hardened_family_noise",
     "hardened_gaussian_for_epsilon_delta",
     "hardened_laplace_for_epsilon",
     "laplace_epsilon",

@@ -10,10 +10,12 @@ The law of a hardened component: its value is rounded to the grid Λ and grid no
 heavier than that of the continuous noise rounded to the grid (for Laplace-type noise the discrete tail
 q^m/(1 + q) is at most the rounded continuous tail q^{m − 1/2}/2, by the AM–GM inequality); so the error is
 within the continuous law's radius plus Λ (two roundings of at most Λ/2), which is what a
-:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. The law comes from the noise family itself
-(:meth:`~privnoise.dp.privacy_profiles.PrivacyProfile.error_law`: Laplace or Gaussian at the largest coordinate
-scale); a family that states none (cos² Fisher noise, the discrete Gaussian, vector ℓ2 or multi-user Laplace, a
-custom noise without a profile) has no interval here: the answer says so.
+:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. The law comes from the noise family itself: a
+registered family's own (:meth:`privnoise.dp.families.NoiseFamily.law`, handed in by the policy), else the one the
+noise's privacy profile states (:meth:`~privnoise.dp.privacy_profiles.PrivacyProfile.error_law`: Laplace or
+Gaussian at the largest coordinate scale for the built-in families, a family's own law for its own profile); a
+family that states none (cos² Fisher noise, the discrete Gaussian, vector ℓ2 or multi-user Laplace, a custom noise
+without a profile) has no interval here: the answer says so.
 
 Per kind: ``count``, ``sum``, ``linear``, ``identity``, ``histogram`` and group-by counts and sums: value ± r (per
 coordinate, not simultaneous), cut to the range the value can take. ``mean`` (also per group) and
@@ -36,6 +38,7 @@ from ..analysis.plans import rank_radius, vector_interval
 from ..dp.hardening import HardenedMechanism
 from ..dp.profile import NoProfile, profile_of
 from ..exceptions import InvalidParameterError
+from ..mechanisms.error_laws import ErrorLaw
 
 __all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]
 
@@ -45,16 +48,23 @@ LEVEL = 0.95
 Accuracy = Callable[[list[Any]], dict[str, Any]]
 
 
-def law_of(noise: HardenedMechanism) -> NoiseLaw | None:
-    """The error law of a hardened component (module docstring), None without an (ε, δ) profile."""
+def _profile_law(inner: Any) -> ErrorLaw | None:
+    """The law the noise's privacy profile states (None without one)."""
     try:
-        profile = profile_of(noise.mechanism)
+        profile = profile_of(inner)
     except Exception:  # noqa: BLE001 - custom noise may have no profile at all
         return None
-    if isinstance(profile, NoProfile):
-        return None
+    return None if isinstance(profile, NoProfile) else profile.error_law()
+
+
+def law_of(noise: HardenedMechanism, error: Callable[[Any], ErrorLaw | None] | None = None) -> NoiseLaw | None:
+    """The error law of a hardened component (module docstring), None without an (ε, δ) profile.
+
+    ``error``: noise ↦ its law, a registered family's own (:attr:`~.mechanisms.PolicyNoise.law`); by default the
+    law the noise's privacy profile states.
+    """
     try:
-        law = profile.error_law()
+        law = (error or _profile_law)(noise.mechanism)
     except InvalidParameterError:  # a scale no law can have (infinite): no interval stated
         return None
     return None if law is None else NoiseLaw(law, 2.0 * noise.grid)

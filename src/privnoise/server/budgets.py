@@ -46,6 +46,7 @@ __all__ = [
     "Refusal",
     "StoredValueError",
     "apply_charge",
+    "apply_charges",
     "dataset_view",
     "dump_information",
     "is_finite",
@@ -218,6 +219,25 @@ def apply_charge(
             raise Refusal("dataset")
     querier.spent_epsilon, querier.spent_delta, querier.information = q_eps, q_delta, q_info
     dataset.spent_epsilon, dataset.spent_delta, dataset.information = d_eps, d_delta, d_info
+
+
+def apply_charges(
+    dataset: DatasetState,
+    querier: QuerierState,
+    spec: DatasetSpec,
+    charges: list[tuple[Charge, tuple[tuple[str, str], ...]]],
+) -> None:
+    """Spend every (charge, steps) of ``charges`` in order (:func:`apply_charge`), or raise and change neither
+    state: the charges of one statement are recorded together or not at all."""
+    saved_querier = (querier.spent_epsilon, querier.spent_delta, querier.information)
+    saved_dataset = (dataset.spent_epsilon, dataset.spent_delta, dataset.information)
+    try:
+        for charge, steps in charges:
+            apply_charge(dataset, querier, spec, charge, steps)
+    except BaseException:
+        querier.spent_epsilon, querier.spent_delta, querier.information = saved_querier
+        dataset.spent_epsilon, dataset.spent_delta, dataset.information = saved_dataset
+        raise
 
 
 def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:

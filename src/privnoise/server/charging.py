@@ -6,9 +6,11 @@ all in one transaction:
 1. SQLite: ``BEGIN IMMEDIATE`` (the database's single write lock, across threads and processes); PostgreSQL:
    ``SELECT … FOR UPDATE`` on the datasets' rows (by name) and then on the queriers' budget rows (by querier
    and dataset), always in that order, so two processes never deadlock.
-2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charge`):
+2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charges`):
    a charge that would exceed a budget, or a step answer on a floored column asked by a querier with a floor of
-   its own (:mod:`.steps`), is refused and changes nothing; later charges see earlier ones.
+   its own (:mod:`.steps`), is refused and changes nothing; later charges see earlier ones. The charges of a SQL
+   statement's aggregates come as one request (:meth:`Committer.submit_all`): all are recorded, each with its own
+   ledger row, or none.
 3. The changed rows are written back, one ledger row per accepted charge is inserted, and the transaction
    commits: SQLite in WAL mode with ``synchronous=FULL``, PostgreSQL with its default synchronous commit, so the
    commit returns only once the charges are on disk.
@@ -27,27 +29,21 @@ is refused with :class:`StalePlan` and changes nothing; the service makes a new 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.engine import Engine
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: SQLite's busy handler orders the writers alone
-    fcntl = None  # type: ignore[assignment]
-
 from . import db
-from .budgets import DatasetState, QuerierState, Refusal, apply_charge, text
+from .budgets import DatasetState, QuerierState, Refusal, apply_charges, text
 from .config import ServerConfig
 from .planner import Plan
 from .steps import StepQueryRefused
+from .writer import WriterConnection
 
 __all__ = ["ChargeUnavailable", "Charged", "Committer", "StalePlan"]
 
@@ -70,83 +66,29 @@ class StalePlan(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Charged:
-    """A recorded charge: its ledger row and the querier's budget on the dataset after it."""
+    """A recorded charge: its ledger row (the first of several charged together: all in ``ledger_ids``) and the
+    querier's budget on the dataset after it."""
 
     ledger_id: int
     after: QuerierState
+    ledger_ids: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
 class _Request:
-    plan: Plan
+    plans: tuple[Plan, ...]  # one answer's plan, or the plans of a statement's aggregates (on one dataset)
     querier_id: int
     future: Future[Charged]
+
+    @property
+    def plan(self) -> Plan:
+        return self.plans[0]
 
 
 _DATASET_COLUMNS = "name, spent_epsilon, spent_delta, fisher_information, records"
 _BUDGET_COLUMNS = (
     "querier_id, dataset, epsilon, delta, fisher_floor, spent_epsilon, spent_delta, fisher_information"
 )
-
-
-class _Connection:
-    """The committer thread's own database connection (reopened after a failure).
-
-    On SQLite, the committers of several server processes take turns through an exclusive ``flock`` on a file
-    next to the database before ``BEGIN IMMEDIATE``: a process waiting for it wakes as soon as it is released,
-    instead of polling the database's lock with SQLite's sleeping busy handler.
-    """
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._raw: Any = None
-        self._lock_file: Any = None
-        database = engine.url.database if engine.dialect.name == "sqlite" else None
-        if database and database != ":memory:" and fcntl is not None:
-            self._lock_file = open(f"{database}-charges.lock", "a+b")  # noqa: SIM115 - held for the thread's life
-
-    @contextlib.contextmanager
-    def turn(self) -> Iterator[None]:
-        """This process's turn to write (a no-op on PostgreSQL, whose row locks order the writers)."""
-        if self._lock_file is None:
-            yield
-            return
-        fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._lock_file.fileno(), fcntl.LOCK_UN)
-
-    @property
-    def raw(self) -> Any:
-        if self._raw is None:
-            self._raw = self.engine.raw_connection()
-            if self.engine.dialect.name == "sqlite":  # the checkpoints run in the checkpointer thread
-                cur = self._raw.cursor()
-                cur.execute("PRAGMA wal_autocheckpoint=0")
-                cur.close()
-        return self._raw
-
-    def cursor(self) -> Any:
-        return self.raw.cursor()
-
-    def discard(self) -> None:
-        if self._raw is not None:
-            try:
-                self._raw.invalidate()
-            except Exception:  # pragma: no cover - the connection is gone either way
-                pass
-            self._raw = None
-
-    def close(self) -> None:
-        if self._lock_file is not None:
-            self._lock_file.close()
-            self._lock_file = None
-        if self._raw is not None:
-            try:
-                self._raw.close()
-            finally:
-                self._raw = None
 
 
 class Committer:
@@ -168,6 +110,13 @@ class Committer:
         """Queue a charge; the future holds :class:`Charged`, or raises Refusal / StalePlan / ChargeUnavailable.
 
         The thread starts with the first charge (again after :meth:`close`)."""
+        return self.submit_all((plan,), querier_id)
+
+    def submit_all(self, plans: tuple[Plan, ...], querier_id: int) -> Future[Charged]:
+        """Queue the charges of ``plans`` (one dataset), recorded together or not at all: one ledger row each, in
+        order, all in one transaction, or one refusal for all (:func:`.budgets.apply_charges`)."""
+        if not plans or len({p.spec.name for p in plans}) != 1:
+            raise ValueError("charges recorded together are one or more plans on one dataset")
         future: Future[Charged] = Future()
         with self._wake:
             if self._thread is None:
@@ -179,7 +128,7 @@ class Committer:
                     threading.Thread(
                         target=self._checkpoints, name="privnoise-checkpoints", daemon=True
                     ).start()
-            self._queue.append(_Request(plan, querier_id, future))
+            self._queue.append(_Request(tuple(plans), querier_id, future))
             self._wake.notify()
         return future
 
@@ -223,7 +172,7 @@ class Committer:
                 connection.close()
 
     def _run(self) -> None:
-        connection = _Connection(self.engine)
+        connection = WriterConnection(self.engine)
         try:
             while True:
                 with self._wake:
@@ -277,7 +226,7 @@ class Committer:
     def _sql(self, statement: str) -> str:
         return statement if self.sqlite else statement.replace("?", "%s")
 
-    def _commit(self, batch: list[_Request], connection: _Connection) -> list[Charged | Exception]:
+    def _commit(self, batch: list[_Request], connection: WriterConnection) -> list[Charged | Exception]:
         cur = connection.cursor()
         sql = self._sql
         lock = "" if self.sqlite else " FOR UPDATE"
@@ -319,11 +268,11 @@ class Committer:
                 if dataset is None or budget is None:
                     outcomes.append(Refusal("querier"))
                     continue
-                if plan.records is not None and plan.records != dataset.records:
+                if any(p.records is not None and p.records != dataset.records for p in request.plans):
                     outcomes.append(StalePlan(dataset.records))
                     continue
                 try:
-                    apply_charge(dataset, budget, plan.spec, plan.charge, plan.steps)
+                    apply_charges(dataset, budget, plan.spec, [(p.charge, p.steps) for p in request.plans])
                 except (Refusal, StepQueryRefused) as refusal:
                     outcomes.append(refusal)
                     continue
@@ -356,18 +305,21 @@ class Committer:
                 rows = [
                     (
                         batch[i].querier_id,
-                        batch[i].plan.spec.name,
-                        batch[i].plan.ledger_query,
-                        batch[i].plan.policy.mechanism,
-                        text(batch[i].plan.charge.epsilon),
-                        text(batch[i].plan.charge.delta),
-                        batch[i].plan.ledger_information,
+                        p.spec.name,
+                        p.ledger_query,
+                        p.policy.mechanism,
+                        text(p.charge.epsilon),
+                        text(p.charge.delta),
+                        p.ledger_information,
                         created,
                     )
                     for i in accepted
+                    for p in batch[i].plans
                 ]
-                for i, ledger_id in zip(accepted, self._insert_ledger(cur, insert, rows), strict=True):
-                    outcomes[i] = Charged(ledger_id, outcomes[i])
+                ids = iter(self._insert_ledger(cur, insert, rows))
+                for i in accepted:
+                    mine = tuple(next(ids) for _ in batch[i].plans)
+                    outcomes[i] = Charged(mine[0], outcomes[i], mine)
             connection.raw.commit()
         except BaseException:
             try:

@@ -37,7 +37,8 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     categories = ["north", "south", "east", "west"]   # public keys of `group by region` / `histogram(region)`
 
     [datasets.meters.policies.mean]
-    mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | fisher-fem | custom
+    mechanism = "laplace"          # laplace | gaussian | fisher-cosine | fisher-gaussian | fisher-fem | custom,
+                                   # or the name of a noise family registered before the file is loaded
     epsilon = 0.1                  # also the charge of `mean(kwh) group by region` (one charge for all keys)
     partition_delta = 1e-6         # optional: `group by` a text column without declared categories selects its
                                    # keys by a thresholded noisy count, and charges this δ besides ε
@@ -75,6 +76,7 @@ from .policies import (
     NOISE_ONLY_KINDS,
     PolicySpec,
     parse_owner_support,
+    policy_family,
 )
 from .queryspec import KINDS as QUERY_KINDS
 from .settings import ConsoleConfig, ConsoleSection, ServerConfig, ServerSection, is_loopback, sqlalchemy_url
@@ -160,6 +162,7 @@ def _spec(name: str, d: DatasetSection, base: Path) -> DatasetSpec:
             p.partition_delta,
             p.support,
             p.tolerance,
+            policy_family(p.mechanism),
         )
         for kind, p in d.policies.items()
     }

@@ -13,8 +13,10 @@ data read), charge durably, and only then compute on the cluster.
 
 What the cluster computes is the plan's components, with the semantics of the SQL statement (:mod:`.planner`):
 each record's numeric values are clamped to the declared bounds, a missing value (null, NaN) counting as the lower
-bound; a ``where`` condition compares the clamped value, or the text (a missing text never matches); the record's
-weight is the product of its conditions (0 or 1). Every partition's task then returns Σ weight·term for every
+bound; a ``where`` test compares the clamped value, or the text (a test of a missing text is unknown, and so never
+true: :mod:`.weights`), its tests joined by ``NOT``, ``AND`` and ``OR`` with SQL's three-valued logic on numpy masks
+(:func:`privnoise.core.predicates.truth`); the record's weight is 1 where the ``where`` is true, else 0. Every
+partition's task then returns Σ weight·term for every
 component, and its number of records:
 
 =================  =========================================
@@ -54,6 +56,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._optional import require
+from ..core.conditions import Condition
+from ..core.predicates import InList, IsNull, Like, Logic, Predicate, like_regex, truth
 from ..exceptions import InvalidParameterError
 from ..random import default_rng
 from ..scale.cluster import Connection, connect
@@ -65,6 +69,7 @@ from .planner import Plan
 
 __all__ = ["DaskDatasets", "Evaluation", "check_files", "check_partition", "evaluate_partition", "noisy_partition"]
 
+_MASKS: Logic[Any] = Logic(both=np.logical_and, either=np.logical_or)
 _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
             ">=": operator.ge}
 
@@ -130,10 +135,10 @@ def check_files(spec: DatasetSpec) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    """What a partition's task needs: the declared columns (type, bounds), the conditions and the terms."""
+    """What a partition's task needs: the declared columns (type, bounds), the ``where`` and the terms."""
 
     columns: dict[str, tuple[str, float, float]]
-    conditions: tuple[tuple[str, str, Any], ...]
+    conditions: tuple[Predicate, ...]
     terms: tuple[tuple[str, tuple[Any, ...]], ...]
 
 
@@ -149,17 +154,51 @@ def _column(part: Any, job: Evaluation, column: str) -> NDArray[np.float64]:
     return _clamped(part[column], low, high)
 
 
+def _text_test(text: Any, test: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+    """(true, false) of ``test`` on a text column: a missing text is neither (unknown)."""
+    known = text.notna().to_numpy(dtype=bool)
+    holds = known & np.asarray(test(text).fillna(False), dtype=bool)
+    return holds, known & ~holds
+
+
+def _atom(part: Any, job: Evaluation) -> Any:
+    """(true, false) masks of one test of a ``where`` (the semantics of :mod:`.weights`: a clamped number is never
+    missing; a test of a missing text is unknown)."""
+
+    def atom(p: Condition | InList | IsNull | Like) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
+        kind, low, high = job.columns[p.column]
+        if kind == "number":
+            x = _clamped(part[p.column], low, high)
+            if isinstance(p, IsNull):
+                holds = np.zeros(len(x), dtype=bool)
+            elif isinstance(p, InList):
+                holds = np.isin(x, np.asarray(p.values, dtype=float))
+            else:
+                assert isinstance(p, Condition)
+                holds = _COMPARE[p.op](x, float(p.value))
+            pair = (holds, ~holds)
+        elif isinstance(p, IsNull):
+            missing = part[p.column].isna().to_numpy(dtype=bool)
+            pair = (missing, ~missing)
+        elif isinstance(p, Like):
+            regex = like_regex(p.pattern)
+            pair = _text_test(part[p.column], lambda t: t.map(lambda v: regex.fullmatch(str(v)) is not None))
+        elif isinstance(p, InList):
+            pair = _text_test(part[p.column], lambda t: t.isin(list(p.values)))
+        else:
+            value, compare = p.value, _COMPARE[p.op]
+            pair = _text_test(part[p.column], lambda t: compare(t, value))
+        negated = not isinstance(p, Condition) and p.negated
+        return (pair[1], pair[0]) if negated else pair
+
+    return atom
+
+
 def _weight(part: Any, job: Evaluation) -> NDArray[np.float64]:
     weight = np.ones(len(part))
-    for column, op, value in job.conditions:
-        kind, low, high = job.columns[column]
-        compare = _COMPARE[op]
-        if kind == "number":
-            holds = compare(_clamped(part[column], low, high), float(value))
-        else:
-            text = part[column]
-            holds = (text.notna() & compare(text, value).fillna(False)).to_numpy(dtype=bool)
-        weight *= holds
+    atom = _atom(part, job)
+    for predicate in job.conditions:
+        weight *= truth(predicate, atom, _MASKS)[0]
     return weight
 
 
@@ -252,7 +291,7 @@ class DaskDatasets:
         spec = plan.spec
         job = Evaluation(
             {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
-            tuple((c.column, c.op, c.value) for c in plan.query.where),
+            tuple(plan.query.where),
             _terms(plan),
         )
         packed = dask.delayed(pack(job), pure=True)
@@ -280,8 +319,8 @@ class DaskDatasets:
         token = secrets.token_hex(6)
         tasks = []
         for i, (part, start, rows) in enumerate(zip(data.parts, data.starts, data.rows, strict=True)):
-            law = dataclasses.replace(noise, mechanism=noise.mechanism.marginal(start, start + rows),
-                                      bound=noise.bound[start : start + rows])
+            law = noise if not noise.shape else dataclasses.replace(  # a scalar noise is drawn per record anyway
+                noise, mechanism=noise.mechanism.marginal(start, start + rows), bound=noise.bound[start : start + rows])
             tasks.append(dask.delayed(noisy_partition, pure=False)(
                 part, bounds[0], bounds[1], keys[i], pack(law), dask_key_name=f"privnoise-release-{token}-{i}"
             ))

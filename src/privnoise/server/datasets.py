@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
 from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in
-from .policies import FEM_KINDS, FISHER_KINDS, NOISE_ONLY_KINDS, PolicySection, PolicySpec
+from .policies import FEM_KINDS, FISHER_KINDS, NOISE_ONLY_KINDS, PolicySection, PolicySpec, policy_family
 from .queryspec import KINDS as QUERY_KINDS
 
 __all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
@@ -200,9 +200,11 @@ class DatasetSection(Budgeted):
                     "quantiles are answered by the exponential mechanism (mechanism = 'exponential'), and it "
                     f"answers quantiles only; got {policy.mechanism!r} for {kind!r}",
                 )
-            if kind in NOISE_ONLY_KINDS and policy.mechanism not in ("laplace", "gaussian"):
-                raise KeyRuleError(f"{key}.mechanism", f"{kind} is answered with laplace or gaussian noise")
-            if policy.mechanism.startswith("fisher-"):
+            family = policy_family(policy.mechanism)  # a registered noise family answers what laplace does
+            if kind in NOISE_ONLY_KINDS and family is None and policy.mechanism not in ("laplace", "gaussian"):
+                raise KeyRuleError(f"{key}.mechanism",
+                                   f"{kind} is answered with laplace, gaussian or a registered family's noise")
+            if family is None and policy.mechanism.startswith("fisher-"):
                 if kind not in FISHER_KINDS:
                     raise KeyRuleError(
                         f"{key}.mechanism",

@@ -29,6 +29,9 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..core.conditions import Condition
+from ..core.predicates import InList, Predicate, atoms_of
+
 if TYPE_CHECKING:  # no import at run time: the query language and the vectors read their limits here
     from .queryspec import QuerySpec
 
@@ -44,6 +47,7 @@ __all__ = [
     "REFUSAL_DELAY",
     "Exhausted",
     "PlanningSlots",
+    "filter_size",
     "parameter_bound",
     "plan_bytes",
 ]
@@ -68,7 +72,8 @@ REFUSAL_DELAY = 0.25
 #: How long a querier is remembered as exhausted on a dataset before the database is asked again.
 EXHAUSTED_SECONDS = 30.0
 
-_PER_CONDITION = 8  # a clamped column, the literal and the indicator's constants
+_PER_CONDITION = 8  # a clamped column, the literal and the indicator's constants (per listed value of an IN)
+_PER_CONNECTIVE = 4  # a test below NOT, AND or OR: its negation's constant and the connective's (.weights)
 _PER_CELL = 24  # a cell's test (bin edges or key), the weight's and the sum's constants
 _PER_COEFFICIENT = 5  # a clamped column and its coefficient
 _PER_KEY = 8  # the indicator of one more key column in a cell's test (the key and the indicator's constants)
@@ -81,8 +86,9 @@ def parameter_bound(query: QuerySpec, categories: int = 0) -> int:
 
     ``categories``: the number of declared keys of the column it groups by or counts, or the number of cells of a
     group-by on several key columns (0 when it has none). Each cell of each component is
-    ``sum(weight * test * value)``: the weight has one indicator per ``where`` condition, the test one per cell
-    (bins or keys; one per key column on several), the value one clamped column (or one per coefficient).
+    ``sum(weight * test * value)``: the weight has one indicator per ``where`` test (:func:`filter_size`), the
+    test one per cell (bins or keys; one per key column on several), the value one clamped column (or one per
+    coefficient).
     """
     if query.bins:
         cells = max(len(query.bins) - 1, 1)
@@ -91,9 +97,20 @@ def parameter_bound(query: QuerySpec, categories: int = 0) -> int:
     else:
         cells = 1
     components = _COMPONENTS.get(query.kind, 3) + (1 if query.group_by is not None else 0)
-    per_cell = _PER_CELL + _PER_CONDITION * len(query.where) + _PER_COEFFICIENT * len(query.coefficients)
+    per_cell = _PER_CELL + filter_size(query.where) + _PER_COEFFICIENT * len(query.coefficients)
     per_cell += _PER_KEY * max(len(query.key_columns()) - 1, 0)
     return components * cells * per_cell + 8
+
+
+def filter_size(where: tuple[Predicate, ...]) -> int:
+    """An upper bound of the bound parameters of a record's filter weight (:mod:`.weights`): one indicator per
+    test, per listed value of an ``IN``, and the constants of ``NOT``, ``AND`` and ``OR`` around a compound one."""
+    size = 0
+    for predicate in where:
+        for atom in atoms_of((predicate,)):
+            size += _PER_CONDITION * (len(atom.values) if isinstance(atom, InList) else 1)
+            size += 0 if isinstance(predicate, Condition) else _PER_CONNECTIVE
+    return size
 
 
 def plan_bytes(plan: Any) -> int:

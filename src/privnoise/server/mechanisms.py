@@ -24,6 +24,12 @@ builds; an answer is ``noise.release(value)`` (the protocol's ``add_to``: clamp,
 * ``mechanism = "custom"`` calls an owner-supplied ``module:function`` returning a privnoise Mechanism; the server
   hardens it and charges the declared (ε, δ). It exists for owners with their own noise (and for the failure
   tests).
+* ``mechanism = "<family>"``, a noise family registered by name (:func:`privnoise.dp.families.register_family`)
+  when the configuration was loaded (the policy holds it): :func:`family_noise` builds its :class:`PolicyNoise`
+  from the family object alone — :func:`privnoise.dp.hardened_family_noise` calibrates the hardened release through
+  the family's own privacy profile (pure ε in exact rationals, or ε at δ for a ρ family), vector answers use the
+  family's sensitivity norm, answers state the family's error law, and the Fisher information charged is its
+  noise's (:func:`noise_information`).
 
 What a noise reports — its scale, its per-record Fisher information — comes from its privacy profile
 (:func:`privnoise.dp.profile_of`) and its structured information, never from a switch on its family. Calibrations
@@ -47,8 +53,13 @@ from numpy.typing import NDArray
 
 from .. import queries
 from ..core.adjacency import Norm
+from ..dp.families import NoiseFamily
 from ..dp.gaussian import gaussian_sigma
-from ..dp.hardened_calibration import hardened_gaussian_for_epsilon_delta, hardened_laplace_for_epsilon
+from ..dp.hardened_calibration import (
+    hardened_family_noise,
+    hardened_gaussian_for_epsilon_delta,
+    hardened_laplace_for_epsilon,
+)
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
 from ..dp.lattice import default_grid_exponent
 from ..dp.profile import NoProfile, profile_of
@@ -57,15 +68,18 @@ from ..fisher import optimal_noise
 from ..fisher.fem import solve_dirichlet_eigenproblem
 from ..fisher.fem_noise import FiniteElementNoise
 from ..mechanisms import Mechanism
+from ..mechanisms.error_laws import ErrorLaw
 from .checks import SCALE_RANGE
 from .config import PolicySpec, parse_owner_support
 
 __all__ = [
     "POLICY_NOISES",
     "PolicyNoise",
+    "additive_noise",
     "build_noise",
     "describe_design",
     "describe_noise",
+    "family_noise",
     "fem_design",
     "noise_information",
     "policy_noise",
@@ -96,6 +110,20 @@ def _import_factory(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+def _information(inner: Any) -> float:
+    """The largest diagonal entry of the noise's information matrix, or — for noise that keeps no structured form —
+    the largest of its ``fisher_information()`` (a scalar per coordinate)."""
+    form = getattr(inner, "information_form", None)
+    if callable(form):
+        return float(form().max_diagonal())
+    fisher = getattr(inner, "fisher_information", None)
+    if not callable(fisher):
+        raise InvalidParameterError(
+            f"the noise of `{_OWNER}` ({type(inner).__name__}) states no Fisher information to charge."
+        )
+    return float(np.max(np.asarray(fisher(), dtype=float)))
+
+
 def noise_information(noise: HardenedMechanism, policy: PolicySpec) -> float | None:
     """𝓘_w, the Fisher information of one coordinate of the noise (the largest diagonal entry of its information
     matrix); None for custom noise (not charged to Fisher budgets).
@@ -104,8 +132,7 @@ def noise_information(noise: HardenedMechanism, policy: PolicySpec) -> float | N
     """
     if not policy_noise(policy).charges_information:
         return None
-    inner: Any = noise.mechanism
-    info = float(inner.information_form().max_diagonal())
+    info = _information(noise.mechanism)
     if not math.isfinite(info) or info <= 0.0:
         raise InvalidParameterError(
             f"the noise of `{_OWNER}` would carry a Fisher information of {info:g} per record; it must be finite "
@@ -225,6 +252,15 @@ def _custom(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: A
     return _harden(mech, sensitivity)
 
 
+def _registered(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
+                coordinates: int | None) -> HardenedMechanism:
+    family = policy.family
+    assert family is not None
+    h = hardened_family_noise(family, eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+    _checked_scale(profile_of(h.mechanism).scale, f"{family.name} scale")
+    return h
+
+
 def _fem(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
          coordinates: int | None) -> HardenedMechanism:
     assert policy.support is not None
@@ -282,6 +318,9 @@ class PolicyNoise:
         Fisher policies: (query, policy) ↦ the optimal noise of a linear query (the console's figures).
     describe : callable, optional
         policy ↦ what an answer states about the noise's design (finite elements).
+    law : callable, optional
+        noise ↦ the error law of one coordinate of the (unhardened) noise, for the interval an answer states (a
+        registered family's own); None: the noise's privacy profile states it.
     """
 
     name: str
@@ -291,6 +330,7 @@ class PolicyNoise:
     note: str = ""
     design: Callable[[Any, PolicySpec], Mechanism] | None = None
     describe: Callable[[PolicySpec], dict[str, Any]] | None = None
+    law: Callable[[Any], ErrorLaw | None] | None = None
 
 
 #: The policies' mechanisms by name: the one place the server switches on them (configuration parsing aside).
@@ -310,9 +350,24 @@ POLICY_NOISES: dict[str, PolicyNoise] = {
 }
 
 
+@functools.lru_cache(maxsize=64)
+def family_noise(family: NoiseFamily) -> PolicyNoise:
+    """The :class:`PolicyNoise` of a registered noise family, from the family object alone: its hardened noise
+    calibrated through its profile, its sensitivity norm for vector answers, its error law, its Fisher information."""
+    return PolicyNoise(name=family.name, build=_registered, vector_norm=family.norm, law=family.law)
+
+
 def policy_noise(policy: PolicySpec) -> PolicyNoise:
-    """The :class:`PolicyNoise` of ``policy``'s mechanism."""
+    """The :class:`PolicyNoise` of ``policy``'s mechanism (its registered family's, when it names one)."""
+    if policy.family is not None:
+        return family_noise(policy.family)
     return POLICY_NOISES[policy.mechanism]
+
+
+def additive_noise(policy: PolicySpec) -> PolicyNoise | None:
+    """The :class:`PolicyNoise` of ``policy``, None when its mechanism adds no noise (the exponential mechanism of
+    quantiles)."""
+    return policy_noise(policy) if policy.family is not None or policy.mechanism in POLICY_NOISES else None
 
 
 @functools.lru_cache(maxsize=4096)

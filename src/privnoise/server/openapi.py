@@ -1,9 +1,9 @@
 """The pieces of the API description (``/openapi.json``) that FastAPI cannot derive: request bodies exactly as strict
 as the server, every status an operation can answer, and the bearer key.
 
-* :func:`query_request` — ``POST /v1/queries`` takes one of two mutually exclusive forms (``oneOf``): the text form
-  (``query`` and at most ``dataset``) or the structured form (``kind`` and its fields); a field of the other form
-  may only be ``null``. Whether a well-formed query is answered (its dataset, columns, policies, grammar, size,
+* :func:`query_request` — ``POST /v1/queries`` takes one of three mutually exclusive forms (``oneOf``): the text
+  form (``query`` and at most ``dataset``), the structured form (``kind`` and its fields) or a SQL statement
+  (``sql`` and at most ``dialect``: its ``FROM`` names the dataset); a field of another form may only be ``null``. Whether a well-formed query is answered (its dataset, columns, policies, grammar, size,
   Fisher floors) depends on the owner's configuration: those refusals are 422 with an ``error`` text.
 * :data:`EPSILON_PATTERN`, :data:`DELTA_PATTERN` — the strings ``POST /v1/admin/queriers`` takes for ε and δ
   (exact rationals), written so that every string of the pattern is a budget the store accepts: ε in (0, 10⁶],
@@ -74,6 +74,11 @@ ERROR: dict[str, Any] = {
             },
         },
         "budget": {"type": "object"},
+        "position": {
+            "type": "object",
+            "description": "where in a SQL statement the refused construct stands (1-based)",
+            "properties": {"line": {"type": "integer"}, "column": {"type": "integer"}},
+        },
     },
 }
 
@@ -151,33 +156,30 @@ def _closed_maps(schema: Any) -> Any:
 
 def query_request(schema: dict[str, Any]) -> dict[str, Any]:
     """The ``requestBody`` of ``POST /v1/queries`` from the JSON schema of its body model (local refs inlined):
-    the text form and the structured form, mutually exclusive."""
+    the text form, the structured form and a SQL statement, mutually exclusive."""
     properties: dict[str, Any] = _closed_maps(schema["properties"])
-    text_fields = {"query", "dataset"}
-    text = {
-        "title": "Text query",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["query"],
-        "properties": {
-            name: (_non_null(prop) if name == "query" else prop if name in text_fields else _NULL)
-            for name, prop in properties.items()
-        },
-    }
-    structured = {
-        "title": "Structured query",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["kind"],
-        "properties": {
-            name: (_NULL if name == "query" else _non_null(prop) if name == "kind" else prop)
-            for name, prop in properties.items()
-        },
-    }
+
+    def form(title: str, required: str, own: set[str]) -> dict[str, Any]:
+        """The form whose ``required`` field is given, with its ``own`` fields; every other field only null."""
+        return {
+            "title": title,
+            "type": "object",
+            "additionalProperties": False,
+            "required": [required],
+            "properties": {
+                name: (_non_null(prop) if name == required else prop if name in own else _NULL)
+                for name, prop in properties.items()
+            },
+        }
+
+    sql_fields = {"sql", "dialect"}
+    text = form("Text query", "query", {"dataset"})
+    structured = form("Structured query", "kind", set(properties) - sql_fields - {"query"})
+    statement = form("SQL statement", "sql", {"dialect"})
     body = {
         "title": schema.get("title", "QueryBody"),
         "description": schema.get("description", ""),
-        "oneOf": [text, structured],
+        "oneOf": [text, structured, statement],
         **({"examples": schema["examples"]} if "examples" in schema else {}),
     }
     return {"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}}

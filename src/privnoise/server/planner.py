@@ -24,8 +24,8 @@ step function of a column with a Fisher floor (a filter, bins, a quantile, a gro
 a group-by on several) is refused here,
 before any charge, unless the column allows it (:mod:`.steps`; the plan keeps those it allows in ``steps``).
 
-Constant work: the statement aggregates over the whole table, each record weighted by the product of one
-0/1 indicator per condition that does the same work whether the condition holds or not (:mod:`.indicators`),
+Constant work: the statement aggregates over the whole table, each record weighted by the 0/1 value of its filter,
+one expression that does the same work whether each test holds or not (:mod:`.indicators`, :mod:`.weights`),
 every expression evaluated for every record, values clamped with ``max``/``min`` (``greatest``/``least``); so the
 work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records,
 which the release checks against the number a plan was made for.
@@ -43,18 +43,18 @@ from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
-from ..core.conditions import check_kinds
+from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
-from .indicators import compare
-from .mechanisms import POLICY_NOISES, build_noise, noise_information
+from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
 from .plans import Component, Plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .steps import floored_steps
 from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, group_keys, vector_parts
+from .weights import row_weight
 
 __all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
 
@@ -105,12 +105,12 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if (vector or query.kind == "quantile") and spec.engine != "sql":
         raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
                          f"dataset {name!r} is computed on Dask.")
-    additive = POLICY_NOISES.get(policy.mechanism)  # None for the exponential mechanism of quantiles
+    additive = additive_noise(policy)  # None for the exponential mechanism of quantiles
     norm = None if additive is None else additive.vector_norm
     if vector and norm is None:
         answered = ", ".join(sorted(p.name for p in POLICY_NOISES.values() if p.vector_norm is not None))
-        raise QueryError(f"a group by or histogram is answered with {answered} noise; the {query.kind} "
-                         f"policy of dataset {name!r} is {policy.mechanism!r}.")
+        raise QueryError(f"a group by or histogram is answered with {answered} noise (or a registered noise "
+                         f"family's); the {query.kind} policy of dataset {name!r} is {policy.mechanism!r}.")
     keys: tuple[Any, ...] | None = None
     selection: PartitionSelection | None = None
     if query.group_by is not None:  # declared cells, or a partition selection (.vectors)
@@ -128,12 +128,13 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         lo, hi = bounds(column)
         return _clamp(table.c[column], lo, hi, dialect.name)
 
-    weight: Any = literal(1.0, Float)
-    check_kinds(query.where, lambda column: spec.columns[column].type, QueryError)
-    for cond in query.where:
-        numeric = spec.columns[cond.column].type == "number"
-        lhs = clamped(cond.column) if numeric else table.c[cond.column]
-        weight = weight * compare(lhs, cond.op, cond.value, numeric, dialect.name)
+    check_predicate_kinds(query.where, lambda column: spec.columns[column].type, QueryError)
+
+    def column_of(column: str) -> tuple[Any, bool]:
+        numeric = spec.columns[column].type == "number"
+        return (clamped(column) if numeric else table.c[column]), numeric
+
+    weight = row_weight(query.where, column_of, dialect.name)
 
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
@@ -353,8 +354,10 @@ def _quantile_plan(
 
 def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component],
               bounds: Callable[[str], tuple[float, float]]) -> Accuracy:
-    """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws."""
-    laws = [law_of(c.noise) for c in components]
+    """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws (the family's own, for a
+    registered family)."""
+    error = policy_noise(policy).law
+    laws = [law_of(c.noise, error) for c in components]
     kind = query.kind
     if kind in ("count", "histogram"):
         return accuracy_of("count", laws, None, low=0.0)

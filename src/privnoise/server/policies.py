@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import field_validator, model_validator
 
+from ..dp.families import FAMILIES, NoiseFamily, family_named
 from ..exceptions import InvalidParameterError
 from .checks import SCALE_RANGE
 from .config_rules import Budgeted, KeyRuleError, positive_in, rational
@@ -27,6 +28,7 @@ __all__ = [
     "PolicySection",
     "PolicySpec",
     "parse_owner_support",
+    "policy_family",
 ]
 
 MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential")
@@ -49,15 +51,29 @@ class PolicySpec:
     partition_delta: Fraction | None = None  # δ of partition selection: `group by` a column without categories
     support: str | None = None  # fisher-fem: the support as ``KIND:POINTS`` (privnoise._cli.supports)
     tolerance: float | None = None  # fisher-fem: relative tolerance of the finite-element eigenvalue
+    family: NoiseFamily | None = None  # the registered noise family a policy names (not one of MECHANISMS)
 
     @property
     def is_fisher(self) -> bool:
-        return self.mechanism.startswith("fisher-")
+        return self.family is None and self.mechanism.startswith("fisher-")
 
     @property
     def is_scalar_fisher(self) -> bool:
         """A Fisher policy whose noise is designed per scalar output (cos² or Gaussian)."""
         return self.mechanism in ("fisher-cosine", "fisher-gaussian")
+
+
+def policy_family(mechanism: str) -> NoiseFamily | None:
+    """The registered noise family a policy's ``mechanism`` names, None for one of the server's own
+    :data:`MECHANISMS` (which take precedence); :class:`ValueError` listing every accepted name otherwise."""
+    if mechanism in MECHANISMS:
+        return None
+    try:
+        return family_named(mechanism, owner="mechanism")
+    except InvalidParameterError:
+        accepted = ", ".join(map(repr, sorted({*MECHANISMS, *FAMILIES})))
+        raise ValueError(f"must name a mechanism or a registered noise family, one of {accepted}; "
+                         f"got {mechanism!r}") from None
 
 
 def parse_owner_support(text: str) -> Any:
@@ -69,13 +85,21 @@ def parse_owner_support(text: str) -> Any:
 
 
 class PolicySection(Budgeted):
-    mechanism: Literal["laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential"]
+    mechanism: Any
     half_width: Any = None
     quality: Any = None
     factory: Any = None
     partition_delta: Any = None
     support: Any = None
     tolerance: Any = None
+
+    @field_validator("mechanism")
+    @classmethod
+    def _mechanism(cls, v: Any) -> Any:
+        if not isinstance(v, str):
+            raise ValueError(f"must be the name of a mechanism or of a registered noise family; got {v!r}")
+        policy_family(v)  # refuses an unknown name, listing the accepted ones
+        return v
 
     @field_validator("partition_delta")
     @classmethod
@@ -119,15 +143,19 @@ class PolicySection(Budgeted):
 
     @model_validator(mode="after")
     def _needs(self) -> PolicySection:
-        need = {
-            "laplace": ("epsilon",),
-            "gaussian": ("epsilon", "delta"),
-            "fisher-cosine": ("half_width",),
-            "fisher-gaussian": ("quality",),
-            "fisher-fem": ("support",),
-            "custom": ("factory", "epsilon"),
-            "exponential": ("epsilon",),
-        }[self.mechanism]
+        family = policy_family(self.mechanism)
+        if family is not None:  # a registered family: pure ε, or (ε, δ) converted from its ρ profile
+            need: tuple[str, ...] = ("epsilon",) if family.currency == "epsilon" else ("epsilon", "delta")
+        else:
+            need = {
+                "laplace": ("epsilon",),
+                "gaussian": ("epsilon", "delta"),
+                "fisher-cosine": ("half_width",),
+                "fisher-gaussian": ("quality",),
+                "fisher-fem": ("support",),
+                "custom": ("factory", "epsilon"),
+                "exponential": ("epsilon",),
+            }[self.mechanism]
         for name in need:
             if getattr(self, name) is None:
                 raise KeyRuleError(name, f"is required for mechanism {self.mechanism!r}")
@@ -137,6 +165,8 @@ class PolicySection(Budgeted):
                     raise KeyRuleError(name, f"is for mechanism 'fisher-fem' only, not {self.mechanism!r}")
         if self.mechanism in ("laplace", "exponential") and self.delta is not None:
             raise KeyRuleError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
+        if family is not None and family.currency == "epsilon" and self.delta is not None:
+            raise KeyRuleError("delta", f"the noise family {self.mechanism!r} is pure ε-DP; remove `delta`")
         if self.partition_delta is not None and self.mechanism != "laplace":
             raise KeyRuleError("partition_delta", "partition selection is offered with laplace policies")
         return self

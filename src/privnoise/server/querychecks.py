@@ -1,7 +1,9 @@
-"""The rules every parsed query obeys, whatever its form (text, :mod:`.querylang`, or JSON, :mod:`.queryjson`):
-at most so many conditions, numbers and ``group by`` key columns, names that are identifiers, the arguments and
-clauses its kind takes (:data:`~.queryspec.ARGUMENTS`), quantile levels in [0, 1], increasing histogram bins, and
-literals and coefficients within the server's ranges.
+"""The rules every parsed query obeys, whatever its form (text, :mod:`.querylang`, JSON, :mod:`.queryjson`, or a
+SQL statement's aggregates, :mod:`.sqlspecs`): at most so many tests in its ``where`` (comparisons, ``IN``,
+``IS NULL``, ``LIKE``, however ``NOT``, ``AND`` and ``OR`` join them), nested at most so deep, ``IN`` lists of at
+most so many values, at most so many numbers and ``group by`` key columns, names that are identifiers, the
+arguments and clauses its kind takes (:data:`~.queryspec.ARGUMENTS`), quantile levels in [0, 1], increasing
+histogram bins, and literals and coefficients within the server's ranges.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import math
 import re
 from typing import Any
 
-from ..core.conditions import check_literal
+from ..core.conditions import Condition, check_literal
+from ..core.predicates import AllOf, AnyOf, InList, Like, Not, Predicate, atoms_of
 from ..exceptions import InvalidParameterError
 from .checks import checked_coefficient
 from .limits import MAX_KEY_COLUMNS
@@ -18,7 +21,9 @@ from .queryspec import ARGUMENTS, GROUPED_KINDS, QueryError, QuerySpec
 
 __all__ = ["checked_spec", "key_columns"]
 
-_MAX_CONDITIONS = 8
+_MAX_CONDITIONS = 8  # tests of a `where`: comparisons, IN, IS NULL, LIKE (however NOT, AND, OR join them)
+_MAX_DEPTH = 8  # NOT, AND, OR nested at most so deep
+_MAX_IN_VALUES = 64  # values of one IN list (the parameter bound, limits.parameter_bound, counts every one)
 _MAX_NUMBERS = 64
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -32,8 +37,11 @@ def key_columns(names: list[Any]) -> str | tuple[str, ...]:
 
 def checked_spec(spec: QuerySpec) -> QuerySpec:
     """``spec`` when it obeys the rules of its kind and the server's limits; else :class:`~.queryspec.QueryError`."""
-    if len(spec.where) > _MAX_CONDITIONS:
-        raise QueryError(f"at most {_MAX_CONDITIONS} conditions; got {len(spec.where)}.")
+    atoms = atoms_of(spec.where)
+    if len(atoms) > _MAX_CONDITIONS:
+        raise QueryError(f"at most {_MAX_CONDITIONS} conditions; got {len(atoms)}.")
+    if any(_depth(p) > _MAX_DEPTH for p in spec.where):
+        raise QueryError(f"a `where` nests NOT, AND and OR at most {_MAX_DEPTH} deep.")
     for name in spec.columns() | ({spec.dataset} if spec.dataset else set()):
         if not isinstance(name, str) or not _IDENT.match(name):
             raise QueryError(f"{name!r} is not a column or dataset name.")
@@ -63,8 +71,8 @@ def checked_spec(spec: QuerySpec) -> QuerySpec:
         raise QueryError(f"quantile levels must lie in [0, 1]; got {list(spec.levels)}.")
     if spec.bins and (len(spec.bins) < 2 or any(b >= c for b, c in zip(spec.bins, spec.bins[1:], strict=False))):
         raise QueryError(f"histogram bins must be at least two strictly increasing edges; got {list(spec.bins)}.")
-    for c in spec.where:
-        check_literal(c, QueryError)
+    for a in atoms:
+        _check_atom(a)
     for name, coef in spec.coefficients:
         try:
             checked_coefficient(coef, f"coefficient of {name}", "query")
@@ -72,3 +80,24 @@ def checked_spec(spec: QuerySpec) -> QuerySpec:
             raise QueryError(str(exc)) from None
     return spec
 
+
+def _depth(predicate: Predicate) -> int:
+    if isinstance(predicate, Not):
+        return 1 + _depth(predicate.part)
+    if isinstance(predicate, AllOf | AnyOf):
+        return 1 + max(_depth(p) for p in predicate.parts)
+    return 0
+
+
+def _check_atom(atom: Any) -> None:
+    """The literals of one test within the server's ranges (their kinds are checked against the columns when the
+    query is planned)."""
+    if isinstance(atom, Condition):
+        check_literal(atom, QueryError)
+    elif isinstance(atom, InList):
+        if not 0 < len(atom.values) <= _MAX_IN_VALUES:
+            raise QueryError(f"an IN list holds 1 to {_MAX_IN_VALUES} values; got {len(atom.values)}.")
+        for v in atom.values:
+            check_literal(Condition(atom.column, "=", v), QueryError)
+    elif isinstance(atom, Like):
+        check_literal(Condition(atom.column, "=", atom.pattern), QueryError)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.conditions import Condition
+from ..core.predicates import Predicate, columns_of, describe_predicate
 from ..exceptions import InvalidParameterError
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "KindSyntax",
     "QueryError",
     "QuerySpec",
+    "where_entry",
 ]
 
 #: Other names of some kinds (``wmean``, ``var``, ``avg``), in both forms of a query.
@@ -98,7 +100,7 @@ class QuerySpec:
     column: str | None = None
     weights: str | None = None
     coefficients: tuple[tuple[str, float], ...] = ()
-    where: tuple[Condition, ...] = ()
+    where: tuple[Predicate, ...] = ()  # comparisons (both forms); compound predicates come from SQL (.sqlspecs)
     dataset: str | None = None
     levels: tuple[float, ...] = ()  # quantile levels
     bins: tuple[float, ...] = ()  # histogram bin edges (empty: the declared categories)
@@ -111,7 +113,7 @@ class QuerySpec:
         return (self.group_by,) if isinstance(self.group_by, str) else tuple(self.group_by)
 
     def columns(self) -> set[str]:
-        out = {c for c, _ in self.coefficients} | {c.column for c in self.where} | set(self.key_columns())
+        out = {c for c, _ in self.coefficients} | set(columns_of(self.where)) | set(self.key_columns())
         return out | {c for c in (self.column, self.weights) if c is not None}
 
     def on(self, dataset: str | None) -> QuerySpec:
@@ -131,10 +133,18 @@ class QuerySpec:
         if self.bins:
             d["bins"] = list(self.bins)
         if self.where:
-            d["where"] = [{"column": c.column, "op": c.op, "value": c.value} for c in self.where]
+            d["where"] = [where_entry(p) for p in self.where]
         if self.group_by is not None:
             d["group_by"] = self.group_by if isinstance(self.group_by, str) else list(self.group_by)
         if self.dataset is not None:
             d["dataset"] = self.dataset
         return d
 
+
+def where_entry(predicate: Predicate) -> dict[str, Any] | str:
+    """One predicate of a ``where`` in a query's JSON description: a comparison as ``{"column", "op", "value"}``
+    (the structured form), a compound predicate (``IN``, ``IS NULL``, ``LIKE``, ``NOT``, ``AND``, ``OR``) as its
+    SQL text."""
+    if isinstance(predicate, Condition):
+        return {"column": predicate.column, "op": predicate.op, "value": predicate.value}
+    return describe_predicate(predicate)

@@ -14,12 +14,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import queue
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,6 +34,7 @@ from .limits import PLAN_CACHE_BYTES, Exhausted, PlanningSlots, plan_bytes
 from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
+from .readers import ReadConnections
 from .refusals import RefusalLog
 from .vectors import stored_keys
 
@@ -48,39 +47,6 @@ _PLAN_CACHE = 2048
 
 class QueryFailed(Exception):
     """The answer could not be computed after the charge was committed (the charge stays)."""
-
-
-class ReadConnections:
-    """DBAPI connections of the read engine, taken and given back without the pool's bookkeeping."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
-
-    @contextlib.contextmanager
-    def cursor(self) -> Iterator[Any]:
-        try:
-            connection = self._idle.get_nowait()
-        except queue.Empty:
-            fairy = self.engine.raw_connection()  # made by the engine: its connect events have run
-            fairy.detach()
-            connection = fairy.dbapi_connection
-        cur = connection.cursor()
-        try:
-            yield cur
-        except BaseException:
-            cur.close()
-            connection.close()  # possibly broken: not given back
-            raise
-        cur.close()
-        self._idle.put(connection)
-
-    def close(self) -> None:
-        while True:
-            try:
-                self._idle.get_nowait().close()
-            except queue.Empty:
-                return
 
 
 class Service:
@@ -276,9 +242,12 @@ class Service:
         :class:`QueryFailed`."""
         return self.answer(plan, ledger_id)[0]
 
-    def answer(self, plan: Plan, ledger_id: int) -> tuple[Any, dict[str, Any]]:
+    def answer(
+        self, plan: Plan, ledger_id: int, noisy_out: list[Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         """(the released value, what the answer states besides: its ``accuracy`` from the noise law, and the
-        ``keys`` a partition selection released) — :meth:`release`, with those."""
+        ``keys`` a partition selection released) — :meth:`release`, with those. ``noisy_out`` receives the noisy
+        components (those of the released keys), from which a SQL answer states intervals at other levels."""
         try:
             noisy: list[Any] | None = None
             if plan.quantile is not None:
@@ -288,7 +257,7 @@ class Service:
                     raise ArithmeticError("non-finite release")
                 return chosen, {} if plan.accuracy is None else {"accuracy": plan.accuracy([])}
             if plan.selection is not None:
-                return self._selected(plan)
+                return self._selected(plan, noisy_out)
             if plan.spec.engine == "dask" and plan.identity:  # noised on the workers (dask_engine)
                 values, found = self.dask.release_identity(plan)
                 noisy = [values]
@@ -300,6 +269,8 @@ class Service:
                 raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
             if noisy is None:
                 noisy = [release_blocks(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
+            if noisy_out is not None:
+                noisy_out.extend(noisy)
             value = plan.combine(noisy)
             value = value.tolist() if isinstance(value, np.ndarray) else float(value)
             if not is_finite(value):
@@ -320,7 +291,7 @@ class Service:
             *values, found = cur.fetchone()
             return plan.split([float(v) for v in values]), int(found)
 
-    def _selected(self, plan: Plan) -> tuple[Any, dict[str, Any]]:
+    def _selected(self, plan: Plan, noisy_out: list[Any] | None) -> tuple[Any, dict[str, Any]]:
         """A group-by over undeclared keys: noisy cells of every stored key, released where the noisy count
         reaches the threshold (:class:`~.vectors.PartitionSelection`)."""
         selection = plan.selection
@@ -335,6 +306,8 @@ class Service:
         counts = next(v for c, v in zip(plan.components, noisy, strict=True) if c.name == "count")
         keep = selection.keep(counts)
         noisy = [v[keep] for v in noisy]
+        if noisy_out is not None:
+            noisy_out.extend(noisy)
         value = np.asarray(plan.combine(noisy), dtype=float)
         if not is_finite(value.tolist()):
             raise ArithmeticError("non-finite release")

@@ -20,9 +20,10 @@ So a step construct on a column that has a floor is **refused before any charge*
 budget views say so. A querier given a floor of its own (``fisher_floor`` when it was added) keeps it: step
 answers on a floored column are refused to that querier even where the column allows them.
 
-The constructs, found from the query's structure (:func:`step_constructs`): every ``where`` condition (any
-operator), every ``group by`` key column, and the column arguments of every kind not in :data:`DIFFERENTIABLE_KINDS`
-(``histogram``, ``quantile``, and any kind added later until it is declared differentiable here).
+The constructs, found from the query's structure (:func:`step_constructs`): every test of its ``where`` (any
+operator, ``IN``, ``IS NULL``, ``LIKE``, however ``NOT``, ``AND`` and ``OR`` join them), every ``group by`` key
+column, and the column arguments of every kind not in :data:`DIFFERENTIABLE_KINDS` (``histogram``, ``quantile``,
+and any kind added later until it is declared differentiable here).
 
 >>> from privnoise.server.querylang import parse_query
 >>> step_constructs(parse_query("count() where hid = 7 and kwh >= 3"))
@@ -35,6 +36,8 @@ operator), every ``group by`` key column, and the column arguments of every kind
 
 from __future__ import annotations
 
+from ..core.conditions import Condition
+from ..core.predicates import InList, IsNull, Like, atoms_of
 from .config import STEP_QUERIES, ColumnSpec, DatasetSpec
 from .querylang import QueryError, QuerySpec
 
@@ -69,15 +72,23 @@ class StepQueryRefused(QueryError):
 
 def step_constructs(query: QuerySpec) -> tuple[tuple[str, str], ...]:
     """The (column, construct) pairs of ``query`` that are step functions of a record's value of the column."""
-    out: list[tuple[str, str]] = [
-        (c.column, f"a `where` condition on it ({c.column} {c.op} …)") for c in query.where
-    ]
+    out: list[tuple[str, str]] = [(a.column, f"a `where` condition on it ({_test(a)} …)") for a in atoms_of(query.where)]
     out.extend((column, "a `group by` key on it") for column in query.key_columns())  # each key column
     if query.kind not in DIFFERENTIABLE_KINDS:
         what = _KIND_STEPS.get(query.kind, f"{query.kind} of it (not a differentiable function of it)")
         arguments = [query.column, query.weights, *(c for c, _ in query.coefficients)]
         out.extend((c, what) for c in dict.fromkeys(arguments) if c is not None)
     return tuple(out)
+
+
+def _test(atom: Condition | InList | IsNull | Like) -> str:
+    """A test's column and operator: ``kwh >=``, ``region in``, ``region is null``, ``region like``."""
+    if isinstance(atom, Condition):
+        return f"{atom.column} {atom.op}"
+    negated = "not " if atom.negated else ""
+    if isinstance(atom, IsNull):
+        return f"{atom.column} is {negated}null"
+    return f"{atom.column} {negated}{'in' if isinstance(atom, InList) else 'like'}"
 
 
 def _reason(column: str, what: str) -> str:

@@ -90,6 +90,7 @@ def parse_statement(text: Any, *, dialect: str | None = None) -> Statement:
         raise SqlError(f"a statement holds at most {MAX_LENGTH} characters; got {len(text)}")
     if dialect is not None and not isinstance(dialect, str):
         raise SqlError(f"`dialect` is a dialect name such as {', '.join(DIALECTS)}; got {dialect!r}")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # one line break, as editors count lines
     blanked, options = read_options(text)
     try:
         trees = [t for t in sqlglot.parse(blanked, read=dialect) if t is not None]

@@ -337,3 +337,31 @@ def test_keys_never_reach_the_logs(tmp_path: Path) -> None:
     assert "POST /console/sign-in" in written  # the access log is on
     for key in (*keys.values(), new_key.group(1)):
         assert key not in written and key.split("_", 2)[2] not in written
+
+
+def test_the_text_box_takes_a_sql_statement(console: Console) -> None:
+    """Text starting with SELECT is sent as ``{"sql": ...}``: one row per group with intervals, the rows as CSV, and
+    a refusal with its position shown on the form."""
+    sql = "SELECT region, COUNT(*) AS n, AVG(kwh) AS m FROM meters WHERE region IN ('north', 'south') GROUP BY region"
+    with console.client() as client:
+        console.sign_in(client, "alice")
+        ok = console.post(client, "/console/query", {"mode": "text", "query": sql}, "/console/query")
+        assert ok.status_code == 303, ok.text
+        page = client.get(ok.headers["location"])
+        assert page.status_code == 200 and 'data-field="rows"' in page.text
+        assert page.text.count('data-output="') == 3 and "north" in page.text and "interval" in page.text
+        exported = client.get(ok.headers["location"] + ".csv")
+        rows = list(csv.DictReader(io.StringIO(exported.text)))
+        assert [r["region"] for r in rows] == ["north", "south", "east", "west"]
+        assert set(rows[0]) == {"region", "n", "n_low", "n_high", "m", "m_low", "m_high"}
+        history = client.get("/console/history")
+        assert history.status_code == 200 and "SELECT region" in history.text
+        grouped = console.post(client, "/console/query", {"mode": "text", "query": "count() from meters group by "
+                                                          "region"}, "/console/query")
+        values = list(csv.reader(io.StringIO(client.get(grouped.headers["location"] + ".csv").text)))
+        assert values[0] == ["index", "noisy value"] and len(values) == 5  # the answer's CSV, not its page
+        refused = console.post(client, "/console/query", {"mode": "text", "query": "select kwh from meters"},
+                               "/console/query")
+        assert refused.status_code == 422 and "row-level" in refused.text and "(line 1, column 8)" in refused.text
+        ledger = client.get("/v1/admin/ledger", headers=_bearer(console, "admin")).json()["ledger"]
+        assert sorted(r["epsilon"] for r in ledger if r["status"] == "charged") == ["1/10", "1/20", "1/20"]

@@ -1,6 +1,7 @@
 """The querier's pages (their own key): compose a query, read the answer, keep a history of answers.
 
-A query composed by the form (:mod:`.queryform`) or written as text is sent down the API's own path,
+A query composed by the form (:mod:`.queryform`) or written as text — in the query language, or a SQL statement
+when the text starts with ``SELECT`` (sent as ``{"sql": ...}``) — is sent down the API's own path,
 :func:`privnoise.server.answers.answer_query`, with the querier's identity: validated and planned without reading
 data, charged durably, then released; refusals (429), malformed queries (422), failures after the charge (the
 generic ``{"error": "query failed"}``) and unrecorded charges (503) come back with the API's status and body, which
@@ -33,6 +34,8 @@ __all__ = ["router"]
 router = APIRouter(prefix=PREFIX, include_in_schema=False)
 #: Keys of an answer that the answer page shows in their own places; any other key is shown as it comes.
 SHOWN = ("dataset", "query", "value", "guarantee", "charged", "remaining", "ledger_id")
+#: Keys of a SQL statement's answer shown in its table (besides those of SHOWN).
+TABLE = ("columns", "intervals", "level", "statement", "key_columns")
 _PREVIEW = 20
 
 
@@ -103,7 +106,7 @@ async def ask(request: Request) -> Response:
     values = {k: v for k, v in form.items() if k != "csrf"}
     if form.get("mode") == "text":
         text = form.get("query", "").strip()
-        request_body: dict[str, Any] = {"query": text}
+        request_body: dict[str, Any] = {"sql": text} if is_sql(text) else {"query": text}
     else:
         spec = console.config.datasets.get(form.get("dataset", ""))
         if spec is None:
@@ -122,6 +125,30 @@ async def ask(request: Request) -> Response:
         return _form_page(request, session, status=status, values=values, outcome=outcome, text=text)
     await to_thread.run_sync(_store_answer, console.engine, session.who["id"], text, outcome)
     return RedirectResponse(f"{PREFIX}/answers/{outcome['ledger_id']}", status_code=303)
+
+
+def is_sql(text: str) -> bool:
+    """Whether a query's text is a SQL statement: it starts with ``SELECT`` (in any case)."""
+    return text[:6].upper() == "SELECT" and (len(text) == 6 or not (text[6].isalnum() or text[6] == "_"))
+
+
+def _table(payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The rows of a SQL statement's answer — ``{"columns": [(name, has an interval)], "rows": [[(value, low,
+    high)]], "level"}`` — or None for another answer."""
+    columns, intervals = payload.get("columns"), payload.get("intervals")
+    if not isinstance(columns, dict) or not isinstance(intervals, dict):
+        return None
+    names = list(columns)
+    count = len(columns[names[0]]) if names else 0
+    rows = []
+    for i in range(count):
+        row = []
+        for name in names:
+            span = intervals.get(name)
+            low, high = (span["low"][i], span["high"][i]) if isinstance(span, dict) else (None, None)
+            row.append((columns[name][i], low, high))
+        rows.append(row)
+    return {"columns": [(n, n in intervals) for n in names], "rows": rows, "level": payload.get("level")}
 
 
 def _answer(console: Any, querier_id: int, ledger_id: str) -> tuple[str, dict[str, Any], str] | None:
@@ -150,6 +177,38 @@ def _own_answer(request: Request, ledger_id: str) -> Response | tuple[str, dict[
     return found
 
 
+# before the answer's page: its path would take "<id>.csv" for an id
+@router.get("/answers/{ledger_id}.csv")
+def answer_csv(request: Request, ledger_id: str) -> Response:
+    found = _own_answer(request, ledger_id)
+    if isinstance(found, Response):
+        return found
+    value = found[1].get("value")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    cells = _cells(found[1]) if "key_columns" in found[1] else None  # several key columns: one CSV column each
+    table = _table(found[1])
+    if table is not None:  # a SQL statement's rows: each output, and its interval's ends
+        writer.writerow([h for name, spanned in table["columns"] for h in
+                         ((name, f"{name}_low", f"{name}_high") if spanned else (name,))])
+        for row in table["rows"]:
+            writer.writerow([x for (v, lo, hi), (_, spanned) in zip(row, table["columns"], strict=True)
+                             for x in ((v, lo, hi) if spanned else (v,))])
+    elif cells is not None:
+        writer.writerow(("index", *cells["columns"], "noisy value"))
+        for i, (key, v) in enumerate(cells["rows"]):
+            writer.writerow((i, *key, repr(v)))
+    else:
+        writer.writerow(("index", "noisy value"))
+        for i, v in enumerate(value if isinstance(value, list) else [value]):
+            writer.writerow((i, repr(v)))
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": f'attachment; filename="answer-{int(ledger_id)}.csv"'},
+    )
+
+
 @router.get("/answers/{ledger_id}")
 def answer(request: Request, ledger_id: str) -> Response:
     found = _own_answer(request, ledger_id)
@@ -158,7 +217,8 @@ def answer(request: Request, ledger_id: str) -> Response:
     text, payload, created = found
     value = payload.get("value")
     cells = _cells(payload)
-    hidden = SHOWN if cells is None else (*SHOWN, "keys", "key_columns")
+    table = _table(payload)
+    hidden = (*SHOWN, *TABLE) if table is not None else SHOWN if cells is None else (*SHOWN, "keys", "key_columns")
     return page(
         request,
         "answer.html",
@@ -167,6 +227,7 @@ def answer(request: Request, ledger_id: str) -> Response:
         created=created,
         values=value if isinstance(value, list) else None,
         cells=cells,
+        table=table,
         preview=_PREVIEW,
         extra={k: v for k, v in payload.items() if k not in hidden},
     )
@@ -182,30 +243,6 @@ def _cells(payload: dict[str, Any]) -> dict[str, Any] | None:
     columns = payload.get("key_columns") or [query.get("group_by") or query.get("column") or "key"]
     rows = [(key if isinstance(key, list) else [key], v) for key, v in zip(keys, value, strict=True)]
     return {"columns": [str(c) for c in columns], "rows": rows}
-
-
-@router.get("/answers/{ledger_id}.csv")
-def answer_csv(request: Request, ledger_id: str) -> Response:
-    found = _own_answer(request, ledger_id)
-    if isinstance(found, Response):
-        return found
-    value = found[1].get("value")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    cells = _cells(found[1]) if "key_columns" in found[1] else None  # several key columns: one CSV column each
-    if cells is not None:
-        writer.writerow(("index", *cells["columns"], "noisy value"))
-        for i, (key, v) in enumerate(cells["rows"]):
-            writer.writerow((i, *key, repr(v)))
-    else:
-        writer.writerow(("index", "noisy value"))
-        for i, v in enumerate(value if isinstance(value, list) else [value]):
-            writer.writerow((i, repr(v)))
-    return Response(
-        buffer.getvalue(),
-        media_type="text/csv; charset=utf-8",
-        headers={"content-disposition": f'attachment; filename="answer-{int(ledger_id)}.csv"'},
-    )
 
 
 _HISTORY_ORDER = {
@@ -247,7 +284,7 @@ def history(request: Request) -> Response:
                 "id": row.ledger_id,
                 "text": row.text,
                 "created": row.created_at.isoformat(timespec="seconds"),
-                "value": payload.get("value"),
+                "value": payload.get("value", payload.get("columns")),
                 "charged": payload.get("charged"),
                 "dataset": payload.get("dataset"),
             }

@@ -137,7 +137,9 @@ def describe_query(query: dict[str, Any]) -> str:
     where = query.get("where") or []
     if where:
         text += " where " + " and ".join(
-            f"{c['column']} {c['op']} {c['value']!r}"
+            c  # a compound predicate, as its SQL text
+            if isinstance(c, str)
+            else f"{c['column']} {c['op']} {c['value']!r}"
             if isinstance(c["value"], str)
             else f"{c['column']} {c['op']} {c['value']:g}"
             for c in where

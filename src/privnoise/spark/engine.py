@@ -1,0 +1,64 @@
+"""The Spark engine (:mod:`privnoise.engines`): sessions over Spark DataFrames aggregate on their Spark cluster.
+
+Registered in privnoise's ``pyproject.toml`` under the top-level package of Spark's data types::
+
+    [project.entry-points."privnoise.engines"]
+    pyspark = "privnoise.spark.engine:SPARK"
+
+``pn.Session(frame, ...)`` over a Spark DataFrame (classic or Spark Connect) gets a
+:class:`~privnoise.spark.SparkBackend`. ``pn.release`` of Spark data is refused: a record-level release needs the
+records in a known order, which a Spark DataFrame does not have, and the aggregates are a session's queries.
+
+>>> SPARK.name, SPARK.accepts([1.0, 2.0])
+('spark', False)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..exceptions import InvalidParameterError
+
+__all__ = ["SPARK", "SparkEngine"]
+
+
+def _spark_type(data: Any) -> str | None:
+    """"DataFrame" or "Column" for Spark's (classic or Connect) DataFrames and columns, else None."""
+    module, name = type(data).__module__, type(data).__name__
+    if module.startswith("pyspark.sql") and name in ("DataFrame", "Column"):
+        return name
+    return None
+
+
+@dataclass(frozen=True)
+class SparkEngine:
+    """Sessions over Spark DataFrames (:class:`~privnoise.spark.SparkBackend`); releases refused (module
+    docstring)."""
+
+    name: str = "spark"
+
+    def accepts(self, data: Any) -> bool:
+        return _spark_type(data) is not None
+
+    def backend(self, data: Any) -> Any:
+        if _spark_type(data) != "DataFrame":
+            raise InvalidParameterError(
+                "`data` of `Session` must be a Spark DataFrame (a column is not data: "
+                "pass the DataFrame and name the column in the query)."
+            )
+        from .backend import SparkBackend
+
+        return SparkBackend(data)
+
+    def release(self, data: Any, query: Any, mechanism: Any, **options: Any) -> Any:
+        raise InvalidParameterError(
+            "`release` of Spark data is not supported: a record-level release needs the records in a known order, "
+            "which a Spark DataFrame does not have. Aggregate on Spark with pn.Session(frame, ...) — count, sum, "
+            "mean, variance, histogram, quantile, group_by — or bring the column into memory "
+            "(frame.select(column).toPandas()) for pn.release."
+        )
+
+
+#: The registered instance (``privnoise.engines`` entry point ``pyspark``).
+SPARK = SparkEngine()
