@@ -158,3 +158,10 @@ def test_a_statement_whose_selection_keeps_no_group_answers_no_row() -> None:
     answer = s.sql("SELECT species, COUNT(*) AS n, AVG(mass) AS m FROM t GROUP BY species", epsilon=0.05,
                    bounds={"mass": (2500, 6500)})
     assert answer.rows() == [] and list(answer.to_frame().columns)[:2] == ["species", "n"]
+
+
+def test_a_group_by_that_selects_no_key_says_so() -> None:
+    s = pn.Session(_data(units=30), privacy_unit="id", max_contributions=3, epsilon=1.0, delta=1e-6, rng=8)
+    none = s.group_by("species").mean("mass", bounds=(2500, 6500), epsilon=0.05)
+    assert none.keys == [] and re.match(r"group mean: no key selected \(no noisy count reached the threshold \d+\);",
+                                         none.summary())

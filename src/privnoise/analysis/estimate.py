@@ -216,6 +216,9 @@ class Estimate:
                 return f"{what}: {cells} ({level:.0%} rank accuracy); {tail}"
             return f"{what}: {_text(self.value)}; {level:.0%} rank accuracy ±{_text(radius)} rows; {tail}"
         low, high = self.confidence_interval(level)
+        if self.keys == [] and self.query.get("keys") == "selected":
+            return (f"{what}: no key selected (no noisy count reached the threshold "
+                    f"{self.query.get('threshold')}); {tail}")
         if self.keys is not None and np.ndim(self.value):
             cells = ", ".join(f"{key}: {text}" for key, text in self.cells(level))
             return f"{what}: {{{cells}}} ({level:.0%} intervals); {tail}"
