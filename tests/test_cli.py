@@ -374,6 +374,27 @@ def test_demo_runs_the_server_end_to_end_and_writes_csv_plot_and_summary(tmp_pat
     assert all(key.startswith("pn_") and key not in flat for key in keys.values())
 
 
+def test_demo_counts_print_as_integers() -> None:
+    from privnoise._cli.demo_command import answer_text
+
+    assert answer_text("count() where region = 'north'", 55.59) == "56"
+    assert answer_text("count()", -3.2) == "0"
+    assert answer_text("mean(kwh)", 12.6712) == "12.67" and answer_text("identity(kwh)", [1.234, 2.0]).startswith("2")
+
+
+def test_demo_says_its_units_and_names_its_real_port(tmp_path) -> None:
+    pytest.importorskip("fastapi")
+    result = ok("demo", "--output", str(tmp_path), "--households", "8", "--port", "8765")
+    flat = result.stdout.replace("\n", " ")
+    assert "mean daily consumption, in kWh/day" in flat and "now in kWh per half hour" in flat
+    assert "console:  http://127.0.0.1:8765/console/" in flat and ":8000/" not in flat
+    assert tomllib.loads((tmp_path / "owner.toml").read_text(encoding="utf-8"))["server"]["port"] == 8765
+    summary = json.loads((tmp_path / "demo.json").read_text(encoding="utf-8"))
+    assert summary["console"]["url"] == "http://127.0.0.1:8765/console/"
+    assert [r["query"] for r in summary["household_level_releases"]["releases"]][-2:] == ["clamped_count(kwh)",
+                                                                                          "remaining()"]
+
+
 def test_demo_can_run_twice_in_the_same_directory(tmp_path):
     pytest.importorskip("fastapi")
     ok("demo", "--output", str(tmp_path), "--households", "8")

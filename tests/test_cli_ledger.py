@@ -182,7 +182,14 @@ def test_budget_set_on_a_new_dataset_sets_its_first_total(meters: Path):
     result = runner.invoke(app, ["budget", "set", "--dataset", "households", "--total-epsilon", "1/3"])
     assert result.exit_code == 0, result.output
     assert _release(meters, "--epsilon", "0.3", "--dataset", "households").exit_code == 0
-    _one_error_line(_release(meters, "--epsilon", "0.1", "--dataset", "households"), "remaining ε = 1/30")
+    # budgets print as decimals; `privnoise --exact` prints the exact rationals
+    _one_error_line(_release(meters, "--epsilon", "0.1", "--dataset", "households"), "remaining ε = 0.0333333")
+    exact = runner.invoke(app, ["--exact", "release", str(meters), *MEAN, "--epsilon", "0.1", "--dataset",
+                                "households"])
+    _one_error_line(exact, "total ε = 1/3", "remaining ε = 1/30")
+    shown = runner.invoke(app, ["budget", "--dataset", "households"]).stdout
+    assert "total      ε = 0.333333" in shown and "1/3" not in shown
+    assert "total      ε = 1/3" in runner.invoke(app, ["--exact", "budget", "--dataset", "households"]).stdout
 
 
 # -- identity ---------------------------------------------------------------------------------------------------

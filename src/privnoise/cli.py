@@ -71,13 +71,16 @@ def _root(
     quiet: Annotated[
         int, typer.Option("--quiet", "-q", count=True, help="Fewer messages on stderr (-qq: errors only).")
     ] = 0,
+    exact: Annotated[
+        bool, typer.Option("--exact", help="Budgets as exact rationals (1/3) instead of decimals (0.333333).")
+    ] = False,
 ) -> None:
     """privnoise: optimal privacy-preserving additive noise (Farokhi & Sandberg and four more papers).
 
     Results go to stdout, messages and logs to stderr. Errors print one line and exit with status 2.
     """
     verbosity = max(-2, min(2, verbose - quiet))
-    ctx.obj = {"verbosity": verbosity}
+    ctx.obj = {"verbosity": verbosity, "exact": exact}
     logs.configure(verbosity)
 
 

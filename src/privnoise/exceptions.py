@@ -11,6 +11,8 @@ exception it refines, so ``except ValueError`` keeps working in code that does n
     ├── SolverError (RuntimeError)           a numerical solver did not converge or is not available
     └── MissingExtraError (ImportError)      an optional dependency is not installed; names the pip extra
 
+    ContributionCapWarning (UserWarning)     a privacy unit is declared without a cap on its rows: one row each
+
 Messages name the parameter, its owner, the rule and the value, for example
 "`sigma` of `Gaussian` must be > 0; got -1.0."
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 __all__ = [
     "BudgetExceededError",
     "CalibrationError",
+    "ContributionCapWarning",
     "DimensionError",
     "InvalidParameterError",
     "MissingExtraError",
@@ -54,3 +57,7 @@ class SolverError(PrivnoiseError, RuntimeError):
 
 class MissingExtraError(PrivnoiseError, ImportError):
     """A feature needs an optional dependency that is not installed; the message names the extra to install."""
+
+
+class ContributionCapWarning(UserWarning):
+    """A session declares a privacy unit without ``max_contributions``: at most one row of each unit is used."""

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import privnoise as pn
+import privnoise.analysis.distributions as distributions_module
 import privnoise.analysis.quantiles as quantiles_module
-import privnoise.analysis.session as session_module
 from privnoise.dp.families import FAMILIES
 from tests.analysis import _brute as brute
 
@@ -89,7 +89,7 @@ def test_quantile_levels_split_the_budget(monkeypatch, family, levels, k):
 @pytest.mark.parametrize("method", ["exponential", "laplace"])
 @pytest.mark.parametrize(("picks", "k"), [(1, 1), (3, 2)])
 def test_top_k_picks_split_the_budget(monkeypatch, family, method, picks, k):
-    recorder = _Recorder(monkeypatch, session_module, "report_noisy_max")
+    recorder = _Recorder(monkeypatch, distributions_module, "report_noisy_max")
     data = _data()
     accountant = "approximate" if family == "laplace" else "zcdp"
     s = pn.Session(data, privacy_unit="household", max_contributions=k, epsilon=20.0, delta=1e-5,

@@ -50,7 +50,8 @@ def test_every_kind_carries_its_keys_and_key_columns(kind: str) -> None:
     assert list(est.to_frame().columns[:2]) == ["region", "tariff"]
     one = _session().group_by("region", keys=REGIONS)
     single = one.count(epsilon=1.0) if kind == "count" else getattr(one, kind)("kwh", bounds=(0.0, 5.0), epsilon=1.0)
-    assert single.keys == list(REGIONS) and single.key_columns is None
+    assert single.keys == list(REGIONS) and single.key_columns == ("region",)  # keys stay plain values
+    assert list(single.to_frame().columns[:2]) == ["region", "value"]
 
 
 def test_counts_are_clamped_at_zero_only_where_the_noisy_count_was_negative() -> None:

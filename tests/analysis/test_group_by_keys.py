@@ -87,7 +87,7 @@ def test_one_key_stays_a_plain_key() -> None:
     one = s.group_by("species", keys=["Gentoo", "Adelie"]).count(epsilon=1e9)
     listed = s.group_by(["species"], keys={"species": ["Gentoo", "Adelie"]}).count(epsilon=1e9)
     assert one.keys == listed.keys == ["Gentoo", "Adelie"]  # declared order, as before
-    assert list(one.to_frame().columns) == ["key", "value", "low", "high"] and one.query["key"] == "species"
+    assert list(one.to_frame().columns) == ["species", "value", "low", "high"] and one.query["key"] == "species"
 
 
 def test_filters_and_tuples_together() -> None:

@@ -20,8 +20,8 @@ import pytest
 from scipy import stats
 
 import privnoise as pn
+import privnoise.analysis.distributions as distributions_module
 import privnoise.analysis.quantiles as quantiles_module
-import privnoise.analysis.session as session_module
 from privnoise.analysis.accuracy import NoiseLaw
 from privnoise.analysis.plans import Bounds, variance_estimate, vector_interval
 from privnoise.dp.families import FAMILIES
@@ -81,7 +81,7 @@ def test_rdp_session_composes_top_k_picks_by_their_zcdp(monkeypatch, method, pic
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting import rdp
 
-    recorder = _Recorder(monkeypatch, session_module, "report_noisy_max")
+    recorder = _Recorder(monkeypatch, distributions_module, "report_noisy_max")
     s = pn.Session(_data(), privacy_unit="household", max_contributions=k, epsilon=20.0, delta=1e-6,
                    accountant="rdp", rng=12)
     s.top_k("region", candidates=CATS, k=picks, method=method, rho=0.2)
@@ -100,7 +100,7 @@ def test_pld_session_composes_selections_as_pure_pairs(monkeypatch):
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     quantile_calls = _Recorder(monkeypatch, quantiles_module, "exponential_mechanism")
-    top_calls = _Recorder(monkeypatch, session_module, "report_noisy_max")
+    top_calls = _Recorder(monkeypatch, distributions_module, "report_noisy_max")
     data = _data(rows=2)
     s = pn.Session(data, privacy_unit="household", max_contributions=2, epsilon=20.0, delta=1e-5,
                    accountant="pld", rng=13)
@@ -331,7 +331,7 @@ def test_vector_intervals_are_the_noise_quantile_cut_to_the_possible_range(famil
 @pytest.mark.parametrize("query", ["sum", "group sum"])
 def test_sums_of_non_positive_values_have_intervals_at_most_zero(query):
     data = {"unit": np.arange(6), "g": np.array(["a", "b"] * 3), "x": np.array([-1.0, -2.0, -1.5, -1.0, -3.0, -1.0])}
-    s = pn.Session(data, privacy_unit="unit", epsilon=100.0, rng=21)
+    s = pn.Session(data, privacy_unit="unit", max_contributions=1, epsilon=100.0, rng=21)
     for _ in range(20):
         if query == "sum":
             release = s.sum("x", bounds=(-4, -1), epsilon=0.5)

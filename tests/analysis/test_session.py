@@ -296,7 +296,8 @@ def test_sums_and_means_report_the_fisher_information_of_a_row():
     assert total.fisher_information == pytest.approx(1.0 / b**2)  # Laplace location information
     mean = s.mean("kwh", bounds=(0, 4), epsilon=1.0)
     assert mean.fisher_information == pytest.approx(1.0 / (2.0 / 0.5) ** 2)
-    assert mean.as_dict()["row_error_floor"] == pytest.approx(16.0)
+    assert mean.as_dict(fisher=True)["row_error_floor"] == pytest.approx(16.0)
+    assert "row_error_floor" not in mean.as_dict()  # a DP answer states it only when asked
     assert s.count(epsilon=1.0).fisher_information is None  # a count does not depend on any value
     z = pn.Session(_meters(), epsilon=3.0, delta=1e-6, accountant="zcdp", rng=13)
     sigma = z.sum("kwh", bounds=(0, 4), rho=0.02).noise[0]["sigma"]

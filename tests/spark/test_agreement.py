@@ -229,6 +229,6 @@ def test_a_key_of_one_unit_is_selected_by_neither_path(spark) -> None:
     frame = spark.createDataFrame([(str(k), int(u)) for k, u in zip(keys, units, strict=True)],
                                   "key string, household long")
     for data in (frame, {"key": keys, "household": units}):
-        selected = [pn.Session(data, privacy_unit="household", epsilon=1.0, delta=1e-6, rng=seed)
+        selected = [pn.Session(data, privacy_unit="household", max_contributions=1, epsilon=1.0, delta=1e-6, rng=seed)
                     .group_by("key").count(epsilon=1.0).keys for seed in range(3)]
         assert all(found == ["common", "usual"] for found in selected)

@@ -107,7 +107,7 @@ def test_group_by_without_keys_selects_them_once_and_states_delta() -> None:
 
 def test_options_in_the_statement_set_the_budget_but_never_the_unit() -> None:
     frame = _census()
-    s = pn.Session(frame, privacy_unit="person", epsilon=2, rng=1)
+    s = pn.Session(frame, privacy_unit="person", max_contributions=1, epsilon=2, rng=1)
     answer = s.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, privacy_unit_column = person) COUNT(*) "
                    "FROM census", dialect="bigquery")
     assert answer.guarantee["epsilon"] == 0.5

@@ -8,10 +8,12 @@
    (:class:`privnoise.client.Client`) until the budgets are exhausted and the server refuses; every answer is
    printed with its guarantee and the remaining budget. The server then stops.
 4. Household-level releases in the library (:mod:`privnoise._cli.demo_analyst`): a :class:`privnoise.Session`
-   over the half-hourly readings with the household as privacy unit (at most 48 × days readings each).
+   over the half-hourly readings (kWh per half hour, not the server's kWh/day) with the household as privacy unit
+   (at most 48 × days readings each).
 5. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
 6. The keys (admin and analyst) go to ``keys.toml`` (readable by its owner only), never to the output: with
-   ``privnoise serve --config owner.toml`` the web console at :data:`CONSOLE_URL` shows all of it to the owner.
+   ``privnoise serve --config owner.toml`` the web console at the configuration's address (:func:`console_url`;
+   ``--port`` of the demo sets its port) shows all of it to the owner.
 
 The noise is drawn from the cryptographically strong default generator; only the synthetic data are seeded.
 """
@@ -34,14 +36,14 @@ from ..fisher import fisher_guarantee, optimal_noise
 from ..mechanisms import Laplace, Mechanism
 from ..queries import Query
 from ..sample_data import DAILY_KWH_BOUNDS, SmartMeterData, smart_meter_data
-from .demo_analyst import BUDGET, household_releases
+from .demo_analyst import BUDGET, READING_BOUNDS, household_releases
 
-__all__ = ["DemoItem", "DemoResult", "run_demo"]
+__all__ = ["DemoItem", "DemoResult", "console_url", "run_demo"]
 
 DAYS = 7
 MEAN_SUPPORT = (-0.2, 0.2)
-#: Where ``privnoise serve --config owner.toml`` serves the web console (the configuration's default port).
-CONSOLE_URL = "http://127.0.0.1:8000/console/"
+#: The port ``privnoise serve --config owner.toml`` serves the demo on unless ``--port`` says otherwise.
+DEFAULT_PORT = 8000
 
 
 OWNER_TOML = """\
@@ -123,6 +125,7 @@ class DemoResult:
     url: str
     keys: Path
     household: list[dict[str, Any]] = field(default_factory=list)
+    console: str = ""  # where ``privnoise serve --config owner.toml`` serves the console
 
 
 def _mechanism(query: Query, **goal: Any) -> Mechanism:
@@ -181,8 +184,15 @@ def _write_keys(path: Path, keys: dict[str, str]) -> Path:
     return path
 
 
-def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoItem], Path, str]:
-    """Owner set-up, in-process server, the analyst's queries until the budget is exhausted."""
+def console_url(config: Any) -> str:
+    """The address of the web console that ``privnoise serve --config`` serves for ``config`` (its host and port)."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"http://{host}:{config.port}/console/"
+
+
+def run_server_session(output: Path, data: SmartMeterData, *, port: int = DEFAULT_PORT) -> tuple[list[DemoItem], Path, str, str]:
+    """Owner set-up, in-process server, the analyst's queries until the budget is exhausted; the items, the
+    configuration, the in-process server's URL and the console's address when served with ``privnoise serve``."""
     from ..client import BudgetRefused, Client
     from ..server import store
     from ..server.app import create_app
@@ -190,7 +200,7 @@ def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoIte
 
     _write_households(data, output / "households.csv")
     config_path = output / "owner.toml"
-    config_path.write_text(OWNER_TOML, encoding="utf-8")
+    config_path.write_text(OWNER_TOML.replace("[server]\n", f"[server]\nport = {port}\n", 1), encoding="utf-8")
     for suffix in ("", "-wal", "-shm"):
         (output / f"privnoise.db{suffix}").unlink(missing_ok=True)
     config = load_config(config_path)
@@ -210,7 +220,7 @@ def run_server_session(output: Path, data: SmartMeterData) -> tuple[list[DemoIte
                     items.append(DemoItem(text, None, str(exc.body.get("error", "refused"))))
     finally:
         engine.dispose()
-    return items, config_path, url
+    return items, config_path, url, console_url(config)
 
 
 def _curve(query: Query, mechanisms: Sequence[Mechanism]) -> tuple[np.ndarray, np.ndarray]:
@@ -285,15 +295,16 @@ def plot_tradeoff(path: Path, n: int) -> Path:
     return path
 
 
-def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoResult:
-    """Data, owner.toml, the server session, tradeoff.png and demo.json, all in ``output``."""
+def run_demo(output: Path, *, households: int = 500, seed: int = 2024, port: int = DEFAULT_PORT) -> DemoResult:
+    """Data, owner.toml (served on ``port`` by ``privnoise serve``), the server session, tradeoff.png and demo.json,
+    all in ``output``."""
     import json
 
     output.mkdir(parents=True, exist_ok=True)
     data = smart_meter_data(households, DAYS, rng=seed)
     csv_path = data.to_csv(output / "smart_meter.csv")
-    items, config_path, url = run_server_session(output, data)
-    household = household_releases(csv_path, days=data.days, bounds=data.bounds)
+    items, config_path, url, console = run_server_session(output, data, port=port)
+    household = household_releases(csv_path, days=data.days, bounds=READING_BOUNDS)
     figure = plot_tradeoff(output / "tradeoff.png", households)
     summary = {
         "privnoise_version": __version__,
@@ -304,16 +315,18 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
             "days": data.days,
             "readings": len(data),
             "seed": seed,
-            "reading_bounds_kwh": list(data.bounds),
+            "reading_bounds_kwh_per_half_hour": list(data.bounds),
+            "analyst_reading_bounds_kwh_per_half_hour": list(READING_BOUNDS),
             "daily_mean_bounds_kwh_per_day": list(DAILY_KWH_BOUNDS),
             "database": "mean daily consumption of each household (kWh/day), embedded SQLite",
         },
         "server": {"config": config_path.name, "url": url, "database": "privnoise.db"},
-        "console": {"url": CONSOLE_URL, "serve": f"privnoise serve --config {config_path}", "keys": "keys.toml"},
+        "console": {"url": console, "serve": f"privnoise serve --config {config_path}", "keys": "keys.toml"},
         "noise_rng": "cryptographically strong default (not seeded)",
         "releases": [item.as_dict() for item in items],
         "household_level_releases": {
             "privacy_unit": "household",
+            "unit_of_the_values": "kWh per half hour (the readings), not the kWh/day of the server's data",
             "max_contributions": 48 * data.days,
             "budget": {"epsilon": BUDGET[0], "delta": BUDGET[1]},
             "releases": household,
@@ -322,4 +335,4 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024) -> DemoRe
     }
     path = output / "demo.json"
     path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return DemoResult(data, items, csv_path, config_path, figure, path, url, output / "keys.toml", household)
+    return DemoResult(data, items, csv_path, config_path, figure, path, url, output / "keys.toml", household, console)

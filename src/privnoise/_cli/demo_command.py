@@ -5,14 +5,14 @@ and the files written.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from .errors import errors_exit_2
 from .options import stdout_console
 
-__all__ = ["demo"]
+__all__ = ["answer_text", "demo"]
 
 
 @errors_exit_2
@@ -22,6 +22,9 @@ def demo(
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Seed of the synthetic data (the noise is never seeded).")
     ] = 2024,
+    port: Annotated[
+        int, typer.Option("--port", min=1, max=65535, help="The port of owner.toml (privnoise serve serves on it).")
+    ] = 8000,
 ) -> None:
     """The query server end to end: sample data in embedded SQLite, an in-process server, an analyst's queries
     until the budget runs out, a trade-off plot and a JSON summary."""
@@ -31,11 +34,12 @@ def demo(
     from rich.markup import escape
     from rich.table import Table
 
-    from .demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, CONSOLE_URL, DAYS, run_demo
+    from .demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, DAYS, run_demo
+    from .demo_analyst import BUDGET, READING_BOUNDS
     from .server import guarantee_text, remaining_text
 
     out = stdout_console()
-    result = run_demo(output, households=households, seed=seed)
+    result = run_demo(output, households=households, seed=seed, port=port)
     out.print(
         f"[bold]privnoise demo[/bold]: {households} households × {DAYS} days of half-hourly smart-meter "
         f"readings ({len(result.data)} readings, synthetic, seed {seed})"
@@ -44,6 +48,7 @@ def demo(
         f"owner: {escape(str(result.config))} → embedded SQLite; server on {result.url} (in-process, stopped); "
         f"analyst budget ε = {ANALYST_EPSILON:g}, Fisher floor {ANALYST_FISHER_FLOOR:g} (kWh/day)²"
     )
+    out.print("[bold]The server holds each household's mean daily consumption, in kWh/day[/bold] (households.csv).")
     table = Table(
         title="The analyst's queries through the HTTP client (true values never shown)", title_justify="left"
     )
@@ -55,8 +60,7 @@ def demo(
         if item.answer is None:
             table.add_row(escape(item.query), "[red]refused[/red]", escape(item.refusal or ""), "")
             continue
-        value = item.answer["value"]
-        shown = f"{len(value)} values, first {value[0]:.2f}" if isinstance(value, list) else f"{value:.4g}"
+        shown = answer_text(item.query, item.answer["value"])
         table.add_row(
             escape(item.query),
             shown,
@@ -64,9 +68,12 @@ def demo(
             escape(remaining_text(item.answer["remaining"])),
         )
     out.print(table)
+    low, high = READING_BOUNDS
     out.print(
-        f"[bold]Household-level releases in the library[/bold] (pn.Session over the {len(result.data)} readings; "
-        f"privacy unit: household, at most {48 * DAYS} readings each; budget ε = 2, δ = 1e-6):"
+        f"[bold]Household-level releases in the library, now in kWh per half hour[/bold]: pn.Session over the "
+        f"{len(result.data)} half-hourly readings themselves (smart_meter.csv), not the daily means above; privacy "
+        f"unit: household, at most {48 * DAYS} readings each; declared bounds [{low:g}, {high:g}] kWh per half "
+        f"hour; budget ε = {BUDGET[0]:g}, δ = {BUDGET[1]:g}:"
     )
     for entry in result.household:
         out.print(f"  {escape(entry['query'])}: {escape(entry['summary'])}")
@@ -84,7 +91,21 @@ def demo(
     ):
         out.print(f"{label + ':':9} {escape(str(path))}")
     out.print(
-        f"console:  {CONSOLE_URL} — run [bold]privnoise serve --config {escape(str(result.config))}[/bold], "
+        f"console:  {result.console} — run [bold]privnoise serve --config {escape(str(result.config))}[/bold], "
         "open the URL and sign in with a key of the keys file (admin: the owner's pages; analyst: the querier's)"
     )
+
+
+def answer_text(query: str, value: Any) -> str:
+    """A server answer for the table: a count as the integer it counts (rounding is post-processing), a vector by
+    its size and first value, a number to four digits.
+
+    >>> answer_text("count() where region = 'north'", 55.59), answer_text("mean(kwh)", 12.6712)
+    ('56', '12.67')
+    """
+    if isinstance(value, list):
+        return f"{len(value)} values, first {value[0]:.2f}"
+    if query.startswith("count"):
+        return f"{max(round(value), 0):d}"
+    return f"{value:.4g}"
 

@@ -24,7 +24,8 @@ from typing import IO, Any
 from ..exceptions import PrivnoiseError
 from .errors import CliInputError
 
-__all__ = ["DATA_SUFFIXES", "bounded_lines", "data_file", "dp_table", "reading", "redact", "scan_text"]
+__all__ = ["DATA_SUFFIXES", "bounded_lines", "column_kinds", "columns_read", "data_file", "dp_table", "header", "reading",
+           "redact", "scan_text"]
 
 DATA_SUFFIXES = (".csv", ".tsv", ".txt", ".parquet", ".pq")
 
@@ -147,23 +148,18 @@ def scan_text(path: Path) -> None:
             pass
 
 
-def dp_table(
-    data: Path,
+def columns_read(
     *,
     query: str,
     column: str,
     unit: str | None,
     group_by: str | None,
     categories: bool,
-    missing: Any,
     conditions: tuple[Any, ...] = (),
-) -> Any:
-    """The columns a DP release of ``query`` reads, as one checked pyarrow Table (:func:`privnoise.io.tables.table`):
-    every value the session will use is read and checked here, before the ledger is charged. The columns of
+) -> tuple[list[str], list[str]]:
+    """(numeric, text): the columns a DP release of ``query`` reads, as numbers or as text. The columns of
     ``conditions`` (``--where``) are read as numbers where they are compared with a number, else as text."""
-    from ..io.tables import table
-
-    values_of_column = query in ("count", "sum", "mean", "variance", "quantile", "median") or (
+    values_of_column = query in ("count", "sum", "mean", "variance", "quantile", "median", "clamped-count") or (
         query == "histogram" and not categories
     )
     numeric = [column] if values_of_column else []
@@ -178,4 +174,36 @@ def dp_table(
         literal = atom.pattern if isinstance(atom, Like) else None if isinstance(atom, IsNull) else (
             atom.values[0] if isinstance(atom, InList) else atom.value)
         (numeric if isinstance(literal, float | int) else text).append(atom.column)
+    return numeric, text
+
+
+def dp_table(data: Path, *, missing: Any, **question: Any) -> Any:
+    """The columns a DP release reads (:func:`columns_read` of ``question``), as one checked pyarrow Table
+    (:func:`privnoise.io.tables.table`): every value the session will use is read and checked here, before the
+    ledger is charged."""
+    from ..io.tables import table
+
+    numeric, text = columns_read(**question)
     return table(data_file(data), numeric=numeric, text=text, missing=missing)
+
+
+def header(data: Path) -> list[str]:
+    """The names of the columns of a CSV or Parquet file, from its header or its schema: no value is read."""
+    from ..io.columnar import open_parquet
+    from ..io.csv_files import detect_delimiter, read_header
+
+    data_file(data)
+    if data.suffix.lower() in (".parquet", ".pq"):
+        return list(open_parquet(data).schema_arrow.names)
+    return read_header(data, detect_delimiter(data))
+
+
+def column_kinds(data: Path, numeric: list[str], text: list[str]) -> dict[str, str]:
+    """The kinds ("number" or "text") of the columns a query reads, each checked against the file's header
+    (no value is read: a dry run)."""
+    names = header(data)
+    for name in [*numeric, *text]:
+        if name not in names:
+            shown = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+            raise CliInputError(f"{data}: no column {name!r} ({shown}).")
+    return {**{name: "text" for name in text}, **{name: "number" for name in numeric}}

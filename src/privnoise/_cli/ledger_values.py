@@ -28,6 +28,7 @@ __all__ = [
     "Status",
     "admits",
     "amount",
+    "exact_amounts",
     "identify",
     "parse_total",
     "read_fraction",
@@ -46,21 +47,34 @@ class LedgerRefusal(BudgetExceededError):
     """A release would spend more than its dataset's total: nothing is charged and nothing is released."""
 
 
-def amount(value: Fraction | float | None) -> str:
-    """An exact amount as a short decimal when one is exact, else as a fraction with its approximate value
-    ("" for None).
+def amount(value: Fraction | float | None, *, exact: bool | None = None) -> str:
+    """An amount as a decimal of six significant digits ("" for None); with ``exact`` (default: the root option
+    ``privnoise --exact`` of the running command) as the exact rational, itself a short decimal when one is exact.
 
     Examples
     --------
     >>> amount(Fraction(1, 10)), amount(Fraction(1, 10**6)), amount(Fraction(1, 3)), amount(Fraction(2))
-    ('0.1', '1e-06', '1/3 (≈ 0.333333)', '2')
+    ('0.1', '1e-06', '0.333333', '2')
+    >>> amount(Fraction(1, 3), exact=True), amount(Fraction(1, 10), exact=True)
+    ('1/3', '0.1')
     """
     if value is None:
         return ""
     if isinstance(value, float):
         return "∞" if math.isinf(value) else f"{value:.6g}"
+    if not (exact_amounts() if exact is None else exact):
+        return f"{float(value):.6g}"
     text = f"{float(value):.15g}"
-    return text if Fraction(text) == value else f"{value} (≈ {float(value):.6g})"
+    return text if Fraction(text) == value else str(value)
+
+
+def exact_amounts() -> bool:
+    """Whether the running command was asked for exact rationals (``privnoise --exact ...``)."""
+    from .errors import current_context
+
+    ctx = current_context()
+    obj = ctx.find_root().obj if ctx is not None else None
+    return bool(obj.get("exact", False)) if isinstance(obj, dict) else False
 
 
 def parse_total(text: str | None, option: str) -> Fraction | None:

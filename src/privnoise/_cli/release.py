@@ -4,9 +4,11 @@
 
     privnoise release data.csv --column kwh --query mean --bounds 0,5 --support -0.01,0.01
     privnoise release data.csv --column kwh --query mean --bounds 0,5 --epsilon 1
+    privnoise release data.csv --column kwh --query mean --bounds 0,5 --epsilon 1 --dry-run
 
 A release with ``--epsilon`` is differentially private (:mod:`.analyst`); otherwise its noise is Fisher-optimal
-(:mod:`.fisher_release`). Every release is charged to the privacy ledger first (:mod:`.budget`).
+(:mod:`.fisher_release`). Every release is charged to the privacy ledger first (:mod:`.budget`); ``--dry-run``
+charges nothing and reads no value: the price and the expected accuracy from public information (:mod:`.dry_runs`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import logging
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -25,6 +27,8 @@ from .options import AsJson, Bounds, Budget, Support, Weight, print_json, stdout
 __all__ = ["ReleaseQuery", "release_command"]
 
 log = logging.getLogger("privnoise.cli")
+#: How ``privnoise release`` declares group keys (in messages).
+KEYS = "--keys A,B,..."
 
 
 class ReleaseQuery(StrEnum):
@@ -37,6 +41,7 @@ class ReleaseQuery(StrEnum):
     median = "median"
     top_k = "top-k"
     count_distinct = "count-distinct"
+    clamped_count = "clamped-count"
 
 
 def _engine(engine: str | None, scheduler: str | None, master: str | None,
@@ -84,8 +89,9 @@ def release_command(
     delta: Annotated[float, typer.Option("--delta", help="With --epsilon: the δ of the budget.")] = 0.0,
     unit: Annotated[str | None, typer.Option("--unit", help="With --epsilon: the privacy-unit column.")] = None,
     max_contributions: Annotated[
-        int, typer.Option("--max-contributions", min=1, help="With --epsilon: rows used per unit (at random).")
-    ] = 1,
+        int | None,
+        typer.Option("--max-contributions", min=1, help="With --epsilon: rows used per unit (at random; default 1)."),
+    ] = None,
     accountant: Annotated[
         str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")
     ] = None,
@@ -125,6 +131,14 @@ def release_command(
         str | None,
         typer.Option("--master", help="With --engine spark: local[N] (default local[2]), spark://HOST:PORT, k8s://..."),
     ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="With --epsilon: only the price and the expected accuracy, from public "
+                     "information (nothing charged, no value read)."),
+    ] = False,
+    fisher: Annotated[
+        bool, typer.Option("--fisher", help="With --epsilon: also the Fisher bound on one row's value (sum, mean).")
+    ] = False,
     ledger_path: LedgerOption = None,
     dataset: DatasetOption = None,
     total_epsilon: TotalEpsilonOption = None,
@@ -140,18 +154,29 @@ def release_command(
     ledger = LedgerRequest.from_options(ledger_path, dataset, total_epsilon, total_delta)
     scheduler, spark_master = _engine(engine, scheduler, master, epsilon)
     if epsilon is not None:
-        from .analyst import dp_release
+        from .wording import cli_words, translate
 
         if support is not None or quality_budget is not None or quality_weight is not None or clamp:
             raise CliInputError("--epsilon is a DP release: drop --support, --quality-budget, --quality-weight, --clamp.")
-        if seed is not None:
-            log.warning("--seed makes the noise predictable; use it for research only, never for a real release.")
-        payload, text = dp_release(
-            data, scheduler=scheduler, column=column, query=query.value, epsilon=epsilon, delta=delta, bounds=bounds, unit=unit,
-            max_contributions=max_contributions, accountant=accountant, missing=missing, quantiles=quantiles,
-            bins=bins, categories=categories, group_by=group_by, keys=keys, top=top, level=level, seed=seed,
-            ledger=ledger, where=where, noise=noise, spark_master=spark_master,
-        )
+        question: dict[str, Any] = {"column": column, "query": query.value, "epsilon": epsilon, "delta": delta, "bounds": bounds,
+                    "unit": unit, "max_contributions": max_contributions, "accountant": accountant,
+                    "quantiles": quantiles, "bins": bins, "categories": categories, "group_by": group_by, "keys": keys,
+                    "top": top, "level": level, "ledger": ledger, "where": where, "noise": noise}
+        with cli_words(keys=KEYS):
+            if dry_run:
+                from .dry_runs import dry_release
+
+                payload, text = dry_release(data, **question)
+            else:
+                from .analyst import dp_release
+
+                if seed is not None:
+                    log.warning("--seed makes the noise predictable; use it for research only, never for a real "
+                                "release.")
+                payload, text = dp_release(data, scheduler=scheduler, missing=missing, seed=seed, fisher=fisher,
+                                           spark_master=spark_master, **question)
+        payload["notes"] = [translate(note, keys=KEYS) for note in payload.get("notes", [])]
+        text = translate(text, keys=KEYS)
         if as_json:
             print_json(payload)
         else:
@@ -159,6 +184,14 @@ def release_command(
         return
     if query.value not in ("mean", "sum", "variance"):
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")
+    if dry_run or fisher:
+        raise CliInputError("--dry-run and --fisher describe a differentially private release: give --epsilon.")
+    if support is None and quality_budget is None and quality_weight is None:
+        raise CliInputError(
+            f"--query {query.value} needs a privacy goal: --epsilon E for a differentially private release (with "
+            "--unit and --max-contributions for a privacy unit), or one Fisher-information goal among --support, "
+            "--quality-budget, --quality-weight."
+        )
     if scheduler is not None:
         raise CliInputError("--scheduler computes differentially private releases: give --epsilon.")
     if where is not None or noise is not None:

@@ -357,15 +357,24 @@ def _shown(v: Any) -> str:
 
 def guarantee_text(g: dict[str, Any]) -> str:
     if g["notion"] == "differential-privacy":
-        delta = "" if g["delta"] == 0 else f", δ = {g['delta_exact']}"
-        return f"(ε = {g['epsilon_exact']}{delta})-DP, hardened"
+        delta = "" if g["delta"] == 0 else f", δ = {_amount(g['delta_exact'])}"
+        return f"(ε = {_amount(g['epsilon_exact'])}{delta})-DP, hardened"
     after = g.get("record_bound_after", {})
     bounds = ", ".join(f"{c}: {b:.4g}" for c, b in after.items() if b is not None)
     return f"Fisher information; record bound after it: {bounds}"
 
 
+def _amount(exact: str) -> str:
+    """A budget the server states as an exact rational, as a decimal (exact with ``privnoise --exact``)."""
+    from fractions import Fraction
+
+    from .ledger_values import amount
+
+    return amount(Fraction(exact))
+
+
 def remaining_text(r: dict[str, Any]) -> str:
-    text = f"ε {r['epsilon']['remaining']} of {r['epsilon']['budget']}"
+    text = f"ε {_amount(r['epsilon']['remaining'])} of {_amount(r['epsilon']['budget'])}"
     if r["delta"]["budget"] != "0":
         text += f", δ {r['delta']['remaining_float']:.3g}"
     for col, f in r.get("fisher", {}).items():

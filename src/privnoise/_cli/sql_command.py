@@ -23,6 +23,9 @@ from .options import AsJson, print_json, stdout_console
 
 __all__ = ["sql_command"]
 
+#: How ``privnoise sql`` declares group keys (in messages).
+KEYS = "--keys COLUMN=A,B,..."
+
 
 def _assignments(values: list[str] | None, option: str, what: str) -> dict[str, str]:
     found: dict[str, str] = {}
@@ -111,6 +114,11 @@ def sql_command(
     dataset: DatasetOption = None,
     total_epsilon: TotalEpsilonOption = None,
     total_delta: TotalDeltaOption = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Only the price and the expected accuracy of each aggregate, from public "
+                     "information (nothing charged, no value read)."),
+    ] = False,
 ) -> None:
     """Answer a SQL SELECT on a CSV or Parquet file with differentially private noise, one row per group.
 
@@ -138,11 +146,17 @@ def sql_command(
     if unit is not None and option_unit is not None and unit != option_unit:
         raise CliInputError(f"--unit {unit!r} differs from the statement's privacy_unit_column = {option_unit!r}.")
     unit = unit or option_unit
-    cap = max_contributions or options.get("max_groups_contributed") or 1
+    from .analyst import unit_cap
+    from .wording import cli_words, translate
+
+    cap = unit_cap(unit, max_contributions or options.get("max_groups_contributed"))
     declared = _bounds(bounds)
     key_lists = _keys(keys, parsed.group_by)
-    payload, text = _answer(data, parsed, epsilon=epsilon, delta=delta, declared=declared, keys=key_lists, unit=unit,
-                            cap=cap, accountant=accountant, missing=missing, level=level, seed=seed, ledger=ledger)
+    with cli_words(keys=KEYS):
+        payload, text = _answer(data, parsed, epsilon=epsilon, delta=delta, declared=declared, keys=key_lists,
+                                unit=unit, cap=cap, accountant=accountant, missing=missing, level=level, seed=seed,
+                                ledger=ledger, dry_run=dry_run)
+    text = translate(text, keys=KEYS)
     if as_json:
         print_json(payload)
     else:
@@ -151,13 +165,13 @@ def sql_command(
 
 def _answer(data: Path, parsed: Any, *, epsilon: float, delta: float, declared: dict[str, Any], keys: Any,
             unit: str | None, cap: int, accountant: str | None, missing: str, level: float, seed: int | None,
-            ledger: LedgerRequest) -> tuple[dict[str, Any], str]:
-    from ..analysis import Session
+            ledger: LedgerRequest, dry_run: bool = False) -> tuple[dict[str, Any], str]:
+    from ..analysis import SchemaBackend, Session
     from ..core.predicates import atoms_of
     from ..exceptions import InvalidParameterError
     from ..io.tables import table
     from .analyst import missing_policy, whole_budget
-    from .inputs import data_file, reading
+    from .inputs import column_kinds, data_file, reading
 
     policy = missing_policy(missing)
     Session({}, epsilon=epsilon, delta=delta,
@@ -178,10 +192,25 @@ def _answer(data: Path, parsed: Any, *, epsilon: float, delta: float, declared: 
         literal = getattr(atom, "value", None)
         literal = atom.values[0] if hasattr(atom, "values") else literal
         (numeric if isinstance(literal, float | int) and not isinstance(literal, bool) else text_columns).append(atom.column)
-    with reading(data):
-        frame = table(data_file(data), numeric=numeric, text=text_columns, missing=policy)
+    if not numeric and not text_columns:  # COUNT(*) alone: the rows are counted through the first column
+        from .inputs import header
+
+        text_columns = header(data)[:1]
     selecting = bool(parsed.group_by) and keys is None
     spend: dict[str, Any] = whole_budget(accountant or ("pure" if not delta else "approximate"), epsilon, delta)
+    if dry_run:  # the header only: the columns' names and the kinds their use gives them
+        from .dry_runs import dry_statement
+
+        schema = SchemaBackend(column_kinds(data, numeric, text_columns))
+        session = Session(schema, privacy_unit=unit, max_contributions=cap, epsilon=epsilon, delta=delta,
+                          accountant=accountant, missing=policy)
+        try:
+            return dry_statement(session, parsed, data=data, epsilon=epsilon, delta=delta, declared=declared,
+                                 keys=keys, selecting=selecting, spend=spend, level=level, ledger=ledger)
+        except InvalidParameterError as exc:
+            raise CliInputError(str(exc)) from None
+    with reading(data):
+        frame = table(data_file(data), numeric=numeric, text=text_columns, missing=policy)
     session = Session(frame, privacy_unit=unit, max_contributions=cap, epsilon=epsilon, delta=delta,
                       accountant=accountant, missing=policy, rng=seed)
     charged: dict[str, Any] = {}
@@ -198,6 +227,7 @@ def _answer(data: Path, parsed: Any, *, epsilon: float, delta: float, declared: 
     except InvalidParameterError as exc:
         raise CliInputError(str(exc)) from None
     payload = answer.as_dict()
+    payload["remaining"] = session.remaining().as_dict()
     text = _text(answer, level)
     state = charged.get("state")
     if state is not None:

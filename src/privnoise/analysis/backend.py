@@ -34,7 +34,7 @@ from ..exceptions import InvalidParameterError
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
-__all__ = ["AggregateRequest", "Aggregates", "Backend", "InMemoryBackend", "bound_contributions"]
+__all__ = ["AggregateRequest", "Aggregates", "Backend", "InMemoryBackend", "SchemaBackend", "bound_contributions"]
 
 Kind = Literal["moments", "histogram", "categories", "grid"]
 
@@ -287,3 +287,37 @@ class InMemoryBackend(Backend):
         if not (np.all(np.isfinite(total)) and np.all(np.isfinite(squares))):
             raise InvalidParameterError("the sums overflow; rescale the data or the bounds.")
         return Aggregates(labels, count, total, squares)
+
+
+class SchemaBackend(Backend):
+    """The names of a dataset's columns and their kinds, without a value: a session over it can only dry-run
+    (:mod:`privnoise.analysis.dry_run`); :meth:`aggregate` and the missing-value counts refuse.
+
+    >>> import privnoise as pn
+    >>> s = pn.Session(SchemaBackend({"kwh": "number", "region": "text"}), epsilon=1.0)
+    >>> s.sum("kwh", bounds=(0, 5), epsilon=0.5, dry_run=True).cost["epsilon"]
+    0.5
+    """
+
+    def __init__(self, kinds: dict[str, str]) -> None:
+        self.kinds = dict(kinds)
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self.kinds)
+
+    def check_column(self, name: Any, role: str) -> str:
+        if not isinstance(name, str) or name not in self.kinds:
+            raise InvalidParameterError(
+                f"`{role}` of `Session` must be a column of the data ({', '.join(map(repr, self.kinds))}); got {name!r}."
+            )
+        return name
+
+    def column_kind(self, column: str) -> str:
+        return self.kinds[column]
+
+    def count_missing(self, column: str) -> int:
+        raise InvalidParameterError("a session over the columns' names only has no values: it answers dry runs only.")
+
+    def aggregate(self, request: AggregateRequest, rng: np.random.Generator) -> Aggregates:
+        raise InvalidParameterError("a session over the columns' names only has no values: it answers dry runs only.")

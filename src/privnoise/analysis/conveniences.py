@@ -1,4 +1,5 @@
-"""Queries a session derives from its others: ``median``, ``percentile`` and ``count_distinct`` of the privacy unit.
+"""Queries a session derives from its others: ``median``, ``percentile``, ``count_distinct`` of the privacy unit, and
+``clamped_count``, the private diagnostic of the declared bounds.
 
 * ``median(column, bounds=...)`` is ``quantile(column, 0.5, bounds=...)``, and ``percentile(column, p, ...)`` is
   ``quantile(column, p/100, ...)`` for p in [0, 100] (one value or several, splitting the budget evenly): the same
@@ -7,39 +8,77 @@
   filters): a count of rows where each unit keeps one row. Adding or removing a unit changes it by exactly one,
   whatever the cap k, so its sensitivity is 1 (not k) and it spends the same budget as a count of rows with k = 1.
   Without a privacy unit, each row is a unit and it counts the rows.
+* ``clamped_count(column, bounds=...)`` is the number of rows whose value of ``column`` lies outside ``bounds`` —
+  the rows that clamping moves, whose share says how far a sum, mean or quantile over those bounds may be from that
+  of the raw values. It is a count of the rows that satisfy the public condition ``column < low or column > high``
+  (a filtered view, :mod:`privnoise.analysis.filters`): sensitivity k, charged like any count, and only when asked.
+
+Each takes ``dry_run=True`` (:mod:`privnoise.analysis.dry_run`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
 from .._validation import check_in_range
+from ..core.conditions import checked_condition
+from ..core.predicates import AnyOf
 from ..exceptions import InvalidParameterError
+from .arguments import bounds_of
+from .dry_run import DryRun, NoiseRadius
 from .plans import vector_interval
 
 if TYPE_CHECKING:
+    from .backend import AggregateRequest, Aggregates, Backend
     from .estimate import Estimate
+    from .plans import Plan
 
 __all__ = ["DerivedQueries"]
 
+Budget = float | None
+
 
 class DerivedQueries:
-    """:meth:`median`, :meth:`percentile` and :meth:`count_distinct` of :class:`~privnoise.analysis.Session`."""
+    """:meth:`median`, :meth:`percentile`, :meth:`count_distinct` and :meth:`clamped_count` of
+    :class:`~privnoise.analysis.Session` (its base class: the session's steps are declared here and defined
+    there)."""
 
     privacy_unit: str | None
+    _backend: Backend
+    _generator: np.random.Generator
 
-    def median(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None, rho: float | None = None,
-               resolution: int = 1 << 14) -> Estimate:
+    if TYPE_CHECKING:  # quantile and count are the session's (their overloads are declared there)
+        def where(self, conditions: Any = None, /, **equalities: Any) -> Any: ...
+        def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan: ...
+        def _request(self, kind: Any, column: str | None, bounds: Any = None, **extra: Any) -> AggregateRequest: ...
+        def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
+        def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
+        def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...
+
+    @overload
+    def median(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+               resolution: int = 1 << 14, dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def median(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+               resolution: int = 1 << 14, dry_run: Literal[True]) -> DryRun: ...
+    def median(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+               resolution: int = 1 << 14, dry_run: bool = False) -> Estimate | DryRun:
         """The median of ``column`` clamped to ``bounds``: :meth:`quantile` at 0.5."""
-        return self.quantile(column, 0.5, bounds=bounds, epsilon=epsilon, rho=rho,  # type: ignore[attr-defined,no-any-return]
-                             resolution=resolution)
+        return self.quantile(column, 0.5, bounds=bounds, epsilon=epsilon, rho=rho,  # type: ignore[attr-defined]
+                             resolution=resolution, dry_run=dry_run)
 
-    def percentile(self, column: str, p: float | Sequence[float], *, bounds: Sequence[float],
-                   epsilon: float | None = None, rho: float | None = None, resolution: int = 1 << 14) -> Estimate:
+    @overload
+    def percentile(self, column: str, p: float | Sequence[float], *, bounds: Sequence[float], epsilon: Budget = None,
+                   rho: Budget = None, resolution: int = 1 << 14, dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def percentile(self, column: str, p: float | Sequence[float], *, bounds: Sequence[float], epsilon: Budget = None,
+                   rho: Budget = None, resolution: int = 1 << 14, dry_run: Literal[True]) -> DryRun: ...
+    def percentile(self, column: str, p: float | Sequence[float], *, bounds: Sequence[float], epsilon: Budget = None,
+                   rho: Budget = None, resolution: int = 1 << 14, dry_run: bool = False) -> Estimate | DryRun:
         """The ``p``-th percentile(s) of ``column`` (p in [0, 100]): :meth:`quantile` at p/100."""
         if isinstance(p, int | float | np.integer | np.floating) and not isinstance(p, bool):
             q: Any = check_in_range(p, "p", "percentile", low=0.0, high=100.0) / 100.0
@@ -50,15 +89,47 @@ class DerivedQueries:
                 raise InvalidParameterError(f"`p` of `percentile` must be a number or a list of numbers in [0, 100]; "
                                             f"got {p!r}.") from None
             q = [check_in_range(v, "p", "percentile", low=0.0, high=100.0) / 100.0 for v in values]
-        return self.quantile(column, q, bounds=bounds, epsilon=epsilon, rho=rho,  # type: ignore[attr-defined,no-any-return]
-                             resolution=resolution)
+        return self.quantile(column, q, bounds=bounds, epsilon=epsilon, rho=rho,  # type: ignore[attr-defined]
+                             resolution=resolution, dry_run=dry_run)
 
-    def count_distinct(self, *, epsilon: float | None = None, rho: float | None = None) -> Estimate:
+    @overload
+    def count_distinct(self, *, epsilon: Budget = None, rho: Budget = None,
+                       dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def count_distinct(self, *, epsilon: Budget = None, rho: Budget = None, dry_run: Literal[True]) -> DryRun: ...
+    def count_distinct(self, *, epsilon: Budget = None, rho: Budget = None,
+                       dry_run: bool = False) -> Estimate | DryRun:
         """The number of distinct privacy units with at least one row (module docstring), as an integer."""
-        plan = self._plan("count distinct", epsilon, rho)  # type: ignore[attr-defined]
+        plan = self._plan("count distinct", epsilon, rho)
         component = plan.add("count", 1.0, plan.price, integer=True, discrete=True)
-        request = replace(self._request("moments", None), max_contributions=1)  # type: ignore[attr-defined]
-        aggregates = self._run(plan, request)  # type: ignore[attr-defined]
-        noisy = component.add(aggregates.count, self._generator)  # type: ignore[attr-defined]
-        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},  # type: ignore[attr-defined,no-any-return]
+        if dry_run:
+            return self._dry_run(plan, {"privacy_unit": self.privacy_unit}, NoiseRadius(component.law, "units"))
+        request = replace(self._request("moments", None), max_contributions=1)
+        aggregates = self._run(plan, request)
+        noisy = component.add(aggregates.count, self._generator)
+        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},
                               interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
+
+    @overload
+    def clamped_count(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+                      dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def clamped_count(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+                      dry_run: Literal[True]) -> DryRun: ...
+    def clamped_count(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,
+                      dry_run: bool = False) -> Estimate | DryRun:
+        """The number of rows whose value of ``column`` lies outside ``bounds`` (module docstring): a private count,
+        charged like :meth:`count`, of the values that a release over these bounds clamps.
+
+        >>> import numpy as np, privnoise as pn
+        >>> s = pn.Session({"kwh": np.arange(100.0)}, epsilon=1.0, rng=5)
+        >>> outside = s.clamped_count("kwh", bounds=(0, 89), epsilon=0.5)
+        >>> outside.query["query"], outside.query["bounds"], s.remaining().epsilon
+        ('clamped count', [0.0, 89.0], 0.5)
+        """
+        name = self._backend.check_column(column, "column")
+        b = bounds_of(bounds, "clamped_count")
+        outside = AnyOf((checked_condition(name, "<", b.low), checked_condition(name, ">", b.high)))
+        found = self.where(outside).count(epsilon=epsilon, rho=rho, dry_run=dry_run)
+        query = {**found.query, "query": "clamped count", "column": name, "bounds": [b.low, b.high]}
+        return replace(found, query=query)

@@ -1,10 +1,12 @@
 """Group-by keys of a session: one key column or several, declared keys or partition selection, keys in order.
 
 ``session.group_by("region")`` groups by one column, its keys plain values, as always. ``session.group_by(["species",
-"island"])`` groups by the tuple of several columns: every result key is a tuple of one value per key column, the
-keys come back sorted (numbers, then text, then missing values, column by column), and
-:meth:`~privnoise.analysis.Estimate.to_frame` puts one column per key column. Declared keys are a list of tuples, or a
-mapping of every key column to its values, meaning their product:
+"island"])`` groups by the tuple of several columns: every result key is a tuple of one value per key column.
+Keys come back sorted (numbers, then text, then missing values, column by column) — except the declared keys of one
+column, which keep the order they were declared in — so the order of the released keys never depends on the order
+of the rows. :meth:`~privnoise.analysis.Estimate.to_frame` puts the keys in one column per key column, named by it
+(``region``). Declared keys are a list of tuples, or a mapping of every key column to its values, meaning their
+product:
 
 >>> declared_keys({"species": ["Adelie", "Gentoo"], "island": ["Biscoe"]}, ("species", "island"))
 (('Adelie', 'Biscoe'), ('Gentoo', 'Biscoe'))
@@ -23,7 +25,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -32,8 +34,10 @@ from ..core import UnitAddedOrRemoved
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
 from .backend import AggregateRequest, Aggregates, Backend
+from .dry_run import DryRun, NoiseRadius, RatioRadius
 from .estimate import Estimate
 from .ledger import Ledger
+from .noise import Component
 from .plans import Bounds, Plan, group_plan, ratio_estimate, split, vector_interval
 
 __all__ = ["GroupBy", "GroupQueries", "declared_keys", "group_columns", "in_key_order", "sort_key"]
@@ -144,24 +148,42 @@ class GroupBy:
         The δ of partition selection (0 with declared keys).
     """
 
-    def __init__(self, query: Callable[..., Estimate], key: KeyColumns, keys: tuple[Any, ...] | None,
+    def __init__(self, query: Callable[..., Any], key: KeyColumns, keys: tuple[Any, ...] | None,
                  delta: Fraction) -> None:
         self._query = query
         self.key, self.keys, self.delta = key, keys, delta
 
-    def count(self, *, epsilon: float | None = None, rho: float | None = None) -> Estimate:
+    @overload
+    def count(self, *, epsilon: float | None = None, rho: float | None = None,
+              dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def count(self, *, epsilon: float | None = None, rho: float | None = None, dry_run: Literal[True]) -> DryRun: ...
+    def count(self, *, epsilon: float | None = None, rho: float | None = None,
+              dry_run: bool = False) -> Estimate | DryRun:
         """Rows per group (integers)."""
-        return self._query("group count", None, None, epsilon, rho, 1)
+        return self._query("group count", None, None, epsilon, rho, 1, dry_run)
 
+    @overload
+    def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None, rho: float | None = None,
+            dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None, rho: float | None = None,
+            dry_run: Literal[True]) -> DryRun: ...
     def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
-            rho: float | None = None) -> Estimate:
+            rho: float | None = None, dry_run: bool = False) -> Estimate | DryRun:
         """Sums per group (with unknown keys, half the budget selects the keys)."""
-        return self._query("group sum", column, bounds, epsilon, rho, 1 if self.keys is not None else 2)
+        return self._query("group sum", column, bounds, epsilon, rho, 1 if self.keys is not None else 2, dry_run)
 
+    @overload
+    def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None, rho: float | None = None,
+             dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None, rho: float | None = None,
+             dry_run: Literal[True]) -> DryRun: ...
     def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
-             rho: float | None = None) -> Estimate:
+             rho: float | None = None, dry_run: bool = False) -> Estimate | DryRun:
         """Means per group: noisy Σ(x − c) over noisy counts (half the budget each; the counts select the keys)."""
-        return self._query("group mean", column, bounds, epsilon, rho, 2)
+        return self._query("group mean", column, bounds, epsilon, rho, 2, dry_run)
 
 
 class GroupQueries:
@@ -175,13 +197,14 @@ class GroupQueries:
     max_contributions: int
 
     if TYPE_CHECKING:
-        def _value_column(self, column: Any, owner: str) -> str: ...
+        def _value_column(self, column: Any, owner: str, dry_run: bool = False) -> str: ...
         def _bounds(self, bounds: Any, owner: str) -> Bounds: ...
         def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan: ...
         def _request(self, kind: Any, column: str | None, bounds: Bounds | None = None,
                      **extra: Any) -> AggregateRequest: ...
         def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
         def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
+        def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...
 
     def group_by(self, key: str | Sequence[str], *, keys: Any = None, delta: float | None = None) -> GroupBy:
         """Per-group releases by one key column, or by several (``["species", "island"]``: keys are tuples, sorted;
@@ -210,10 +233,11 @@ class GroupQueries:
                 )
         return GroupBy(functools.partial(self._grouped, column, declared, chosen), column, declared, chosen)
 
-    def _grouped(self, key: str | tuple[str, ...], keys: tuple[Any, ...] | None, delta: Fraction, label: str, column: str | None,
-                 bounds: Any, epsilon: Any, rho: Any, parts: int) -> Estimate:
+    def _grouped(self, key: str | tuple[str, ...], keys: tuple[Any, ...] | None, delta: Fraction, label: str,
+                 column: str | None, bounds: Any, epsilon: Any, rho: Any, parts: int,
+                 dry_run: bool = False) -> Estimate | DryRun:
         """One group-by query (see :class:`GroupBy`)."""
-        name = None if column is None else self._value_column(column, label)
+        name = None if column is None else self._value_column(column, label, dry_run)
         b = None if bounds is None else self._bounds(bounds, label)
         plan = self._plan(label, epsilon, rho)
         k = self.max_contributions
@@ -228,11 +252,18 @@ class GroupQueries:
             low, high = (-b.half, b.half) if label == "group mean" else (b.low, b.high)
             sensitivity = self._neighbours.cells(low, high, plan.norm)
             total = plan.add("sum", sensitivity, share, vector=True, unit_cells=k > 1)
+        several = not isinstance(key, str)
+        query: dict[str, Any] = {"key": list(key) if several else key, "column": name,
+                                 "keys": "declared" if not unknown else "selected", "threshold": threshold,
+                                 "partition_delta": float(delta) if unknown else 0.0}
+        if b is not None:
+            query["bounds"] = [b.low, b.high]
+        if dry_run:
+            return self._dry_run(plan, query, _group_accuracy(label, count, total, b, name))
         request = self._request("moments", name, b, group=key, keys=keys,
                                 centre=b.centre if (b is not None and label == "group mean") else 0.0)
         aggregates = self._run(plan, request)
-        several = not isinstance(key, str)
-        if several:
+        if several or unknown:  # declared keys of one column keep their order; the others are sorted
             aggregates = in_key_order(aggregates)
         labels = list(aggregates.keys or [])
         present = np.ones(len(labels), dtype=bool) if not unknown else aggregates.count > 0
@@ -241,11 +272,7 @@ class GroupQueries:
         chosen = np.ones(int(present.sum()), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
         candidates = [lb for lb, p in zip(labels, present, strict=True) if p]
         kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
-        query: dict[str, Any] = {"key": list(key) if several else key, "column": name, "keys": "declared" if not unknown else "selected",
-                                 "threshold": threshold, "partition_delta": float(delta) if unknown else 0.0}
-        if b is not None:
-            query["bounds"] = [b.low, b.high]
-        columns = key if several else None
+        columns = key if several else (key,)
         if label == "group count":
             assert n_hat is not None and count is not None
             n_hat = n_hat[chosen]
@@ -254,11 +281,26 @@ class GroupQueries:
         assert s_hat is not None and total is not None and b is not None
         s_hat = s_hat[chosen]
         if label == "group sum":  # clipped to the sign the bounds give the sum, as Session.sum
-            low = 0.0 if b.low >= 0 else None
-            high = 0.0 if b.high <= 0 else None
-            value = np.clip(s_hat, -np.inf if low is None else low, np.inf if high is None else high)
+            floor = 0.0 if b.low >= 0 else None
+            ceiling = 0.0 if b.high <= 0 else None
+            value = np.clip(s_hat, -np.inf if floor is None else floor, np.inf if ceiling is None else ceiling)
             return self._estimate(plan, value, query, keys=kept, key_columns=columns, clamped=value != s_hat,
-                                  interval=vector_interval(s_hat, total.law, low=low, high=high))
+                                  interval=vector_interval(s_hat, total.law, low=floor, high=ceiling))
         assert n_hat is not None and count is not None
         values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
-        return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval, key_columns=columns)
+        return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval, key_columns=columns,
+                              empty=n_hat[chosen] <= 0)
+
+
+def _group_accuracy(label: str, count: Component | None, total: Component | None, bounds: Bounds | None,
+                    column: str | None) -> Any:
+    """A group-by's accuracy from its noise laws (:mod:`privnoise.analysis.dry_run`), per group."""
+    if label == "group count":
+        assert count is not None
+        return NoiseRadius(count.law, "rows per group")
+    assert total is not None and bounds is not None
+    unit = f"in the unit of {column}, per group"
+    if label == "group sum":
+        return NoiseRadius(total.law, unit)
+    assert count is not None
+    return RatioRadius(total.law, count.law, bounds.half, unit)

@@ -143,10 +143,12 @@ class Ledger:
                     f"{cost.label} needs δ > 0 (partition selection); accountant 'pure' has δ = 0: declare the keys "
                     "or use another accountant."
                 )
-            self._rational.record_epsilon(cost.epsilon, cost.delta, label=cost.label)
+            with _refusal(cost.label):
+                self._rational.record_epsilon(cost.epsilon, cost.delta, label=cost.label)
         elif self.mode == "zcdp":
             assert self._zcdp is not None
-            self._zcdp.record_rho(cost.rho, delta=cost.delta, label=cost.label, gaussian=cost.gaussian)
+            with _refusal(cost.label):
+                self._zcdp.record_rho(cost.rho, delta=cost.delta, label=cost.label, gaussian=cost.gaussian)
         else:
             candidate = _pld_compose(self._pld, cost) if self.mode == "pld" else None
             if candidate is not None:
@@ -154,9 +156,15 @@ class Ledger:
             else:
                 spent = self._spent_epsilon([*self.costs, cost], float(self.delta))
             if spent > float(self.epsilon):
+                before = self.remaining()
+                asked = (f"ρ = {float(cost.rho):.6g}" if self.currency == "rho" else f"ε = {float(cost.epsilon):.6g}")
+                after = (f"the spent ε would be {spent:.6g}" if math.isfinite(spent) else
+                         "the approximate parts would spend all of δ, and no ε holds with none left")
                 raise BudgetExceededError(
-                    f"{cost.label} would bring the spent ε to {spent:.6g} at δ = {float(self.delta):.3g} "
-                    f"(accountant {self.mode!r}), beyond the budget ε = {float(self.epsilon):.6g}."
+                    f"{cost.label} refused: it asks {asked}, δ = {float(cost.delta):.3g}; spent so far "
+                    f"ε = {before.spent_epsilon:.6g}, remaining ε = {max(before.epsilon, 0.0):.6g}, "
+                    f"δ = {before.delta:.3g} of the budget ε = {float(self.epsilon):.6g} at δ = {float(self.delta):.3g} "
+                    f"(accountant {self.mode!r}): with it {after}."
                 )
             self._pld = candidate
         self.costs.append(cost)
@@ -174,6 +182,21 @@ class Ledger:
             for accountant, checkpoint in accountants:
                 accountant.restore(checkpoint)
             raise
+
+    def trial(self, *costs: Cost) -> tuple[Remaining | None, str | None]:
+        """What charging ``costs`` in turn would leave, or why it would be refused — with nothing recorded (a dry
+        run; :mod:`privnoise.analysis.dry_run`)."""
+        found: list[Remaining] = []
+        try:
+            with self.transaction():
+                for cost in costs:
+                    self.charge(cost)
+                found.append(self.remaining())
+                raise _Undo
+        except _Undo:
+            return found[0], None
+        except BudgetExceededError as exc:
+            return None, str(exc)
 
     def _spent_epsilon(self, costs: list[Cost], delta: float) -> float:
         """The ε spent at δ by ``costs`` (advanced and rdp modes; "pld" keeps its composition in ``_pld``)."""
@@ -213,6 +236,19 @@ class Ledger:
         else:
             spent = self._spent_epsilon(self.costs, float(self.delta))
         return Remaining(float(self.epsilon) - spent, delta_left, None, spent, None, n)
+
+
+class _Undo(Exception):
+    """Raised inside :meth:`Ledger.trial`'s transaction so that it is rolled back."""
+
+
+@contextlib.contextmanager
+def _refusal(label: str) -> Iterator[None]:
+    """An accountant's refusal, named after the query refused."""
+    try:
+        yield
+    except BudgetExceededError as exc:
+        raise BudgetExceededError(f"{label} refused: {exc}") from None
 
 
 def _pld_compose(composed: Any, cost: Cost) -> Any:

@@ -14,14 +14,16 @@ count (partition selection at the δ given, by default a tenth of the session's 
 (the statement's ``COUNT(*)`` when it has one), and the other aggregates are then released for the selected keys.
 The statement is charged as a whole: if any release is refused (the budget, a missing value), nothing is charged and
 nothing is returned. Every check that needs no data — the statement, the bounds, the keys, the options — is made
-before any aggregate is computed.
+before any aggregate is computed. With ``dry_run=True`` the statement stops there: its
+:class:`~privnoise.analysis.dry_run.StatementDryRun` gives the price, the guarantee and each release's accuracy from
+public information only (after partition selection, the accuracy of each selected group), nothing charged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -29,8 +31,10 @@ from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
 from ..sql import Aggregate, SqlError, Statement, parse_statement
 from ..sql.answers import Released, SqlAnswer, assemble
+from .dry_run import DryRun, StatementDryRun, cost_of
 from .estimate import Estimate
 from .grouping import sort_key
+from .ledger import Cost
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -77,9 +81,20 @@ class SqlQueries:
         def where(self, conditions: Any = None, /, **equalities: Any) -> Any: ...
         def group_by(self, key: Any, *, keys: Any = None, delta: float | None = None) -> Any: ...
 
+    @overload
     def sql(self, statement: str, *, epsilon: Any = None, rho: Any = None, bounds: Mapping[str, Any] | None = None,
             keys: Any = None, delta: Any = None, dialect: str | None = None, level: float = 0.95,
-            resolution: int = 1 << 14, before_release: Callable[[], None] | None = None) -> SqlAnswer:
+            resolution: int = 1 << 14, before_release: Callable[[], None] | None = None,
+            dry_run: Literal[False] = False) -> SqlAnswer: ...
+    @overload
+    def sql(self, statement: str, *, epsilon: Any = None, rho: Any = None, bounds: Mapping[str, Any] | None = None,
+            keys: Any = None, delta: Any = None, dialect: str | None = None, level: float = 0.95,
+            resolution: int = 1 << 14, before_release: Callable[[], None] | None = None,
+            dry_run: Literal[True]) -> StatementDryRun: ...
+    def sql(self, statement: str, *, epsilon: Any = None, rho: Any = None, bounds: Mapping[str, Any] | None = None,
+            keys: Any = None, delta: Any = None, dialect: str | None = None, level: float = 0.95,
+            resolution: int = 1 << 14, before_release: Callable[[], None] | None = None,
+            dry_run: bool = False) -> SqlAnswer | StatementDryRun:
         """Answer a SQL ``SELECT`` with noise (module docstring); one row per group.
 
         Parameters
@@ -105,12 +120,15 @@ class SqlQueries:
         before_release : callable, optional
             Called once, after every check that needs no data and before any aggregate is computed (the command
             line charges its durable ledger there).
+        dry_run : bool
+            Only the price, the guarantee and each release's accuracy from public information
+            (:mod:`privnoise.analysis.dry_run`): nothing charged, no aggregate computed.
 
         Returns
         -------
-        SqlAnswer
+        SqlAnswer or StatementDryRun
             ``.to_frame()`` (one row per group: outputs, ``<name>_low``/``<name>_high``, the guarantee), ``.rows()``,
-            ``.guarantee`` and each release in ``.releases``.
+            ``.guarantee`` and each release in ``.releases``; with ``dry_run``, the statement's dry run.
 
         Examples
         --------
@@ -161,6 +179,10 @@ class SqlQueries:
         budget = {"epsilon": share} if self._ledger.currency == "epsilon" else {"rho": share}
         released: dict[Aggregate, Released] = {}
         estimates: dict[Aggregate, Estimate] = {}
+        guarantee = self._ledger.family.guarantee(price, selection_delta if selecting else Fraction(0), self.adjacency)
+        stated = {**guarantee.as_dict(), "summary": guarantee.summary(), "releases": parts}
+        if dry_run:
+            return self._dry_statement(view, st, releases, keys, selection_delta, budget, declared, resolution, stated)
         if before_release is not None:
             before_release()
         with self._ledger.transaction():
@@ -170,10 +192,9 @@ class SqlQueries:
                 groups = [()]
                 for a in releases:
                     estimates[a] = self._release(view, a, budget, declared, resolution)
-            for a in st.aggregates:
-                released[a] = _released(estimates[_base(a)], a, groups, bool(st.group_by))
-        guarantee = self._ledger.family.guarantee(price, selection_delta if selecting else Fraction(0), self.adjacency)
-        stated = {**guarantee.as_dict(), "summary": guarantee.summary(), "releases": parts}
+            for a in st.aggregates:  # no group selected: nothing else was released
+                released[a] = (_released(estimates[_base(a)], a, groups, bool(st.group_by)) if _base(a) in estimates
+                               else Released([], None))
         return assemble(st, groups, released, stated, level=level, releases={a.text: e for a, e in estimates.items()})
 
     # -- steps -----------------------------------------------------------------------------------------------------
@@ -199,17 +220,49 @@ class SqlQueries:
             raise SqlError(f"the statement's max_groups_contributed = {cap}, but this session uses at most "
                            f"{self.max_contributions} rows per unit: build the session with max_contributions={cap}")
 
+    def _dry_statement(self, view: Any, st: Statement, releases: list[Aggregate], keys: Any, delta: Fraction,
+                       budget: dict[str, Any], bounds: dict[str, Any], resolution: int,
+                       stated: dict[str, Any]) -> StatementDryRun:
+        """The statement's price and each release's accuracy, nothing charged (``sql(..., dry_run=True)``)."""
+        runs: dict[str, DryRun] = {}
+        if st.group_by:
+            columns = list(st.group_by)
+            key: Any = columns[0] if len(columns) == 1 else columns
+            count_star = Aggregate("count", None)
+            if keys is None:
+                runs[count_star.text or "COUNT(*)"] = view.group_by(key, delta=delta).count(**budget, dry_run=True)
+            # the accuracy per group depends on no key: one placeholder key stands for the selected ones
+            grouping = view.group_by(key, keys=keys if keys is not None else [None if len(columns) == 1
+                                                                            else (None,) * len(columns)])
+            for a in releases:
+                if keys is None and a == count_star:
+                    continue
+                if a.kind == "count":
+                    runs[a.text] = grouping.count(**budget, dry_run=True)
+                else:
+                    method = grouping.sum if a.kind == "sum" else grouping.mean
+                    runs[a.text] = method(a.column, bounds=bounds[str(a.column)], **budget, dry_run=True)
+        else:
+            for a in releases:
+                runs[a.text] = self._release(view, a, budget, bounds, resolution, dry_run=True)
+        charges = [run.charge for run in runs.values() if run.charge is not None]
+        after, refusal = self._ledger.trial(*charges)
+        total = Cost("statement", epsilon=sum((c.epsilon for c in charges), Fraction(0)),
+                     delta=sum((c.delta for c in charges), Fraction(0)), rho=sum((c.rho for c in charges), Fraction(0)))
+        return StatementDryRun(runs, cost_of(total, self._ledger.currency), stated, after, refusal)
+
     @staticmethod
-    def _release(view: Any, a: Aggregate, budget: dict[str, Any], bounds: dict[str, Any], resolution: int) -> Estimate:
+    def _release(view: Any, a: Aggregate, budget: dict[str, Any], bounds: dict[str, Any], resolution: int,
+                 dry_run: bool = False) -> Any:
         if a.kind == "count":
-            return view.count(a.column, **budget)
+            return view.count(a.column, **budget, dry_run=dry_run)
         if a.kind == "count_distinct":
-            return view.count_distinct(**budget)
+            return view.count_distinct(**budget, dry_run=dry_run)
         if a.kind == "quantile":
             return view.quantile(a.column, a.q, bounds=bounds[str(a.column)], resolution=resolution,
-                                 **budget)
+                                 **budget, dry_run=dry_run)
         method = {"sum": view.sum, "mean": view.mean, "variance": view.variance}[a.kind]
-        return method(a.column, bounds=bounds[str(a.column)], **budget)
+        return method(a.column, bounds=bounds[str(a.column)], **budget, dry_run=dry_run)
 
     @staticmethod
     def _grouped_releases(view: Any, st: Statement, releases: list[Aggregate], keys: Any, delta: Fraction,

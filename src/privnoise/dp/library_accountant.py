@@ -93,9 +93,13 @@ class LibraryAccountant(PrivacyAccountant):
         assert self._budget_delta is not None
         eps = self._library_epsilon(charges, float(self._budget_delta))
         if self._budget_epsilon is not None and eps > self._budget_epsilon:
+            spent = self._library_epsilon(charges[:-1], float(self._budget_delta))
+            alone = outward(self._library_accountant(charges[-1:]).get_epsilon(float(self._budget_delta)))
             raise BudgetExceededError(
-                f"the release would spend ε = {eps:.6g} at δ = {float(self._budget_delta):.3g}, beyond the "
-                f"budget ε = {float(self._budget_epsilon):.6g}."
+                f"the release asks ε = {alone:.6g} (alone); spent so far ε = {spent:.6g}, remaining "
+                f"ε = {max(float(self._budget_epsilon) - spent, 0.0):.6g} of the budget ε = "
+                f"{float(self._budget_epsilon):.6g} at δ = {float(self._budget_delta):.3g}: with it the spent ε would "
+                f"be {eps:.6g}."
             )
 
     def epsilon(self, delta: float = 0.0) -> float:

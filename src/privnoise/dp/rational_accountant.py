@@ -44,6 +44,11 @@ def compose(
     return epsilon, delta
 
 
+def _left(budget: Fraction | None, spent: Fraction, digits: int = 6) -> str:
+    """What a budget has left after ``spent`` (never below 0), as a decimal."""
+    return "∞" if budget is None else f"{float(max(budget - spent, Fraction(0))):.{digits}g}"
+
+
 def _eps_array(charges: list[Charge]) -> tuple[np.ndarray, np.ndarray]:
     eps = np.array([float(c.epsilon) for c in charges if c.epsilon is not None])
     counts = np.array([c.count for c in charges if c.epsilon is not None], dtype=float)
@@ -139,9 +144,15 @@ class RationalAccountant(PrivacyAccountant):
             self._budget_delta if self._budget_delta is not None else dl,
         )
         if compose((Fraction(0), Fraction(0)), (eps, dl), budget) is None:
+            asked = charges[-1]
+            asked_eps, asked_dl = asked.count * (asked.epsilon or 0), asked.count * (asked.delta or 0)
+            spent_eps, spent_dl = eps - asked_eps, dl - asked_dl
             raise BudgetExceededError(
-                f"the release would spend (ε, δ) = ({float(eps):.6g}, {float(dl):.3g}), beyond the budget "
-                f"({budget_text(self._budget_epsilon)}, {budget_text(self._budget_delta)})."
+                f"the release asks ε = {float(asked_eps):.6g}, δ = {float(asked_dl):.3g}; spent so far "
+                f"ε = {float(spent_eps):.6g}, δ = {float(spent_dl):.3g}, remaining "
+                f"ε = {_left(self._budget_epsilon, spent_eps)}, δ = {_left(self._budget_delta, spent_dl, 3)} of the "
+                f"budget ε = {budget_text(self._budget_epsilon)}, δ = {budget_text(self._budget_delta)}: with it the "
+                f"total would be ε = {float(eps):.6g}, δ = {float(dl):.3g}."
             )
 
     def epsilon(self, delta: float = 0.0) -> float:

@@ -315,9 +315,13 @@ class ZCDPAccountant(PrivacyAccountant):
 
     def _check_budget(self, charges: list[Charge]) -> None:
         rho, delta, _ = self._totals(charges)
+        asked = charges[-1]
+        asked_rho, asked_delta = asked.count * asked.event.rho, asked.count * (asked.delta or 0)
         if self._budget_delta is not None and delta > self._budget_delta:
             raise BudgetExceededError(
-                f"the release would spend δ = {float(delta):.3g} of approximate zCDP, beyond the budget "
+                f"the release asks ρ = {float(asked_rho):.6g}, δ = {float(asked_delta):.3g}; spent so far "
+                f"δ = {float(delta - asked_delta):.3g} of approximate zCDP, remaining "
+                f"δ = {float(max(self._budget_delta - delta + asked_delta, Fraction(0))):.3g} of the budget "
                 f"δ = {budget_text(self._budget_delta)}."
             )
         if self._budget_epsilon is None:
@@ -326,10 +330,12 @@ class ZCDPAccountant(PrivacyAccountant):
             raise BudgetExceededError(f"`{_OWNER}` has an ε budget but no δ > 0: zCDP implies no pure ε-DP.")
         limit = self.rho_budget(self._budget_delta - delta)
         if rho > limit:
+            spent = rho - asked_rho
             raise BudgetExceededError(
-                f"the release would spend ρ = {float(rho):.6g}, beyond ρ = {float(limit):.6g} (the budget "
-                f"(ε, δ) = ({budget_text(self._budget_epsilon)}, {budget_text(self._budget_delta)}) less the "
-                f"approximate δ {float(delta):.3g})."
+                f"the release asks ρ = {float(asked_rho):.6g}, δ = {float(asked_delta):.3g}; spent so far "
+                f"ρ = {float(spent):.6g}, remaining ρ = {float(max(limit - spent, Fraction(0))):.6g} of "
+                f"ρ = {float(limit):.6g} (the budget (ε, δ) = ({budget_text(self._budget_epsilon)}, "
+                f"{budget_text(self._budget_delta)}) less the approximate δ {float(delta):.3g})."
             )
 
     # -- conversion --------------------------------------------------------------------------------------------
