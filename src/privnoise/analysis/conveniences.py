@@ -31,33 +31,20 @@ from ..exceptions import InvalidParameterError
 from .arguments import bounds_of
 from .dry_run import DryRun, NoiseRadius
 from .plans import vector_interval
+from .steps import SessionSteps
 
 if TYPE_CHECKING:
-    from .backend import AggregateRequest, Aggregates, Backend
     from .estimate import Estimate
-    from .plans import Plan
 
 __all__ = ["DerivedQueries"]
 
 Budget = float | None
 
 
-class DerivedQueries:
+class DerivedQueries(SessionSteps):
     """:meth:`median`, :meth:`percentile`, :meth:`count_distinct` and :meth:`clamped_count` of
     :class:`~privnoise.analysis.Session` (its base class: the session's steps are declared here and defined
     there)."""
-
-    privacy_unit: str | None
-    _backend: Backend
-    _generator: np.random.Generator
-
-    if TYPE_CHECKING:  # quantile and count are the session's (their overloads are declared there)
-        def where(self, conditions: Any = None, /, **equalities: Any) -> Any: ...
-        def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan: ...
-        def _request(self, kind: Any, column: str | None, bounds: Any = None, **extra: Any) -> AggregateRequest: ...
-        def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
-        def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
-        def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...
 
     @overload
     def median(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,

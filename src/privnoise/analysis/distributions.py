@@ -18,18 +18,19 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 
 from .._validation import check_positive_int
-from ..core import Bounds, UnitAddedOrRemoved
+from ..core import Bounds
 from ..dp.exponential import check_noisy_max_method, is_bounded_range, report_noisy_max
 from ..exceptions import InvalidParameterError
 from .arguments import categories as category_list
 from .arguments import edges, levels
 from .dry_run import DryRun, NoiseRadius, RankRadius
 from .estimate import RANK, Estimate
-from .plans import Plan, rank_radius, split, vector_interval
+from .plans import rank_radius, split, vector_interval
 from .quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
+from .steps import SessionSteps
 
 if TYPE_CHECKING:
-    from .backend import AggregateRequest, Aggregates, Backend
+    pass
 
 __all__ = ["DistributionQueries"]
 
@@ -37,24 +38,9 @@ _TOP = "noise only: with this probability each selected category's row count is 
        "largest remaining count"
 
 
-class DistributionQueries:
+class DistributionQueries(SessionSteps):
     """:meth:`histogram`, :meth:`quantile` and :meth:`top_k` of :class:`~privnoise.analysis.Session` (module
     docstring; the session's steps are declared here and defined there)."""
-
-    _backend: Backend
-    _neighbours: UnitAddedOrRemoved
-    _generator: np.random.Generator
-    max_contributions: int
-
-    if TYPE_CHECKING:
-        def _value_column(self, column: Any, owner: str, dry_run: bool = False) -> str: ...
-        def _bounds(self, bounds: Any, owner: str) -> Bounds: ...
-        def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan: ...
-        def _request(self, kind: Any, column: str | None, bounds: Bounds | None = None,
-                     **extra: Any) -> AggregateRequest: ...
-        def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
-        def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
-        def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...
 
     @overload
     def histogram(self, column: str, *, bins: Sequence[float] | None = None, categories: Sequence[Any] | None = None,

@@ -25,20 +25,19 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 
 from .._validation import describe
-from ..core import UnitAddedOrRemoved
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
-from .backend import AggregateRequest, Aggregates, Backend
+from .backend import Aggregates, Backend
 from .dry_run import DryRun, NoiseRadius, RatioRadius
 from .estimate import Estimate
-from .ledger import Ledger
 from .noise import Component
-from .plans import Bounds, Plan, group_plan, ratio_estimate, split, vector_interval
+from .plans import Bounds, group_plan, ratio_estimate, split, vector_interval
+from .steps import SessionSteps
 
 __all__ = ["GroupBy", "GroupQueries", "declared_keys", "group_columns", "in_key_order", "sort_key"]
 
@@ -186,25 +185,9 @@ class GroupBy:
         return self._query("group mean", column, bounds, epsilon, rho, 2, dry_run)
 
 
-class GroupQueries:
+class GroupQueries(SessionSteps):
     """The group-by queries of :class:`~privnoise.analysis.Session` (its base class: the session's steps are
     declared here and defined there)."""
-
-    _backend: Backend
-    _ledger: Ledger
-    _neighbours: UnitAddedOrRemoved
-    _generator: np.random.Generator
-    max_contributions: int
-
-    if TYPE_CHECKING:
-        def _value_column(self, column: Any, owner: str, dry_run: bool = False) -> str: ...
-        def _bounds(self, bounds: Any, owner: str) -> Bounds: ...
-        def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan: ...
-        def _request(self, kind: Any, column: str | None, bounds: Bounds | None = None,
-                     **extra: Any) -> AggregateRequest: ...
-        def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
-        def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
-        def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...
 
     def group_by(self, key: str | Sequence[str], *, keys: Any = None, delta: float | None = None) -> GroupBy:
         """Per-group releases by one key column, or by several (``["species", "island"]``: keys are tuples, sorted;
