@@ -37,6 +37,10 @@ Bounds = Annotated[
     str | None, typer.Option("--bounds", metavar="LO,HI", help="Declared bounds of each record.")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+#: The accountant of a differentially private release (``release``, ``sql``).
+Accountant = Annotated[str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")]
+#: The missing-value policy of a differentially private release (``release``, ``sql``).
+MissingValues = Annotated[str, typer.Option("--missing", help="Missing values: error, drop, or a number to impute.")]
 
 
 def stdout_console() -> Console:

@@ -22,7 +22,17 @@ import typer
 
 from .budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from .errors import CliInputError, errors_exit_2
-from .options import AsJson, Bounds, Budget, Support, Weight, print_json, stdout_console
+from .options import (
+    Accountant,
+    AsJson,
+    Bounds,
+    Budget,
+    MissingValues,
+    Support,
+    Weight,
+    print_json,
+    stdout_console,
+)
 
 __all__ = ["ReleaseQuery", "release_command"]
 
@@ -92,12 +102,8 @@ def release_command(
         int | None,
         typer.Option("--max-contributions", min=1, help="With --epsilon: rows used per unit (at random; default 1)."),
     ] = None,
-    accountant: Annotated[
-        str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")
-    ] = None,
-    missing: Annotated[
-        str, typer.Option("--missing", help="Missing values: error, drop, or a number to impute.")
-    ] = "error",
+    accountant: Accountant = None,
+    missing: MissingValues = "error",
     quantiles: Annotated[str | None, typer.Option("--q", metavar="LEVELS", help="Quantile levels, e.g. 0.5,0.9.")] = None,
     bins: Annotated[str | None, typer.Option("--bins", metavar="EDGES", help="Histogram bin edges.")] = None,
     categories: Annotated[

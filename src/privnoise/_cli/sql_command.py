@@ -19,7 +19,7 @@ import typer
 
 from .budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from .errors import CliInputError, errors_exit_2
-from .options import AsJson, print_json, stdout_console
+from .options import Accountant, AsJson, MissingValues, print_json, stdout_console
 
 __all__ = ["sql_command"]
 
@@ -101,12 +101,8 @@ def sql_command(
     dialect: Annotated[
         str | None, typer.Option("--dialect", help="SQL dialect: postgres, bigquery, spark, duckdb, ...")
     ] = None,
-    accountant: Annotated[
-        str | None, typer.Option("--accountant", help="pure, approximate, advanced, pld, rdp or zcdp.")
-    ] = None,
-    missing: Annotated[
-        str, typer.Option("--missing", help="Missing values: error, drop, or a number to impute.")
-    ] = "error",
+    accountant: Accountant = None,
+    missing: MissingValues = "error",
     level: Annotated[float, typer.Option("--level", min=0.0, max=1.0, help="Confidence level.")] = 0.95,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")] = None,
     as_json: AsJson = False,
