@@ -5,10 +5,15 @@ Build it with ``make docs`` (``sphinx -W``: every warning, a broken reference in
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
 import privnoise
+
+# A theme dependency (a11y-pygments) configures the root logger at INFO when it is imported, which would print
+# matplotlib's font notes while the tutorials' figures are drawn, even under ``-q``.
+logging.getLogger("matplotlib").setLevel(logging.WARNING)
 
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 

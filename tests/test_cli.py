@@ -370,7 +370,7 @@ def test_demo_runs_the_server_end_to_end_and_writes_csv_plot_and_summary(tmp_pat
     # the console's URL is printed; the keys go to a file only its owner reads, never to the output
     assert "http://127.0.0.1:8000/console/" in flat and payload["console"]["url"] in flat
     keys = tomllib.loads((out / "keys.toml").read_text(encoding="utf-8"))
-    assert set(keys) == {"admin", "analyst"} and (out / "keys.toml").stat().st_mode & 0o777 == 0o600
+    assert set(keys) == {"admin", "analyst", "explorer"} and (out / "keys.toml").stat().st_mode & 0o777 == 0o600
     assert all(key.startswith("pn_") and key not in flat for key in keys.values())
 
 
@@ -393,6 +393,41 @@ def test_demo_says_its_units_and_names_its_real_port(tmp_path) -> None:
     assert summary["console"]["url"] == "http://127.0.0.1:8765/console/"
     assert [r["query"] for r in summary["household_level_releases"]["releases"]][-2:] == ["clamped_count(kwh)",
                                                                                           "remaining()"]
+
+
+def test_demo_leaves_the_explorer_its_whole_budget_and_says_how_to_use_it(tmp_path) -> None:
+    pytest.importorskip("fastapi")
+    from starlette.testclient import TestClient
+
+    from privnoise.server import store
+    from privnoise.server.app import create_app
+    from privnoise.server.config import load_config
+
+    result = ok("demo", "--output", str(tmp_path), "--households", "12", "--port", "8766")
+    flat = result.stdout.replace("\n", " ")
+    summary = json.loads((tmp_path / "demo.json").read_text(encoding="utf-8"))
+    assert summary["try"]["querier"] == "explorer" and summary["try"]["epsilon"] == 2.0
+    for command in summary["try"]["commands"]:
+        assert command in flat
+    assert "privnoise query --server http://127.0.0.1:8766 " in flat
+    keys = tomllib.loads((tmp_path / "keys.toml").read_text(encoding="utf-8"))
+    config = load_config(tmp_path / "owner.toml")
+    engine = store.init_database(config)
+    try:
+        with TestClient(create_app(config, engine=engine)) as client:
+            explorer = {"Authorization": f"Bearer {keys['explorer']}"}
+            analyst = {"Authorization": f"Bearer {keys['analyst']}"}
+            budget = client.get("/v1/budget", headers=explorer).json()["datasets"]["households"]
+            assert budget["epsilon"]["spent"] in ("0", 0, 0.0)
+            # the queries of the README run on the demo's configuration, for the explorer
+            for text in ("mean(kwh) group by region", "count() group by region, tariff", "histogram(region)",
+                         "quantile(kwh, 0.5)"):
+                assert client.post("/v1/queries", json={"query": text}, headers=explorer).status_code == 200, text
+            # the analyst has a Fisher floor of its own: a step query on kwh is refused to it (docs/server.md)
+            refused = client.post("/v1/queries", json={"query": "quantile(kwh, 0.5)"}, headers=analyst)
+            assert refused.status_code == 422
+    finally:
+        engine.dispose()
 
 
 def test_demo_can_run_twice_in_the_same_directory(tmp_path):

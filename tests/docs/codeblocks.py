@@ -12,11 +12,16 @@ A block of any other language fails: give it one of these. An HTML comment on th
 controls it (invisible on GitHub and in the site):
 
 * ``<!-- docs-test: skip REASON -->``: the block does not run (say why; a running server is the usual reason);
-* ``<!-- docs-test: file PATH -->``: the block's text is written to PATH before the document's blocks run.
+* ``<!-- docs-test: file PATH -->``: the block's text is written to PATH before the document's blocks run;
+* ``<!-- docs-test: demo-server -->``: the block runs against the demo's server — ``privnoise demo``'s own
+  configuration and data (:func:`privnoise._cli.demo.write_owner_files`), served in-process on a free port for
+  the document — as the demo's explorer: its key is ``key`` (Python) and ``$KEY``/``$PRIVNOISE_KEY`` (sh), and
+  the address ``http://127.0.0.1:8000`` in the block is the running server's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -24,7 +29,8 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +38,7 @@ RUNS = {"python", "sh", "toml", "json"}
 NOT_CODE = {"text"}
 
 _FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)$")
-_MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<verb>skip|file)\s*(?P<arg>.*?)\s*-->\s*$")
+_MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<verb>skip|file|demo-server)\s*(?P<arg>.*?)\s*-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,7 @@ class Block:
     code: str
     skip: str | None = None
     file: str | None = None
+    demo_server: bool = False
 
     @property
     def where(self) -> str:
@@ -84,6 +91,7 @@ def blocks(path: Path) -> list[Block]:
                     code,
                     skip=arg if verb == "skip" else None,
                     file=arg if verb == "file" else None,
+                    demo_server=verb == "demo-server",
                 )
             )
         i = end + 1
@@ -106,6 +114,30 @@ def _environment() -> dict[str, str]:
     return env
 
 
+DEMO_ADDRESS = "http://127.0.0.1:8000"
+
+
+@contextlib.contextmanager
+def demo_server(workdir: Path) -> Iterator[tuple[str, str]]:
+    """The demo's configuration and data (40 households) served in-process; yields (URL, the explorer's key)."""
+    from privnoise._cli.demo import EXPLORER, create_demo_queriers, server_in_process, write_owner_files
+    from privnoise.sample_data import smart_meter_data
+    from privnoise.server import store
+    from privnoise.server.app import create_app
+    from privnoise.server.config import load_config
+
+    folder = workdir / "privnoise-demo"
+    folder.mkdir()
+    config = load_config(write_owner_files(folder, smart_meter_data(40, 7, rng=5), seed=5))
+    engine = store.init_database(config)
+    try:
+        key = create_demo_queriers(engine, config)[EXPLORER]
+        with server_in_process(create_app(config, engine=engine)) as url:
+            yield url, key
+    finally:
+        engine.dispose()
+
+
 def run_document(path: Path, workdir: Path) -> int:
     """Run every block of ``path`` in ``workdir``; return how many ran. Raises AssertionError naming the block."""
     shutil.copytree(ROOT / "examples", workdir / "examples")
@@ -120,10 +152,18 @@ def run_document(path: Path, workdir: Path) -> int:
     ran = 0
     previous = Path.cwd()
     os.chdir(workdir)
+    servers = contextlib.ExitStack()
+    url = ""
     try:
         for block in found:
             if block.language in NOT_CODE or block.skip is not None:
                 continue
+            if block.demo_server:
+                if not url:
+                    url, key = servers.enter_context(demo_server(workdir))
+                    namespace["key"] = key
+                    env = env | {"KEY": key, "PRIVNOISE_KEY": key}
+                block = replace(block, code=block.code.replace(DEMO_ADDRESS, url))
             if block.language not in RUNS:
                 raise AssertionError(
                     f"{block.where}: code block of language {block.language or '(none)'!r}: use one of "
@@ -158,5 +198,6 @@ def run_document(path: Path, workdir: Path) -> int:
                 ) from exc
             ran += 1
     finally:
+        servers.close()
         os.chdir(previous)
     return ran

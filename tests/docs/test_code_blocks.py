@@ -85,3 +85,28 @@ def test_every_example_file_is_shipped_and_used() -> None:
         shipped - mentioned
     )  # meters.csv is the source of owner.toml
     assert "meters.csv" in (ROOT / "examples" / "owner.toml").read_text(encoding="utf-8")
+
+
+def test_demo_server_blocks_run_as_the_explorer_against_the_demo_configuration(tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "<!-- docs-test: demo-server -->\n```python\nimport privnoise as pn\n"
+        "with pn.client.Client('http://127.0.0.1:8000', key) as c:\n"
+        "    answer = c.query('count() group by tariff')\n"
+        "    budget = c.budget()\n"
+        "assert sorted(answer['keys']) == ['economy7', 'green', 'standard']\n"
+        "```\n\n<!-- docs-test: demo-server -->\n```sh\n"
+        "privnoise query --server http://127.0.0.1:8000 --key $KEY 'histogram(region)' > out.txt\ngrep -q north out.txt\n```\n"
+    )
+    assert [b.demo_server for b in blocks(page)] == [True, True]
+    namespace_check = tmp_path / "w1"
+    assert run_document(page, namespace_check) == 2
+    # a query the demo's configuration cannot answer fails the block that shows it
+    wrong = tmp_path / "wrong.md"
+    wrong.write_text(
+        "<!-- docs-test: demo-server -->\n```sh\n"
+        "privnoise query --server http://127.0.0.1:8000 --key $KEY 'mean(weight)'\n```\n"
+    )
+    with pytest.raises(AssertionError, match="wrong.md:2 \\(sh\\) failed"):
+        run_document(wrong, tmp_path / "w2")

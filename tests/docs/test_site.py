@@ -58,6 +58,8 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     done = _sphinx(source, tmp_path / "site")
     warnings = [line for line in done.stderr.splitlines() if "WARNING" in line or "ERROR" in line]
     assert done.returncode == 0 and not warnings, done.stderr[-5000:]
+    # `-q` is quiet: no library's informational logging either
+    assert not [line for line in done.stderr.splitlines() if " INFO " in line], done.stderr[-3000:]
     site = tmp_path / "site"
     for paper in PAPERS:  # each tutorial shows the figures its reproduction drew during the build
         page = (site / "tutorials" / f"{paper}.html").read_text(encoding="utf-8")

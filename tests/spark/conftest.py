@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,4 +43,8 @@ def spark() -> Iterator[object]:
                     config={"spark.sql.session.timeZone": "UTC"})
     session.sparkContext.setLogLevel("ERROR")
     yield session
+    # The worker is finishing. Spark's own SIGINT handler (installed with the context) would turn the interrupt a
+    # test runner sends to a worker still busy after a few seconds into a KeyboardInterrupt raised wherever Python
+    # happens to be (a garbage-collection callback prints it as a traceback); the stop is let run to its end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     session.stop()

@@ -1,9 +1,11 @@
 """``privnoise demo``: the trusted query server end to end on the embedded default, plus the trade-off plot.
 
 1. Synthetic smart-meter data (:mod:`privnoise.sample_data`): each household's mean daily consumption
-   (kWh/day, declared bounds [0, 60]) and its region, written to ``households.csv``.
-2. An ``owner.toml`` declaring the dataset, its bounds and a policy per query kind, and a fresh embedded SQLite
-   database next to it; one analyst with ε = 1 and a Fisher floor of 10 (kWh/day)².
+   (kWh/day, declared bounds [0, 60]), its region and its tariff, written to ``households.csv``.
+2. An ``owner.toml`` declaring the dataset, its bounds, public categories and a policy per query kind (every
+   query of the README and of docs/server.md runs on it), and a fresh embedded SQLite database next to it; one
+   analyst with ε = 1 and a Fisher floor of 10 (kWh/day)², whom the demo spends, and an explorer with ε = 2 whom
+   it leaves whole for the reader (:func:`try_commands`).
 3. The server starts in-process on a free loopback port; the analyst's queries go through the HTTP client
    (:class:`privnoise.client.Client`) until the budgets are exhausted and the server refuses; every answer is
    printed with its guarantee and the remaining budget. The server then stops.
@@ -11,7 +13,7 @@
    over the half-hourly readings (kWh per half hour, not the server's kWh/day) with the household as privacy unit
    (at most 48 × days readings each).
 5. The privacy–quality trade-off plot of the mean (Farokhi & Sandberg) and ``demo.json``.
-6. The keys (admin and analyst) go to ``keys.toml`` (readable by its owner only), never to the output: with
+6. The keys (admin, analyst, explorer) go to ``keys.toml`` (readable by its owner only), never to the output: with
    ``privnoise serve --config owner.toml`` the web console at the configuration's address (:func:`console_url`;
    ``--port`` of the demo sets its port) shows all of it to the owner.
 
@@ -38,7 +40,16 @@ from ..queries import Query
 from ..sample_data import DAILY_KWH_BOUNDS, SmartMeterData, smart_meter_data
 from .demo_analyst import BUDGET, READING_BOUNDS, household_releases
 
-__all__ = ["DemoItem", "DemoResult", "console_url", "run_demo"]
+__all__ = [
+    "DemoItem",
+    "DemoResult",
+    "console_url",
+    "create_demo_queriers",
+    "run_demo",
+    "server_in_process",
+    "try_commands",
+    "write_owner_files",
+]
 
 DAYS = 7
 MEAN_SUPPORT = (-0.2, 0.2)
@@ -52,19 +63,29 @@ OWNER_TOML = """\
 database = "sqlite"          # embedded: privnoise.db next to this file
 
 [datasets.households]
-source = "households.csv"
-epsilon = 3.0                # global budget of the dataset, all queriers together
+source = "households.csv"    # household,region,tariff,kwh
+epsilon = 5.0                # global budget of the dataset, all queriers together
 delta = 1e-5
 
 [datasets.households.columns.kwh]
 bounds = [0.0, 60.0]         # declared mean daily consumption bounds, kWh/day
 out_of_bounds = "clamp"
 fisher_floor = 4.0           # no record's Cramér–Rao bound below 4 (kWh/day)², all queriers together
+step_queries = "allow"       # histograms, quantiles and filters on kwh (the floor then bounds the others)
 
 [datasets.households.columns.region]
 type = "text"
+categories = ["north", "south", "east", "west"]   # public keys: `group by region`, `histogram(region)`
+
+[datasets.households.columns.tariff]
+type = "text"
+categories = ["standard", "economy7", "green"]
 
 [datasets.households.policies.count]
+mechanism = "laplace"
+epsilon = 0.1
+
+[datasets.households.policies.sum]
 mechanism = "laplace"
 epsilon = 0.1
 
@@ -76,12 +97,26 @@ epsilon = 0.2
 mechanism = "laplace"
 epsilon = 0.3
 
+[datasets.households.policies.histogram]
+mechanism = "laplace"
+epsilon = 0.1
+
+[datasets.households.policies.quantile]
+mechanism = "exponential"    # the exponential mechanism over the declared bounds
+epsilon = 0.2
+
 [datasets.households.policies.identity]
 mechanism = "fisher-gaussian"   # every household's value with Gaussian noise, E w² = 25 (kWh/day)²
 quality = 25.0
 """
+#: The tariffs of the demo's households (public categories), drawn from the data's seed.
+TARIFFS = ("standard", "economy7", "green")
 ANALYST_EPSILON = 1.0
 ANALYST_FISHER_FLOOR = 10.0
+#: The querier the demo leaves with its whole budget (no Fisher floor of its own): the README's examples use it.
+EXPLORER = "explorer"
+EXPLORER_EPSILON = 2.0
+EXPLORER_DELTA = 1e-6
 QUERIES = (
     "mean(kwh)",
     "mean(kwh) where region = 'north'",
@@ -134,17 +169,44 @@ def _mechanism(query: Query, **goal: Any) -> Mechanism:
     return noise
 
 
-def _write_households(data: SmartMeterData, path: Path) -> Path:
+def _write_households(data: SmartMeterData, path: Path, *, seed: int = 0) -> Path:
+    """households.csv: each household's region, tariff (drawn from ``seed``) and mean daily consumption."""
     x = data.daily_means()
-    lines = ["household,region,kwh"] + [
-        f"{i},{region},{value:.4f}" for i, (region, value) in enumerate(zip(data.regions, x, strict=True))
+    tariffs = np.random.default_rng([seed, 7]).choice(len(TARIFFS), size=len(x), p=[0.6, 0.3, 0.1])
+    lines = ["household,region,tariff,kwh"] + [
+        f"{i},{region},{TARIFFS[t]},{value:.4f}"
+        for i, (region, t, value) in enumerate(zip(data.regions, tariffs, x, strict=True))
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
+def write_owner_files(output: Path, data: SmartMeterData, *, port: int = DEFAULT_PORT, seed: int = 0) -> Path:
+    """households.csv and owner.toml in ``output`` (the demo's configuration, served on ``port``), and no database
+    left from an earlier run; the configuration's path."""
+    _write_households(data, output / "households.csv", seed=seed)
+    config_path = output / "owner.toml"
+    config_path.write_text(OWNER_TOML.replace("[server]\n", f"[server]\nport = {port}\n", 1), encoding="utf-8")
+    for suffix in ("", "-wal", "-shm"):
+        (output / f"privnoise.db{suffix}").unlink(missing_ok=True)
+    return config_path
+
+
+def create_demo_queriers(engine: Any, config: Any) -> dict[str, str]:
+    """The demo's keys: the admin's, the analyst's (ε = 1, Fisher floor 10, spent by the demo) and the explorer's
+    (ε = 2, δ = 1e-6, no floor of its own, left whole for the reader)."""
+    from ..server import store
+
+    admin = store.ensure_admin(engine, config)
+    analyst = store.create_querier(
+        engine, config, "analyst", epsilon=ANALYST_EPSILON, delta=0, fisher_floor=ANALYST_FISHER_FLOOR
+    )
+    explorer = store.create_querier(engine, config, EXPLORER, epsilon=EXPLORER_EPSILON, delta=EXPLORER_DELTA)
+    return {"admin": admin or "", "analyst": analyst, EXPLORER: explorer}
+
+
 @contextmanager
-def _server_in_process(app: Any) -> Iterator[str]:
+def server_in_process(app: Any) -> Iterator[str]:
     """Run ``app`` with uvicorn in a thread on a free loopback port; stop it cleanly at exit."""
     import socket
     import threading
@@ -184,13 +246,32 @@ def _write_keys(path: Path, keys: dict[str, str]) -> Path:
     return path
 
 
+def try_commands(config_path: Path, url: str) -> list[str]:
+    r"""The shell commands that serve the demo again and query it as the explorer (whose key stays in keys.toml).
+
+    >>> print("\n".join(try_commands(Path("out/owner.toml"), "http://127.0.0.1:8000/console/")))
+    privnoise serve --config out/owner.toml &
+    export PRIVNOISE_KEY=$(sed -n 's/^explorer = "\(.*\)"$/\1/p' out/keys.toml)
+    privnoise query --server http://127.0.0.1:8000 "mean(kwh) group by region"
+    """
+    server = url.removesuffix("/console/")
+    keys = config_path.parent / "keys.toml"
+    return [
+        f"privnoise serve --config {config_path} &",
+        f"export PRIVNOISE_KEY=$(sed -n 's/^{EXPLORER} = \"\\(.*\\)\"$/\\1/p' {keys})",
+        f"privnoise query --server {server} \"mean(kwh) group by region\"",
+    ]
+
+
 def console_url(config: Any) -> str:
     """The address of the web console that ``privnoise serve --config`` serves for ``config`` (its host and port)."""
     host = f"[{config.host}]" if ":" in config.host else config.host
     return f"http://{host}:{config.port}/console/"
 
 
-def run_server_session(output: Path, data: SmartMeterData, *, port: int = DEFAULT_PORT) -> tuple[list[DemoItem], Path, str, str]:
+def run_server_session(
+    output: Path, data: SmartMeterData, *, port: int = DEFAULT_PORT, seed: int = 0
+) -> tuple[list[DemoItem], Path, str, str]:
     """Owner set-up, in-process server, the analyst's queries until the budget is exhausted; the items, the
     configuration, the in-process server's URL and the console's address when served with ``privnoise serve``."""
     from ..client import BudgetRefused, Client
@@ -198,21 +279,15 @@ def run_server_session(output: Path, data: SmartMeterData, *, port: int = DEFAUL
     from ..server.app import create_app
     from ..server.config import load_config
 
-    _write_households(data, output / "households.csv")
-    config_path = output / "owner.toml"
-    config_path.write_text(OWNER_TOML.replace("[server]\n", f"[server]\nport = {port}\n", 1), encoding="utf-8")
-    for suffix in ("", "-wal", "-shm"):
-        (output / f"privnoise.db{suffix}").unlink(missing_ok=True)
+    config_path = write_owner_files(output, data, port=port, seed=seed)
     config = load_config(config_path)
     engine = store.init_database(config)
-    admin = store.ensure_admin(engine, config)
-    key = store.create_querier(
-        engine, config, "analyst", epsilon=ANALYST_EPSILON, delta=0, fisher_floor=ANALYST_FISHER_FLOOR
-    )
-    _write_keys(output / "keys.toml", {"admin": admin or "", "analyst": key})
+    keys = create_demo_queriers(engine, config)
+    key = keys["analyst"]
+    _write_keys(output / "keys.toml", keys)
     items: list[DemoItem] = []
     try:
-        with _server_in_process(create_app(config, engine=engine)) as url, Client(url, key) as client:
+        with server_in_process(create_app(config, engine=engine)) as url, Client(url, key) as client:
             for text in QUERIES:
                 try:
                     items.append(DemoItem(text, client.query(text)))
@@ -303,7 +378,7 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024, port: int
     output.mkdir(parents=True, exist_ok=True)
     data = smart_meter_data(households, DAYS, rng=seed)
     csv_path = data.to_csv(output / "smart_meter.csv")
-    items, config_path, url, console = run_server_session(output, data, port=port)
+    items, config_path, url, console = run_server_session(output, data, port=port, seed=seed)
     household = household_releases(csv_path, days=data.days, bounds=READING_BOUNDS)
     figure = plot_tradeoff(output / "tradeoff.png", households)
     summary = {
@@ -322,6 +397,8 @@ def run_demo(output: Path, *, households: int = 500, seed: int = 2024, port: int
         },
         "server": {"config": config_path.name, "url": url, "database": "privnoise.db"},
         "console": {"url": console, "serve": f"privnoise serve --config {config_path}", "keys": "keys.toml"},
+        "try": {"querier": EXPLORER, "epsilon": EXPLORER_EPSILON, "delta": EXPLORER_DELTA,
+                "commands": try_commands(config_path, console)},
         "noise_rng": "cryptographically strong default (not seeded)",
         "releases": [item.as_dict() for item in items],
         "household_level_releases": {

@@ -27,14 +27,23 @@ def demo(
     ] = 8000,
 ) -> None:
     """The query server end to end: sample data in embedded SQLite, an in-process server, an analyst's queries
-    until the budget runs out, a trade-off plot and a JSON summary."""
+    until the budget runs out, a trade-off plot, a JSON summary, and a querier left with budget to try."""
     from .._optional import check
 
     check("fastapi", "uvicorn", "sqlalchemy", "httpx", "matplotlib", feature="privnoise demo")
     from rich.markup import escape
     from rich.table import Table
 
-    from .demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, DAYS, run_demo
+    from .demo import (
+        ANALYST_EPSILON,
+        ANALYST_FISHER_FLOOR,
+        DAYS,
+        EXPLORER,
+        EXPLORER_DELTA,
+        EXPLORER_EPSILON,
+        run_demo,
+        try_commands,
+    )
     from .demo_analyst import BUDGET, READING_BOUNDS
     from .server import guarantee_text, remaining_text
 
@@ -92,8 +101,15 @@ def demo(
         out.print(f"{label + ':':9} {escape(str(path))}")
     out.print(
         f"console:  {result.console} — run [bold]privnoise serve --config {escape(str(result.config))}[/bold], "
-        "open the URL and sign in with a key of the keys file (admin: the owner's pages; analyst: the querier's)"
+        "open the URL and sign in with a key of the keys file (admin: the owner's pages; analyst and explorer: "
+        "the querier's)"
     )
+    out.print(
+        f"[bold]Your turn[/bold]: the querier {EXPLORER} has its whole budget (ε = {EXPLORER_EPSILON:g}, "
+        f"δ = {EXPLORER_DELTA:g}); every query of the README runs on this configuration:"
+    )
+    for command in try_commands(result.config, result.console):
+        out.print(f"  {escape(command)}", soft_wrap=True)
 
 
 def answer_text(query: str, value: Any) -> str:
