@@ -84,6 +84,9 @@ def test_cli_query_prints_answer_and_exits_2_on_refusal(server: dict[str, Any], 
     result = runner.invoke(app, [*args, "sum(kwh) where region = 'north'"])
     assert result.exit_code == 0, result.output
     assert "value:" in result.output and "ε = 0.1" in result.output  # budgets as decimals
+    # the owner declared a Fisher floor on kwh: its record bound comes with what it means, in the data's unit
+    assert "kwh record bound" in result.output
+    assert "record bound: the smallest variance, in the square of the unit of kwh" in result.output
     result = runner.invoke(app, [*args, '{"kind": "sum", "column": "kwh"}'])
     assert result.exit_code == 2 and "budget" in result.output
 

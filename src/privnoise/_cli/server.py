@@ -315,8 +315,7 @@ def print_answer(out: Console, answer: dict[str, Any]) -> None:
                 if name in intervals else "") for name, values in columns.items()]
             out.print("row: [bold green]" + "; ".join(cells) + "[/bold green]")
         out.print(f"intervals at {answer['level']:.0%} (noise only)")
-        out.print(f"guarantee: {guarantee_text(answer['guarantee'])}")
-        out.print(f"remaining: {remaining_text(answer['remaining'])}")
+        _print_guarantee_and_budget(out, answer)
         return
     value = answer["value"]
     keys = answer.get("keys")
@@ -329,8 +328,33 @@ def print_answer(out: Console, answer: dict[str, Any]) -> None:
     out.print(f"value: [bold green]{shown}[/bold green]")
     if answer.get("accuracy"):
         out.print(f"accuracy: {accuracy_text(answer['accuracy'], keys)}")
+    _print_guarantee_and_budget(out, answer)
+
+
+def _print_guarantee_and_budget(out: Console, answer: dict[str, Any]) -> None:
     out.print(f"guarantee: {guarantee_text(answer['guarantee'])}")
     out.print(f"remaining: {remaining_text(answer['remaining'])}")
+    meaning = record_bound_meaning(answer["remaining"])
+    if meaning:
+        out.print(f"[dim]{meaning}[/dim]")
+
+
+def record_bound_meaning(r: dict[str, Any]) -> str:
+    """One line saying what a Fisher record bound means, in the unit of the data ("" when the owner declared no
+    Fisher floor: a DP answer then carries no Fisher figure).
+
+    >>> record_bound_meaning({"fisher": {"kwh": {"record_bound": 290.9, "floor": 4.0}}})[:71]
+    'record bound: the smallest variance, in the square of the unit of kwh, '
+    >>> record_bound_meaning({"epsilon": {}})
+    ''
+    """
+    columns = list(r.get("fisher", {}))
+    if not columns:
+        return ""
+    named = ", ".join(columns)
+    return (f"record bound: the smallest variance, in the square of the unit of {named}, with which anyone who "
+            "knows every other record can estimate one record's value without bias from all answers so far "
+            "(Cramér–Rao); the owner's floor keeps it above the floor")
 
 
 def accuracy_text(a: dict[str, Any], keys: list[Any] | None = None) -> str:
