@@ -29,8 +29,8 @@ import numpy as np
 
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
-from ..sql import Aggregate, SqlError, Statement, parse_statement
 from ..sql.answers import Released, SqlAnswer, assemble
+from ..sql.statement import Aggregate, SqlError, Statement
 from .dry_run import DryRun, StatementDryRun, cost_of
 from .estimate import Estimate
 from .grouping import sort_key
@@ -143,6 +143,8 @@ class SqlQueries:
         >>> answer.guarantee["epsilon"], s.remaining().epsilon
         (1.0, 1.0)
         """
+        from ..sql.parsing import parse_statement  # sqlglot loads with the first statement
+
         st = parse_statement(statement, dialect=dialect)
         price = self._statement_price(st, epsilon, rho)
         self._check_options(st)

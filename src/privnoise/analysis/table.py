@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from .._optional import require
 from .._validation import describe
 from ..exceptions import InvalidParameterError
+from ..io.arrow_numbers import arrow_floats
 
 __all__ = ["KeyColumn", "NumericColumn", "Table", "tuple_codes"]
 
@@ -85,12 +86,13 @@ def _numeric_array(raw: Any, name: str) -> NumericColumn:
 
 def _arrow_numeric(column: Any, name: str) -> NumericColumn:
     pa = require("pyarrow", feature="reading Arrow data")
-    pc = require("pyarrow.compute", feature="reading Arrow data")
     kind = column.type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
         raise InvalidParameterError(f"column {name!r} of `{_OWNER}` must hold numbers; it holds {kind}.")
-    missing = np.asarray(pc.is_null(column, nan_is_null=True).to_numpy(zero_copy_only=False), dtype=bool)
-    values = np.asarray(pc.fill_null(pc.cast(column, pa.float64()), np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    parts = [arrow_floats(chunk) for chunk in chunks]
+    missing = np.concatenate([m for m, _ in parts]) if parts else np.zeros(0, dtype=bool)
+    values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0, dtype=np.float64)
     if np.isinf(values).any():
         raise InvalidParameterError(f"column {name!r} of `{_OWNER}` holds an infinite value; infinities are refused.")
     return NumericColumn(values, missing)

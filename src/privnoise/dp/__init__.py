@@ -39,58 +39,148 @@ Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
     :func:`zcdp_to_epsilon`, :func:`epsilon_to_zcdp` — zero-concentrated DP (:mod:`privnoise.dp.zcdp`).
 """
 
-from .accountants import accountant_for
-from .accounting import AccountingMode, PrivacyAccountant, exact_rational
-from .audit import AuditReport, audit, clopper_pearson
-from .calibration import safe_side, smallest_parameter
-from .events import PrivacyEvent
-from .exponential import (
-    exponential_mechanism,
-    exponential_mechanism_epsilon,
-    proposition4_epsilon,
-    report_noisy_max,
-)
-from .families import FAMILIES, NoiseFamily, family_named, register_family
-from .gaussian import (
-    classical_gaussian_sigma,
-    gaussian_delta,
-    gaussian_epsilon,
-    gaussian_for_epsilon_delta,
-    gaussian_sigma,
-)
-from .hardened_calibration import (
-    hardened_family_noise,
-    hardened_gaussian_for_epsilon_delta,
-    hardened_laplace_for_epsilon,
-)
-from .hardening import HardenedMechanism, hardened
-from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
-from .lattice import (
-    DEFAULT_GRID_BITS,
-    DiscreteGaussian,
-    DiscreteLaplace,
-    default_grid_exponent,
-    discrete_gaussian_delta,
-    discrete_gaussian_epsilon,
-    discrete_laplace_epsilon,
-    lattice_sensitivity,
-    zcdp_delta,
-    zcdp_epsilon,
-)
-from .library_accountant import LibraryAccountant
-from .lipschitz import (
-    LipschitzConstant,
-    dual_norm,
-    epsilon_of_lipschitz,
-    lipschitz_constant,
-    lipschitz_for_epsilon,
-)
-from .lp import NoiseLPSolution, optimal_noise_lp
-from .lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
-from .partition import gaussian_partition_threshold, laplace_partition_threshold
-from .profile import PrivacyProfile, epsilon_delta_of, profile_of
-from .rational_accountant import RationalAccountant
-from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# The names below load their module on first use (PEP 562), so that a program that needs one accountant does not
+# import the audit, the linear programs and scipy's statistics with it (the command line starts in a fraction of
+# a second). Type checkers and the documentation see them as ordinary imports.
+_EXPORTS: dict[str, str] = {
+    "accountant_for": "accountants",
+    "AccountingMode": "accounting",
+    "PrivacyAccountant": "accounting",
+    "exact_rational": "accounting",
+    "AuditReport": "audit",
+    "audit": "audit",
+    "clopper_pearson": "audit",
+    "safe_side": "calibration",
+    "smallest_parameter": "calibration",
+    "PrivacyEvent": "events",
+    "exponential_mechanism": "exponential",
+    "exponential_mechanism_epsilon": "exponential",
+    "proposition4_epsilon": "exponential",
+    "report_noisy_max": "exponential",
+    "FAMILIES": "families",
+    "NoiseFamily": "families",
+    "family_named": "families",
+    "register_family": "families",
+    "classical_gaussian_sigma": "gaussian",
+    "gaussian_delta": "gaussian",
+    "gaussian_epsilon": "gaussian",
+    "gaussian_for_epsilon_delta": "gaussian",
+    "gaussian_sigma": "gaussian",
+    "hardened_family_noise": "hardened_calibration",
+    "hardened_gaussian_for_epsilon_delta": "hardened_calibration",
+    "hardened_laplace_for_epsilon": "hardened_calibration",
+    "HardenedMechanism": "hardening",
+    "hardened": "hardening",
+    "epsilon_of_laplace": "laplace",
+    "laplace_epsilon": "laplace",
+    "laplace_for_epsilon": "laplace",
+    "multi_user_laplace": "laplace",
+    "DEFAULT_GRID_BITS": "lattice",
+    "DiscreteGaussian": "lattice",
+    "DiscreteLaplace": "lattice",
+    "default_grid_exponent": "lattice",
+    "discrete_gaussian_delta": "lattice",
+    "discrete_gaussian_epsilon": "lattice",
+    "discrete_laplace_epsilon": "lattice",
+    "lattice_sensitivity": "lattice",
+    "zcdp_delta": "lattice",
+    "zcdp_epsilon": "lattice",
+    "LibraryAccountant": "library_accountant",
+    "LipschitzConstant": "lipschitz",
+    "dual_norm": "lipschitz",
+    "epsilon_of_lipschitz": "lipschitz",
+    "lipschitz_constant": "lipschitz",
+    "lipschitz_for_epsilon": "lipschitz",
+    "NoiseLPSolution": "lp",
+    "optimal_noise_lp": "lp",
+    "dual_crossing": "lp_dual",
+    "dual_eta": "lp_dual",
+    "dual_eta_ode": "lp_dual",
+    "dual_threshold": "lp_dual",
+    "gaussian_partition_threshold": "partition",
+    "laplace_partition_threshold": "partition",
+    "PrivacyProfile": "profile",
+    "epsilon_delta_of": "profile",
+    "profile_of": "profile",
+    "RationalAccountant": "rational_accountant",
+    "ZCDPAccountant": "zcdp",
+    "epsilon_to_zcdp": "zcdp",
+    "zcdp_to_delta": "zcdp",
+    "zcdp_to_epsilon": "zcdp",
+}
+
+if TYPE_CHECKING:
+    from .accountants import accountant_for
+    from .accounting import AccountingMode, PrivacyAccountant, exact_rational
+    from .audit import AuditReport, audit, clopper_pearson
+    from .calibration import safe_side, smallest_parameter
+    from .events import PrivacyEvent
+    from .exponential import (
+        exponential_mechanism,
+        exponential_mechanism_epsilon,
+        proposition4_epsilon,
+        report_noisy_max,
+    )
+    from .families import FAMILIES, NoiseFamily, family_named, register_family
+    from .gaussian import (
+        classical_gaussian_sigma,
+        gaussian_delta,
+        gaussian_epsilon,
+        gaussian_for_epsilon_delta,
+        gaussian_sigma,
+    )
+    from .hardened_calibration import (
+        hardened_family_noise,
+        hardened_gaussian_for_epsilon_delta,
+        hardened_laplace_for_epsilon,
+    )
+    from .hardening import HardenedMechanism, hardened
+    from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
+    from .lattice import (
+        DEFAULT_GRID_BITS,
+        DiscreteGaussian,
+        DiscreteLaplace,
+        default_grid_exponent,
+        discrete_gaussian_delta,
+        discrete_gaussian_epsilon,
+        discrete_laplace_epsilon,
+        lattice_sensitivity,
+        zcdp_delta,
+        zcdp_epsilon,
+    )
+    from .library_accountant import LibraryAccountant
+    from .lipschitz import (
+        LipschitzConstant,
+        dual_norm,
+        epsilon_of_lipschitz,
+        lipschitz_constant,
+        lipschitz_for_epsilon,
+    )
+    from .lp import NoiseLPSolution, optimal_noise_lp
+    from .lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
+    from .partition import gaussian_partition_threshold, laplace_partition_threshold
+    from .profile import PrivacyProfile, epsilon_delta_of, profile_of
+    from .rational_accountant import RationalAccountant
+    from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
+
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
 
 __all__ = [
     "FAMILIES",

@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy import special
-
 from .._validation import check_positive, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..mechanisms import Gaussian
@@ -46,6 +44,10 @@ def gaussian_delta(sigma: float, epsilon: float, *, sensitivity: float) -> float
     s = check_positive(sigma, "sigma", "gaussian_delta")
     eps = check_positive(epsilon, "epsilon", "gaussian_delta", allow_zero=True)
     d = check_positive(sensitivity, "sensitivity", "gaussian_delta")
+    from scipy import (
+        special,  # loaded on first use (scipy is slow to import; the command line may not need it)
+    )
+
     a = d / (2.0 * s)
     b = eps * s / d
     first = special.ndtr(a - b)

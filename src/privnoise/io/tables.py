@@ -17,8 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from .._optional import require
 from ..exceptions import InvalidParameterError
+from .arrow_numbers import arrow_floats
 from .columnar import open_parquet, parquet_column, parquet_error
 from .csv_files import arrow_block_size, detect_delimiter, locate, number, read_header, strict_rows
 from .limits import Limits, check_text, limits, shown
@@ -48,11 +51,19 @@ def table(
     )
 
 
+def _nulls(chunk: Any) -> np.ndarray:
+    """The null mask of one Arrow array (its validity bitmap; NaN is a value, not a null)."""
+    validity = chunk.buffers()[0]
+    if validity is None or chunk.null_count == 0:
+        return np.zeros(len(chunk), dtype=bool)
+    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+    return ~bits[chunk.offset:chunk.offset + len(chunk)].astype(bool)
+
+
 def _check(result: Any, path: Path, names: list[str], numbers: set[str], missing: Missing, bounds: Limits) -> str:
     """The first problem of a table read by pyarrow ("" if none): a type, a missing or non-finite value, a long
     field. Row numbers count data rows from 0 (Parquet has no lines)."""
     pa = require("pyarrow", feature="reading data files")
-    pc = require("pyarrow.compute", feature="reading data files")
     if result.num_rows == 0:
         return f"{path}: the file has no data rows."
     for name, column in zip(names, result.columns, strict=True):
@@ -61,18 +72,19 @@ def _check(result: Any, path: Path, names: list[str], numbers: set[str], missing
         if name in numbers:
             if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
                 return f"{where}: holds {kind}, not numbers."
-            values = pc.cast(column, pa.float64())
-            bad = pc.invert(pc.is_finite(values))
-            if pc.any(bad).as_py():
-                row = pc.index(bad, True).as_py()
-                return f"{where}: row {row} is not finite (NaN and inf are refused)."
-            if values.null_count and missing == "error":
-                row = pc.index(pc.is_null(values), True).as_py()
+            parts = [arrow_floats(chunk) for chunk in column.chunks]
+            values = np.concatenate([v for _, v in parts]) if parts else np.zeros(0)
+            nulls = np.concatenate([_nulls(chunk) for chunk in column.chunks]) if parts else np.zeros(0, bool)
+            bad = ~np.isfinite(values) & ~nulls
+            if bad.any():
+                return f"{where}: row {int(np.argmax(bad))} is not finite (NaN and inf are refused)."
+            if nulls.any() and missing == "error":
                 try:
-                    check_missing(missing, f"{where}: row {row} is missing")
+                    check_missing(missing, f"{where}: row {int(np.argmax(nulls))} is missing")
                 except InvalidParameterError as exc:
                     return str(exc)
         elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind):
+            pc = require("pyarrow.compute", feature="reading data files")
             longest = pc.max(pc.binary_length(column)).as_py()
             if longest is not None and longest > bounds.max_field_bytes:
                 return f"{where}: a value longer than {bounds.rule('max_field_bytes')}."

@@ -31,7 +31,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
 
 from .._validation import check_positive
 from ..exceptions import InvalidParameterError
@@ -141,10 +140,14 @@ class GaussianError(ErrorLaw):
     parameter: ClassVar[str] = "sigma"
 
     def quantile(self, level: float) -> float:
+        from scipy import (
+            special,  # loaded on use: a program that never meets Gaussian noise does not pay for it
+        )
+
         return self.scale * float(special.ndtri(0.5 + level / 2.0))
 
     def mass_within(self, x: float) -> float:
-        return float(2.0 * special.ndtr(x / self.scale) - 1.0)
+        return math.erf(float(x) / (self.scale * math.sqrt(2.0)))  # 2Φ(x/σ) − 1
 
     def variance(self) -> float:
         return self.scale**2
@@ -154,6 +157,8 @@ class GaussianError(ErrorLaw):
         if np.ndim(x) == 0 and np.ndim(other) == 0:
             spread = math.hypot(self.scale, float(other))
             return min(max(math.erfc(float(x) / (spread * math.sqrt(2.0))), 0.0), 1.0)
+        from scipy import special
+
         spread = np.sqrt(self.scale**2 + np.square(other))
         return 2.0 * special.ndtr(-x / spread)
 

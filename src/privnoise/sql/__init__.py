@@ -8,20 +8,51 @@ is read. The Session (:meth:`privnoise.Session.sql`), the command line (``privno
 
 from __future__ import annotations
 
-from .filters import predicate_of
-from .options import OPTION_NAMES, read_options
-from .parsing import DIALECTS, parse_statement
-from .statement import (
-    Aggregate,
-    Arithmetic,
-    Compare,
-    Connective,
-    KeyColumn,
-    Number,
-    Output,
-    SqlError,
-    Statement,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names load their module on first use (PEP 562): reading the statement's structure does not import sqlglot.
+_EXPORTS: dict[str, str] = {
+    "predicate_of": "filters",
+    "OPTION_NAMES": "options",
+    "read_options": "options",
+    "DIALECTS": "parsing",
+    "parse_statement": "parsing",
+    **{name: "statement" for name in ("Aggregate", "Arithmetic", "Compare", "Connective", "KeyColumn", "Number",
+                                      "Output", "SqlError", "Statement")},
+}
+
+if TYPE_CHECKING:
+    from .filters import predicate_of
+    from .options import OPTION_NAMES, read_options
+    from .parsing import DIALECTS, parse_statement
+    from .statement import (
+        Aggregate,
+        Arithmetic,
+        Compare,
+        Connective,
+        KeyColumn,
+        Number,
+        Output,
+        SqlError,
+        Statement,
+    )
+else:
+    from .statement import SqlError
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __all__ = [
     "DIALECTS",
@@ -50,6 +81,8 @@ def parse_predicate(text: str, *, dialect: str | None = None) -> object:
     """
     if not isinstance(text, str) or not text.strip() or "\n" in text:
         raise SqlError(f"a condition is a non-empty line of SQL; got {text!r}")
+    from .parsing import parse_statement
+
     prefix = "SELECT COUNT(*) FROM t WHERE "
     try:
         statement = parse_statement(prefix + text, dialect=dialect)
