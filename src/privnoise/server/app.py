@@ -203,7 +203,11 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         # The gate answers this path itself (answers.answer_query); this route describes it and serves an app
         # mounted without the gate.
         status, body, headers = await answer_query(
-            service, request.scope["privnoise.who"], await request.body(), request.scope.get("privnoise.json")
+            service,
+            request.scope["privnoise.who"],
+            await request.body(),
+            request.scope.get("privnoise.json"),
+            request.scope.get("query_string", b""),
         )
         return Response(body, status_code=status, headers={k.decode(): v.decode() for k, v in headers})
 
