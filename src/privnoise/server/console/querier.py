@@ -12,6 +12,7 @@ value) and the browser is sent to its page, so reloading a page never sends a qu
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from typing import Any
@@ -28,6 +29,7 @@ from .guard import PREFIX
 from .paging import Paging
 from .queryform import CONDITIONS, compose, kind_form, kinds_of
 from .render import page, signed_in_as
+from .wording import answer_words, charge_words, dry_run_words
 
 __all__ = ["router"]
 
@@ -44,10 +46,9 @@ def _querier(request: Request) -> Any:
     return signed_in_as(request, "querier")
 
 
-def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
-    console = request.app.state.console
+def _chosen(console: Any, values: dict[str, str]) -> tuple[str, Any, list[str], str]:
+    """(dataset name, its spec, its kinds, the kind) of the form's values, defaulting as the page shows them."""
     datasets = console.config.datasets
-    values: dict[str, str] = context.pop("values", {}) or dict(request.query_params)
     name = values.get("dataset", "")
     if name not in datasets:
         name = next(iter(datasets))
@@ -56,7 +57,16 @@ def _form_page(request: Request, session: Any, *, status: int = 200, **context: 
     kind = values.get("kind", "")
     if kind not in kinds:
         kind = kinds[0] if kinds else ""
+    return name, spec, kinds, kind
+
+
+def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
+    console = request.app.state.console
+    datasets = console.config.datasets
+    values: dict[str, str] = context.pop("values", {}) or dict(request.query_params)
+    name, spec, kinds, kind = _chosen(console, values)
     budget = console.service.budget(session.who["id"])
+    exhausted = console.service.out_of_budget(session.who["id"], name)
     return page(
         request,
         "query.html",
@@ -71,16 +81,48 @@ def _form_page(request: Request, session: Any, *, status: int = 200, **context: 
         columns=list(spec.columns),
         values=values,
         budget=budget,
-        **({"outcome": None, "text": ""} | context),
+        exhausted=exhausted,
+        **({"outcome": None, "text": "", "preview": None} | context),
     )
 
 
+async def _preview(console: Any, who: dict[str, Any], request_body: dict[str, Any], mode: str) -> dict[str, Any]:
+    """The form's preview of a query: its dry run through the API's own path (``dry_run=true``), in words."""
+    body = orjson.dumps(request_body)
+    status, content, _headers = await answer_query(console.service, who, body, request_body, b"dry_run=true")
+    run = orjson.loads(content)
+    if status != 200:  # malformed: the API's own message
+        return {"mode": mode, "fits": False, "cost": None, "accuracy": [], "after": None,
+                "refusal": f"The query cannot be read: {run.get('error', 'refused')}"}
+    return {"mode": mode, **dry_run_words(run)}
+
+
+def _defaults(spec: Any, kind: str, values: dict[str, str]) -> dict[str, str]:
+    """The form's values with each unset choice at its first option (what the page shows selected)."""
+    out = dict(values) | {"dataset": spec.name, "kind": kind}
+    for field in kind_form(spec, kind).fields:
+        if field.choices and not out.get(field.name):
+            out[field.name] = field.choices[0]
+    return out
+
+
 @router.get("/query")
-def query_form(request: Request) -> Response:
+async def query_form(request: Request) -> Response:
     session = _querier(request)
     if isinstance(session, Response):
         return session
-    return _form_page(request, session)
+    console = request.app.state.console
+    values = dict(request.query_params)
+    _name, spec, _kinds, kind = _chosen(console, values)
+    preview = None
+    if kind:
+        try:  # the cost of the query the form shows, when its fields are complete
+            text = compose(spec, _defaults(spec, kind, values))
+        except ValueError:
+            text = ""
+        if text:
+            preview = await _preview(console, session.who, {"query": text}, "form")
+    return await to_thread.run_sync(functools.partial(_form_page, request, session, values=values, preview=preview))
 
 
 def _store_answer(engine: Any, querier_id: int, text: str, payload: dict[str, Any]) -> None:
@@ -103,8 +145,9 @@ async def ask(request: Request) -> Response:
         return session
     console = request.app.state.console
     form: dict[str, str] = request.scope["privnoise.form"]
-    values = {k: v for k, v in form.items() if k != "csrf"}
-    if form.get("mode") == "text":
+    values = {k: v for k, v in form.items() if k not in ("csrf", "action")}
+    mode = "text" if form.get("mode") == "text" else "form"
+    if mode == "text":
         text = form.get("query", "").strip()
         request_body: dict[str, Any] = {"sql": text} if is_sql(text) else {"query": text}
     else:
@@ -118,6 +161,11 @@ async def ask(request: Request) -> Response:
         except ValueError as exc:
             return _form_page(request, session, status=422, values=values, outcome={"error": str(exc)})
         request_body = {"query": text}
+    if form.get("action") == "preview":  # cost and accuracy before asking: nothing charged, no data read
+        preview = await _preview(console, session.who, request_body, mode)
+        return await to_thread.run_sync(
+            functools.partial(_form_page, request, session, values=values, preview=preview)
+        )
     body = orjson.dumps(request_body)
     status, content, _headers = await answer_query(console.service, session.who, body, request_body)
     outcome = orjson.loads(content)
@@ -285,8 +333,88 @@ def history(request: Request) -> Response:
                 "text": row.text,
                 "created": row.created_at.isoformat(timespec="seconds"),
                 "value": payload.get("value", payload.get("columns")),
+                "answer": answer_words(payload),
                 "charged": payload.get("charged"),
+                "charge": charge_words(payload.get("charged")),
                 "dataset": payload.get("dataset"),
             }
         )
     return page(request, "history.html", entries=entries, paging=paging)
+
+
+def _all_answers(console: Any, querier_id: int) -> list[dict[str, Any]]:
+    """Every answer of the querier, oldest first: what the API returned them (the noisy values, never a true one)."""
+    a = db.answers
+    with console.service.reader.connect() as conn:
+        rows = conn.execute(
+            select(a.c.ledger_id, a.c.text, a.c.answer, a.c.created_at)
+            .where(a.c.querier_id == querier_id)
+            .order_by(a.c.ledger_id)
+        ).all()
+    return [{"id": row.ledger_id, "created": row.created_at.isoformat(timespec="seconds"), "query": row.text,
+             "answer": json.loads(row.answer)} for row in rows]
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet will not run as a formula (a negative number stays a number)."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        try:
+            float(value)
+        except ValueError:
+            return "'" + value
+    return value
+
+
+_EXPORT_COLUMNS = ("id", "created", "dataset", "query", "value", "low", "high", "level", "epsilon", "delta",
+                   "fisher_information", "answer")
+
+
+@router.get("/history.csv")
+def history_csv(request: Request) -> Response:
+    """The querier's answers as CSV: one row per answer, its value (a list as JSON), its interval where it has
+    one, its exact charge, and the answer in words."""
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(_EXPORT_COLUMNS)
+    for entry in _all_answers(request.app.state.console, session.who["id"]):
+        payload = entry["answer"]
+        value = payload.get("value", payload.get("columns"))
+        accuracy = payload.get("accuracy") if isinstance(payload.get("accuracy"), dict) else {}
+        charged = payload.get("charged") if isinstance(payload.get("charged"), dict) else {}
+        row = {
+            "id": entry["id"], "created": entry["created"], "dataset": payload.get("dataset", ""),
+            "query": entry["query"],
+            "value": json.dumps(value) if isinstance(value, list | dict) else repr(value),
+            "low": json.dumps(accuracy.get("low", "")), "high": json.dumps(accuracy.get("high", "")),
+            "level": accuracy.get("level", ""),
+            "epsilon": charged.get("epsilon", ""), "delta": charged.get("delta", ""),
+            "fisher_information": json.dumps(charged.get("fisher_information", {}), sort_keys=True),
+            "answer": answer_words(payload),
+        }
+        writer.writerow([_cell(str(row[c])) for c in _EXPORT_COLUMNS])
+    return Response(
+        buffer.getvalue(),
+        media_type="text/csv; charset=utf-8",
+        headers={"content-disposition": 'attachment; filename="answers.csv"'},
+    )
+
+
+@router.get("/history.json")
+def history_json(request: Request) -> Response:
+    """The querier's answers as JSON: ``{"querier", "answers": [{id, created, query, answer}]}``, each answer as the
+    API returned it."""
+    session = _querier(request)
+    if isinstance(session, Response):
+        return session
+    body = {"querier": session.who["name"], "answers": _all_answers(request.app.state.console, session.who["id"])}
+    return Response(
+        orjson.dumps(body),
+        media_type="application/json",
+        headers={"content-disposition": 'attachment; filename="answers.json"'},
+    )

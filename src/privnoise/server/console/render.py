@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from .guard import PREFIX
+from .wording import decimal
 
 __all__ = ["STATIC", "TEMPLATES", "environment", "page", "refusal_page", "signed_in_as"]
 
@@ -81,7 +82,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=_number, frac=_fraction, label=_label)
+    env.filters.update(num=_number, frac=_fraction, label=_label, dec=decimal)
     env.tests.update(mapping=_is_mapping, sequence_value=_is_list, amount=_is_amount)
     env.globals.update(prefix=PREFIX, static_version=_static_version(), urlencode=urlencode)
     return env
