@@ -10,6 +10,7 @@ import io
 import json
 import re
 from collections.abc import Iterator
+from html import unescape
 from datetime import datetime, timedelta
 from fractions import Fraction
 from pathlib import Path
@@ -68,6 +69,12 @@ def _ledger(site: Site, client: TestClient) -> list[dict[str, Any]]:
     return site.api(client, "admin", "GET", "/v1/admin/ledger", params={"limit": 1000}).json()["ledger"]
 
 
+def _cells(html: str, name: str) -> list[str]:
+    """The text of every ``data-field=name`` table cell (its markup removed)."""
+    cells = re.findall(rf'<td[^>]*data-field="{name}"[^>]*>(.*?)</td>', html, flags=re.S)
+    return [unescape(re.sub(r"<[^>]+>", "", c)) for c in cells]
+
+
 def _field(html: str, name: str) -> str:
     found = re.search(rf'data-field="{name}"[^>]*>([^<]*)<', html)
     assert found is not None, name
@@ -124,13 +131,13 @@ def test_history_in_words_budgets_as_decimals_and_the_export(site: Site) -> None
                                                "count() from meters group by region")]
         assert [r.status_code for r in asked] == [303, 303, 303]
         history = client.get("/console/history").text
-        charges = re.findall(r'data-field="charged">([^<]*)<', history)
+        charges = _cells(history, "charged")
         assert len(charges) == 3
         assert all("{" not in c and "'" not in c for c in charges)
         identity = charges[2]  # newest first
         assert re.fullmatch(r"ε 0, δ 0, Fisher information about kwh [0-9.e+-]+", identity), identity
         assert charges[1].startswith("ε 0.1, δ 0")
-        answers = re.findall(r'data-field="answer">([^<]*)<', history)
+        answers = _cells(history, "answer")
         assert re.fullmatch(r"[0-9.e+-]+ \(between [0-9.e+-]+ and [0-9.e+-]+ at 95%\)", answers[1]), answers[1]
         assert answers[0].startswith("north: ") and "east: " in answers[0]
 
