@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
@@ -42,6 +43,9 @@ epsilon = "1/5"
 [policies.quantile]
 mechanism = "exponential"
 epsilon = "1/2"
+[policies.variance]
+mechanism = "laplace"
+epsilon = "10"
 """
 BOUNDS = (10.0, 60.0)
 
@@ -130,11 +134,11 @@ def test_a_dry_run_prices_the_query_and_charges_and_reads_nothing(lab: Lab) -> N
 
 def test_a_dry_run_reports_the_refusals_of_the_real_query(lab: Lab) -> None:
     before = state(lab)
-    policy = dry(lab, "q", {"query": "variance(x) from m"})  # no variance policy
+    policy = dry(lab, "q", {"query": "identity(x) from m"})  # no identity policy
     assert policy.status_code == 200
     body = policy.json()
     assert body["fits"] is False and body["refusal"]["status"] == 422
-    assert body["refusal"]["error"] == lab.post("q", {"query": "variance(x) from m"}).json()["error"]
+    assert body["refusal"]["error"] == lab.post("q", {"query": "identity(x) from m"}).json()["error"]
 
     budget = dry(lab, "poor", {"query": "sum(x) from m"})  # costs 1/10, 1/20 left
     assert budget.status_code == 200
@@ -179,5 +183,30 @@ def test_a_sql_statement_dry_run_prices_each_query_and_their_sum(lab: Lab) -> No
     assert [r["query"]["kind"] for r in body["releases"]] == ["count", "sum"]
     assert body["cost"]["exact"]["epsilon"] == "1/5" and body["cost"]["epsilon"] == pytest.approx(0.2)
     assert body["fits"] is True and body["remaining_after"]["epsilon"]["remaining"] == "4/5"
-    refused = dry(lab, "q", {"sql": "SELECT VARIANCE(x) FROM m"}).json()
+    refused = dry(lab, "q", {"sql": "SELECT COUNT(*) FROM m GROUP BY x"}).json()  # x is numeric
     assert refused["fits"] is False and refused["refusal"]["status"] == 422
+    assert "group by a text column" in refused["refusal"]["error"] and refused["refusal"]["position"]["line"] == 1
+
+
+def test_the_variance_radius_covers_the_servers_own_variance(lab: Lab) -> None:
+    """Over the server's own noise (its hardened components, its combine), the stated radius at 95 % covers the
+    exact sample variance in at least 95 % of draws, and it says more than the bounds alone (below a quarter of the
+    largest variance the bounds allow)."""
+    from privnoise.server.dryruns import SampleVarianceRadius, plan_radius
+    from privnoise.server.mechanisms import release_blocks
+    from privnoise.server.querylang import parse_query
+
+    plan = lab.app.state.service.plan(parse_query("variance(x) from m"))
+    radius = plan_radius(plan)
+    assert isinstance(radius, SampleVarianceRadius)
+    x = np.array([r["x"] for r in ROWS])
+    true = [float(x.sum()), float((x * x).sum()), float(len(x))]
+    exact = float(np.var(x, ddof=1))
+    r = radius.radius(0.95, len(x))
+    assert 0 < r < radius.top / 4
+    errors = np.array([abs(plan.combine([release_blocks(c.noise, v) for c, v in zip(plan.components, true,
+                                                                                     strict=True)]) - exact)
+                       for _ in range(1000)])
+    assert np.mean(errors <= r) >= 0.95
+    body = dry(lab, "q", {"query": "variance(x) from m"}).json()
+    assert "f = (n − " in body["accuracy"]["formula"] and "radius" not in body["accuracy"]

@@ -10,8 +10,9 @@ the policy's refusals are the real query's. Then, instead of the charge and the 
 * ``accuracy``: at :data:`~.accuracy.LEVEL`, for the noise only, from the components' noise laws and the declared
   bounds, through the library's dry-run radii (:mod:`privnoise.analysis.dry_run`): ``radius`` and ``formula``
   for counts, sums, histograms, group-by counts and sums, identity and Fisher means (in rows or in the column's
-  units); for means and variances a ``formula`` in n, the number of rows used, which only the data know;
-  a quantile's rank radius in rows;
+  units); for means and variances a ``formula`` in n, the number of rows used, which only the data know (the
+  server's sums are of raw values, so h is the largest |bound|; its variance is the sample variance,
+  :class:`SampleVarianceRadius`); a quantile's rank radius in rows;
 * ``fits``: whether the querier's and the dataset's budgets would admit the charge now (read from the database,
   the charge applied to copies, nothing written), with ``remaining_after`` (the querier's budget view after it), or
   ``refusal`` (``status`` and ``error``, as the real query would get them).
@@ -24,6 +25,7 @@ covers queries that ask for an answer).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -49,7 +51,7 @@ from .service import Service
 from .sqlanswers import plan_statement
 from .steps import StepQueryRefused
 
-__all__ = ["dry_run_flag", "dry_run_of", "plan_accuracy", "answer_dry_run"]
+__all__ = ["SampleVarianceRadius", "answer_dry_run", "dry_run_flag", "dry_run_of", "plan_accuracy", "plan_radius"]
 
 _TRUE = ("true", "1")
 _FALSE = ("false", "0")
@@ -71,27 +73,57 @@ def dry_run_flag(query_string: bytes | str) -> bool | str:
     return f"`dry_run` of `POST /v1/queries` must be true or false; got {values[0][:40]!r}."
 
 
+@dataclass(frozen=True, slots=True)
+class SampleVarianceRadius:
+    """The radius of the server's variance, the sample variance m/(m − 1)·(Ŝ₂/m − (Ŝ₁/m)²) clipped to
+    [0, top]: with R(n) the library's radius of the population variance (:class:`VarianceRadius`, on the raw sums,
+    h the largest |bound|), f(x) = x/(x − 1) and r₀ the count's radius, the error is at most
+    f(n − r₀)·R(n) + (f(n − r₀) − f(n))·top, and at most top = (hi − lo)²/4."""
+
+    population: VarianceRadius
+    top: float
+
+    def radius(self, level: float, n: float | None = None) -> float:
+        assert n is not None
+        _, _, shift = self.population.terms(level)
+        if n - shift <= 1.0:
+            return self.top
+        f_low, f_n = (n - shift) / (n - shift - 1.0), n / (n - 1.0)
+        return min(f_low * self.population.radius(level, n) + (f_low - f_n) * self.top, self.top)
+
+    def formula(self, level: float) -> str:
+        second, first, shift = self.population.terms(level)
+        h = self.population.half
+        return (f"±(f·({_number(second)}/(n − {_number(shift)}) + d·({_number(2.0 * h)} + d)) + (f − n/(n − 1))·"
+                f"{_number(self.top)}) with d = {_number(first)}/(n − {_number(shift)}), f = (n − {_number(shift)})/"
+                f"(n − {_number(shift)} − 1), {self.population.unit}, for n > {_number(shift + 1.0)} rows used, at "
+                f"most {_number(self.top)}")
+
+
+def _number(value: float) -> str:
+    return f"{float(value):.6g}"
+
+
 def _unit(plan: Plan) -> str:
     column = plan.query.column
     return "value units" if column is None else f"units of {column}"
 
 
-def plan_accuracy(plan: Plan) -> dict[str, Any]:
-    """The accuracy a plan's answer would state, from its noise laws and declared bounds (module docstring)."""
+def plan_radius(plan: Plan) -> Any:
+    """The dry-run radius of a plan's answer (:mod:`privnoise.analysis.dry_run`'s, or
+    :class:`SampleVarianceRadius`), None when its noise has no (ε, δ) law to state one from."""
     if plan.quantile is not None:
         release = plan.quantile
         radii = [rank_radius(release.epsilon_each, SENSITIVITY, release.candidates) for _ in release.levels]
-        return _accuracy_dict(RankRadius(lambda level: [r(level) for r in radii] if len(radii) > 1
-                                         else radii[0](level)))
+        return RankRadius(lambda level: [r(level) for r in radii] if len(radii) > 1 else radii[0](level))
     error_law = policy_noise(plan.policy).law
     laws = [law_of(c.noise, error_law) for c in plan.components]
     if not laws or any(law is None for law in laws):
-        return {"level": LEVEL, "available": False,
-                "meaning": "no interval: this policy's noise has no (ε, δ) law to state one from"}
+        return None
     kind, column = plan.query.kind, plan.query.column
     keyed = plan.keys is not None or plan.selection is not None
     if kind in ("count", "histogram"):
-        return _accuracy_dict(NoiseRadius(laws[0], "rows per cell" if keyed else "rows"))  # type: ignore[arg-type]
+        return NoiseRadius(laws[0], "rows per cell" if keyed else "rows")  # type: ignore[arg-type]
     if kind in ("mean", "weighted_mean", "variance") and not plan.policy.is_fisher:
         assert column is not None
         lo, hi = plan.spec.columns[column].bounds or (0.0, 0.0)
@@ -99,15 +131,25 @@ def plan_accuracy(plan: Plan) -> dict[str, Any]:
         per = " per group" if keyed else ""
         if kind == "variance":
             s1, s2, n = laws  # the planner's order: sum, sum of squares, count
-            return _accuracy_dict(VarianceRadius((n, s1, s2), largest, f"squared {_unit(plan)}{per}"))  # type: ignore[arg-type]
-        return _accuracy_dict(RatioRadius(laws[0], laws[1], largest, _unit(plan) + per))  # type: ignore[arg-type]
+            population = VarianceRadius((n, s1, s2), largest, f"squared {_unit(plan)}{per}")  # type: ignore[arg-type]
+            return SampleVarianceRadius(population, (hi - lo) ** 2 / 4.0)
+        return RatioRadius(laws[0], laws[1], largest, _unit(plan) + per)  # type: ignore[arg-type]
     per = " per cell" if keyed else " per record" if kind == "identity" else ""
-    return _accuracy_dict(NoiseRadius(laws[0], _unit(plan) + per))  # type: ignore[arg-type]
+    return NoiseRadius(laws[0], _unit(plan) + per)  # type: ignore[arg-type]
+
+
+def plan_accuracy(plan: Plan) -> dict[str, Any]:
+    """The accuracy a plan's answer would state, from its noise laws and declared bounds (module docstring)."""
+    radius = plan_radius(plan)
+    if radius is None:
+        return {"level": LEVEL, "available": False,
+                "meaning": "no interval: this policy's noise has no (ε, δ) law to state one from"}
+    return _accuracy_dict(radius)
 
 
 def _accuracy_dict(radius: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"level": LEVEL, "formula": radius.formula(LEVEL), "meaning": PUBLIC_ONLY}
-    if not isinstance(radius, RatioRadius | VarianceRadius):
+    if not isinstance(radius, RatioRadius | SampleVarianceRadius):
         value = radius.radius(LEVEL)
         out["radius"] = [float(v) for v in value] if isinstance(value, list) else float(value)
     else:

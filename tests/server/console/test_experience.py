@@ -10,9 +10,9 @@ import io
 import json
 import re
 from collections.abc import Iterator
-from html import unescape
 from datetime import datetime, timedelta
 from fractions import Fraction
+from html import unescape
 from pathlib import Path
 from typing import Any
 
