@@ -116,8 +116,9 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
                     r for r in as_owner.get("/v1/admin/ledger").json()["ledger"] if r["id"] == ledger_id
                 )
                 assert row["querier"] == "analyst" and row["status"] == "charged"
-                charged = qpage.locator("[data-section=charged] [data-field=epsilon]").inner_text()
-                assert charged == row["epsilon"]
+                charged = qpage.locator("[data-section=charged] [data-field=epsilon]")
+                assert charged.get_attribute("data-value") == row["epsilon"]  # shown as a decimal
+                assert float(charged.inner_text()) == pytest.approx(float(Fraction(row["epsilon"])), rel=1e-5)
                 assert_budget_matches(shown_budget(qpage, "[data-dataset=households]"), budget)
                 if "value_shown" not in analyst.metrics and qpage.locator("p[data-field=value]").count():
                     analyst.inspect(qpage, "answer")
