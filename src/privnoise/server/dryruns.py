@@ -26,6 +26,7 @@ covers queries that ask for an answer).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -158,8 +159,8 @@ def _accuracy_dict(radius: Any) -> dict[str, Any]:
 
 
 def _cost(charges: list[Charge]) -> dict[str, Any]:
-    epsilon = sum((c.epsilon or 0 for c in charges), start=0)
-    delta = sum((c.delta or 0 for c in charges), start=0)
+    epsilon = sum((c.epsilon or Fraction(0) for c in charges), start=Fraction(0))
+    delta = sum((c.delta or Fraction(0) for c in charges), start=Fraction(0))
     out = cost_of(Cost("server", epsilon=epsilon, delta=delta), "epsilon")
     information: dict[str, float] = {}
     for charge in charges:

@@ -57,7 +57,7 @@ def _values(value: list[Any], keys: list[Any] | None, shown: int = 4) -> str:
 def answer_words(payload: dict[str, Any]) -> str:
     """An answer in one line: its value (or the first values, with their keys), and its interval where it has one."""
     value = payload.get("value")
-    accuracy = payload.get("accuracy") if isinstance(payload.get("accuracy"), dict) else {}
+    accuracy: dict[str, Any] = payload["accuracy"] if isinstance(payload.get("accuracy"), dict) else {}
     if value is None and isinstance(payload.get("columns"), dict):  # a SQL statement's answer
         columns = payload["columns"]
         rows = len(next(iter(columns.values()), []))
@@ -84,9 +84,9 @@ def dry_run_words(run: dict[str, Any]) -> dict[str, Any]:
     cost = run.get("cost")
     if isinstance(cost, dict):
         out["cost"] = charge_words(cost)
-        exact = cost.get("exact") if isinstance(cost.get("exact"), dict) else {}
+        exact: dict[str, Any] = cost["exact"] if isinstance(cost.get("exact"), dict) else {}
         out["exact"] = ", ".join(f"{_NAMES.get(k, k)} {v}" for k, v in exact.items())
-    parts = run.get("releases") if isinstance(run.get("releases"), list) else [run]
+    parts: list[Any] = run["releases"] if isinstance(run.get("releases"), list) else [run]
     for part in parts:
         accuracy = part.get("accuracy")
         if isinstance(accuracy, dict) and accuracy.get("formula"):
@@ -95,9 +95,9 @@ def dry_run_words(run: dict[str, Any]) -> dict[str, Any]:
             out["accuracy"].append(str(accuracy.get("meaning", "no interval")))
     after = run.get("remaining_after")
     if isinstance(after, dict):
-        left = [f"{_NAMES[k]} {decimal(after[k]['remaining'])}" for k in ("epsilon", "delta")
-                if isinstance(after.get(k), dict)]
-        out["after"] = ", ".join(left)
+        remaining = [f"{_NAMES[k]} {decimal(after[k]['remaining'])}" for k in ("epsilon", "delta")
+                     if isinstance(after.get(k), dict)]
+        out["after"] = ", ".join(remaining)
     if refusal is not None:
         reason = str(refusal.get("error", "refused"))
         if refusal.get("status") == 429:
