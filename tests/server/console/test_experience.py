@@ -194,3 +194,17 @@ def test_the_words_and_numbers_of_the_console() -> None:
     assert series["a"] == ([t0, t0 + timedelta(2)], [0.1, pytest.approx(0.15)])
     assert series["\x00all"][1] == [0.1, pytest.approx(0.4), pytest.approx(0.45)]
     assert Fraction("3/20") == Fraction(15, 100)
+
+
+def test_ask_stays_disabled_when_no_policy_of_the_dataset_can_be_paid(site: Site) -> None:
+    with site.client("alice") as client:
+        # "broken" answers sums only (ε 0.1, failing after the charge): ten of them spend alice's ε = 1 there
+        for _ in range(10):
+            assert site.api(client, "alice", "POST", "/v1/queries",
+                            json={"query": "sum(kwh) from broken"}).status_code == 422
+        html = client.get("/console/query", params={"dataset": "broken", "kind": "sum"}).text
+        buttons = ASK.findall(html)
+        assert len(buttons) == 2 and all("disabled" in b and "data-exhausted" in b for b in buttons)
+        assert "You have no budget left on broken for any query" in html
+        other = client.get("/console/query", params={"dataset": "meters", "kind": "count"}).text
+        assert all("disabled" not in b for b in ASK.findall(other))
