@@ -9,7 +9,10 @@ data, behind the same key check and the same policy refusals as the real query.
 * a query the configuration refuses, or one the budget would refuse, is a dry run saying so (``fits: false``,
   the real query's status and error); a bad ``dry_run`` value is 422 naming the parameter; no key is 401, the
   admin key 403;
-* a SQL statement's dry run prices each of its queries and their sum.
+* a SQL statement's dry run prices each of its queries and their sum;
+* the variance's radius covers the server's own sample variance over its own noise.
+
+On SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("lark")
 
+from tests.server._harness import _fresh_postgres_database  # noqa: E402
 from tests.server._lab import DatasetDef, Lab, NoiseSpy  # noqa: E402
 
 REGIONS = ("north", "south", "east")
@@ -63,11 +67,14 @@ class _NoReads:
         pass
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Iterator[Lab]:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def lab(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Lab]:
+    database = "sqlite"
+    if request.param == "postgresql":
+        database = _fresh_postgres_database(str(request.getfixturevalue("_postgres_url")))
     data = DatasetDef("m", ROWS, {"x": BOUNDS}, POLICIES, "laplace", categories=REGIONS,
                       step_queries={"x": "allow"})
-    with Lab(tmp_path, [data]) as lab:
+    with Lab(tmp_path, [data], database=database) as lab:
         lab.add_querier("q", epsilon="1", delta="1/100000")
         lab.add_querier("poor", epsilon="1/20", delta="0")
         yield lab
