@@ -208,3 +208,24 @@ def test_ask_stays_disabled_when_no_policy_of_the_dataset_can_be_paid(site: Site
         assert "You have no budget left on broken for any query" in html
         other = client.get("/console/query", params={"dataset": "meters", "kind": "count"}).text
         assert all("disabled" not in b for b in ASK.findall(other))
+
+
+def test_a_busy_server_leaves_ask_enabled_and_a_malformed_query_disables_it(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privnoise.server.console import querier
+
+    real = querier.answer_query
+
+    async def busy(*args: Any) -> Any:
+        if args[-1] == b"dry_run=true":
+            return 429, b'{"error": "too many queries of this querier are being planned; try again"}', []
+        return await real(*args)
+
+    with site.client("alice") as client:
+        malformed = site.ask(client, "mean(kwh from meters", action="preview").text
+        assert "The query cannot be read:" in _field(malformed, "refusal")
+        assert "disabled" in ASK.findall(malformed)[1]
+        monkeypatch.setattr(querier, "answer_query", busy)
+        html = client.get("/console/query", params={"dataset": "meters", "kind": "sum"}).text
+        assert "data-preview" not in html and all("disabled" not in b for b in ASK.findall(html))

@@ -86,14 +86,19 @@ def _form_page(request: Request, session: Any, *, status: int = 200, **context: 
     )
 
 
-async def _preview(console: Any, who: dict[str, Any], request_body: dict[str, Any], mode: str) -> dict[str, Any]:
-    """The form's preview of a query: its dry run through the API's own path (``dry_run=true``), in words."""
+async def _preview(
+    console: Any, who: dict[str, Any], request_body: dict[str, Any], mode: str
+) -> dict[str, Any] | None:
+    """The form's preview of a query: its dry run through the API's own path (``dry_run=true``), in words; None
+    when the server could not make one now (its planning slots busy): Ask is then left as it is."""
     body = orjson.dumps(request_body)
     status, content, _headers = await answer_query(console.service, who, body, request_body, b"dry_run=true")
     run = orjson.loads(content)
-    if status != 200:  # malformed: the API's own message
+    if status == 422:  # malformed: the API's own message (the real query would be refused the same)
         return {"mode": mode, "fits": False, "cost": None, "accuracy": [], "after": None,
                 "refusal": f"The query cannot be read: {run.get('error', 'refused')}"}
+    if status != 200:
+        return None
     return {"mode": mode, **dry_run_words(run)}
 
 
