@@ -193,8 +193,8 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
             *gated,
             422,
             503,
-            s422="malformed (validation `detail`; a `dry_run` that is not a boolean names the `parameter`), not allowed by the configuration (a SQL statement's refusal "
-            "with its `position`), or failed after its charge "
+            s422="malformed (validation `detail`; a `dry_run` that is not a boolean names the `parameter`), not "
+            "allowed by the configuration (a SQL statement's refusal with its `position`), or failed after its charge "
             '(`{"error": "query failed"}`, the same bytes whatever the data)',
             s429="budget exceeded (with the remaining `budget`), too many of this querier's queries being "
             "planned, or too many failed authentications (these two with Retry-After)",

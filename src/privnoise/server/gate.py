@@ -38,7 +38,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-#: A route the gate answers itself: (identity, body bytes, parsed JSON) → (status, body, headers).
+#: A route the gate answers itself: (identity, body bytes, parsed JSON, query string) → (status, body, headers).
 Route = Callable[[dict[str, Any], bytes, Any, bytes], Awaitable[tuple[int, bytes, list[tuple[bytes, bytes]]]]]
 
 UNAUTHORIZED = orjson.dumps({"error": "unauthorized"})

@@ -7,6 +7,13 @@ data, charged durably, then released; refusals (429), malformed queries (422), f
 generic ``{"error": "query failed"}``) and unrecorded charges (503) come back with the API's status and body, which
 the page shows as they are. An answer is kept in ``pn_answers`` (the noisy values the querier received, never a true
 value) and the browser is sent to its page, so reloading a page never sends a query again.
+
+Before Ask, the form shows the query's cost and expected accuracy: its dry run down the same path
+(``dry_run=true``, :mod:`..dryruns`; nothing charged, no data read) — for the form's query when the page loads, and
+for any query on "Check cost and accuracy" (``action=preview``). Ask is disabled, with the reason, when that dry run
+says the budget or the configuration would refuse the query, and when no policy of the dataset can be paid at all
+(:meth:`~privnoise.server.service.Service.out_of_budget`). The history shows each answer in words
+(:mod:`.wording`); :mod:`.exports` downloads it.
 """
 
 from __future__ import annotations
