@@ -15,6 +15,10 @@ headers of the response:
 * 429 when a budget refuses the charge (nothing is charged); 403 for the admin key; 503 when the charge could
   not be recorded (nothing is charged).
 
+With ``?dry_run=true`` the query is validated and planned as above, then neither charged nor released: the answer
+is what it would be charged and its expected accuracy, from public information only (:mod:`.dryruns`); a bad
+``dry_run`` value is 422 naming the parameter.
+
 A body with ``sql`` holds a SQL statement: :func:`~.sqlanswers.answer_sql` answers it, its aggregates planned as
 the queries they are (:mod:`.sqlspecs`) and charged together, with the same statuses.
 
@@ -39,6 +43,7 @@ from pydantic import ValidationError
 from ..exceptions import InvalidParameterError
 from .budgets import Refusal
 from .charging import ChargeUnavailable, StalePlan
+from .dryruns import answer_dry_run, dry_run_flag
 from .limits import REFUSAL_DELAY
 from .planner import Plan
 from .querybody import (
@@ -131,11 +136,17 @@ async def _planned(service: Service, who: dict[str, Any], body: bytes, parsed: A
 
 
 async def answer_query(
-    service: Service, who: dict[str, Any], body: bytes, parsed: Any
+    service: Service, who: dict[str, Any], body: bytes, parsed: Any, query_string: bytes = b""
 ) -> tuple[int, bytes, Headers]:
-    """(status, JSON bytes, headers) of the answer to one query (see the module docstring)."""
+    """(status, JSON bytes, headers) of the answer to one query (see the module docstring); with ``dry_run=true``
+    in ``query_string``, its dry run (:mod:`.dryruns`)."""
     if who["role"] != "querier":
         return 403, FORBIDDEN, list(JSON)
+    dry_run = dry_run_flag(query_string) if query_string else False
+    if isinstance(dry_run, str):
+        return error(422, {"error": dry_run, "parameter": "dry_run"})
+    if dry_run:
+        return await answer_dry_run(service, who, body, parsed)
     if isinstance(parsed, dict) and parsed.get("sql") is not None:
         return await answer_sql(service, who, body, parsed)
     planned = await _planned(service, who, body, parsed)

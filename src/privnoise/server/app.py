@@ -6,7 +6,8 @@ Endpoints (every one but ``/health`` needs ``Authorization: Bearer <key>``, chec
 * ``POST /v1/queries`` — a query as text (``{"query": "mean(kwh) where region = 'north'"}``), structured
   JSON, or a SQL statement (``{"sql": "SELECT region, AVG(kwh) FROM meters GROUP BY region", "dialect":
   "postgres"}``, :mod:`.sqlanswers`); returns the noisy value (a statement: its columns and intervals, one row per
-  group), its guarantee, what was charged and the querier's remaining budget.
+  group), its guarantee, what was charged and the querier's remaining budget. With ``?dry_run=true``: what it
+  would be charged and its expected accuracy, from public information only, charging nothing (:mod:`.dryruns`).
   Budget refused: 429. Malformed or not allowed by the configuration: 422. Failed after the charge: 422 with
   ``{"error": "query failed"}``, the same bytes whatever the data. No field accepts a seed (unknown fields: 422).
 * ``GET /v1/budget`` — the calling querier's own budgets.
@@ -192,8 +193,8 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
             *gated,
             422,
             503,
-            s422="malformed (validation `detail`), not allowed by the configuration (a SQL statement's refusal "
-            "with its `position`), or failed after its charge "
+            s422="malformed (validation `detail`; a `dry_run` that is not a boolean names the `parameter`), not "
+            "allowed by the configuration (a SQL statement's refusal with its `position`), or failed after its charge "
             '(`{"error": "query failed"}`, the same bytes whatever the data)',
             s429="budget exceeded (with the remaining `budget`), too many of this querier's queries being "
             "planned, or too many failed authentications (these two with Retry-After)",
@@ -203,7 +204,11 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
         # The gate answers this path itself (answers.answer_query); this route describes it and serves an app
         # mounted without the gate.
         status, body, headers = await answer_query(
-            service, request.scope["privnoise.who"], await request.body(), request.scope.get("privnoise.json")
+            service,
+            request.scope["privnoise.who"],
+            await request.body(),
+            request.scope.get("privnoise.json"),
+            request.scope.get("query_string", b""),
         )
         return Response(body, status_code=status, headers={k.decode(): v.decode() for k, v in headers})
 

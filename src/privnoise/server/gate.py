@@ -38,8 +38,8 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-#: A route the gate answers itself: (identity, body bytes, parsed JSON) → (status, body, headers).
-Route = Callable[[dict[str, Any], bytes, Any], Awaitable[tuple[int, bytes, list[tuple[bytes, bytes]]]]]
+#: A route the gate answers itself: (identity, body bytes, parsed JSON, query string) → (status, body, headers).
+Route = Callable[[dict[str, Any], bytes, Any, bytes], Awaitable[tuple[int, bytes, list[tuple[bytes, bytes]]]]]
 
 UNAUTHORIZED = orjson.dumps({"error": "unauthorized"})
 THROTTLED = orjson.dumps({"error": "too many failed authentications; try again later"})
@@ -228,7 +228,7 @@ class Gate:
         route = self.routes.get((scope["method"], scope["path"]))
         assert who is not None
         if route is not None:  # the hot path: answered here, without the framework's routing
-            status, content, headers = await route(who, body, parsed)
+            status, content, headers = await route(who, body, parsed, scope.get("query_string", b""))
             headers.append((b"content-length", str(len(content)).encode()))
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": content})

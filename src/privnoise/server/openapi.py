@@ -1,7 +1,7 @@
 """The pieces of the API description (``/openapi.json``) that FastAPI cannot derive: request bodies exactly as strict
 as the server, every status an operation can answer, and the bearer key.
 
-* :func:`query_request` — ``POST /v1/queries`` takes one of three mutually exclusive forms (``oneOf``): the text
+* :func:`query_request` — ``POST /v1/queries`` (with its ``dry_run`` query parameter, :data:`DRY_RUN`) takes one of three mutually exclusive forms (``oneOf``): the text
   form (``query`` and at most ``dataset``), the structured form (``kind`` and its fields) or a SQL statement
   (``sql`` and at most ``dialect``: its ``FROM`` names the dataset); a field of another form may only be ``null``. Whether a well-formed query is answered (its dataset, columns, policies, grammar, size,
   Fisher floors) depends on the owner's configuration: those refusals are 422 with an ``error`` text.
@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "DELTA_PATTERN",
+    "DRY_RUN",
     "EPSILON_PATTERN",
     "ERROR",
     "SECURITY_SCHEMES",
@@ -182,7 +183,23 @@ def query_request(schema: dict[str, Any]) -> dict[str, Any]:
         "oneOf": [text, structured, statement],
         **({"examples": schema["examples"]} if "examples" in schema else {}),
     }
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}}
+    return {
+        "parameters": [DRY_RUN],
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+    }
+
+
+#: The ``dry_run`` query parameter of ``POST /v1/queries`` (:mod:`.dryruns`).
+DRY_RUN: dict[str, Any] = {
+    "name": "dry_run",
+    "in": "query",
+    "required": False,
+    "description": "true: answer with what the query would be charged (decimals, exact rationals under `exact`) "
+    "and its expected accuracy from public information only (noise law and declared bounds), whether the budgets "
+    "would admit it (`fits`, `remaining_after` or `refusal`); nothing is charged and no data is read. A query the "
+    "configuration refuses is a dry run with `fits: false`. Any value but true, false, 1 or 0 is 422.",
+    "schema": {"type": "boolean", "default": False},
+}
 
 
 def with_security(document: dict[str, Any], open_paths: frozenset[str]) -> dict[str, Any]:

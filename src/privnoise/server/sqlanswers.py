@@ -78,8 +78,11 @@ class StatementPlan:
     plans: list[Plan]
 
 
-def plan_statement(service: Service, who: dict[str, Any], parsed: Any) -> StatementPlan | RefusedQuery:
-    """In a worker thread: validate, read and refuse, then plan every query of the statement (module docstring)."""
+def plan_statement(
+    service: Service, who: dict[str, Any], parsed: Any, *, check_exhausted: bool = True
+) -> StatementPlan | RefusedQuery:
+    """In a worker thread: validate, read and refuse, then plan every query of the statement (module docstring).
+    ``check_exhausted``: refuse a querier known to be out of budget before planning (a dry run plans anyway)."""
     try:
         body = body_of(parsed)
         assert body.sql is not None
@@ -92,7 +95,7 @@ def plan_statement(service: Service, who: dict[str, Any], parsed: Any) -> Statem
     known = name if name in service.config.datasets else None
     try:
         specs = specs_of(statement, service.budget(who["id"]), body.dialect)
-        remaining = exhausted_budget(service, who, name)
+        remaining = exhausted_budget(service, who, name) if check_exhausted else None
         if remaining is not None:
             return RefusedQuery(429, {"error": "budget exceeded", "budget": remaining}, "rate", EXHAUSTED, name)
         plans = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def ask_by_form(page: Any, site: Site, text: str) -> int:
         value = condition.value
         page.fill(f"#w-val-{i}", value if isinstance(value, str) else repr(value))
     with page.expect_navigation() as navigation:
-        page.click("section[aria-labelledby=compose] form[method=post] button[type=submit]")
+        page.click("section[aria-labelledby=compose] form[method=post] button[data-ask]")
     response = navigation.value
     # a redirect to the answer's page (303) ends on a 200 page; a refusal is the form again with its status
     return 200 if "/console/answers/" in page.url else response.status
@@ -115,8 +116,9 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
                     r for r in as_owner.get("/v1/admin/ledger").json()["ledger"] if r["id"] == ledger_id
                 )
                 assert row["querier"] == "analyst" and row["status"] == "charged"
-                charged = qpage.locator("[data-section=charged] [data-field=epsilon]").inner_text()
-                assert charged == row["epsilon"]
+                charged = qpage.locator("[data-section=charged] [data-field=epsilon]")
+                assert charged.get_attribute("data-value") == row["epsilon"]  # shown as a decimal
+                assert float(charged.inner_text()) == pytest.approx(float(Fraction(row["epsilon"])), rel=1e-5)
                 assert_budget_matches(shown_budget(qpage, "[data-dataset=households]"), budget)
                 if "value_shown" not in analyst.metrics and qpage.locator("p[data-field=value]").count():
                     analyst.inspect(qpage, "answer")
@@ -153,8 +155,11 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
         ledger = as_owner.get("/v1/admin/ledger", params={"limit": 1000}).json()["ledger"]
         page.goto(site.console + "/ledger?querier=analyst")
         assert page.inner_text(".pager [data-total] >> nth=0") == str(len(ledger))
-        for row in ledger:
-            assert page.inner_text(f"tr[data-ledger='{row['id']}'] [data-field=epsilon]") == row["epsilon"]
+        for row in ledger:  # shown as a decimal, the exact rational kept in data-value
+            cell = page.locator(f"tr[data-ledger='{row['id']}'] [data-field=epsilon]")
+            assert cell.get_attribute("data-value") == row["epsilon"]
+            assert float(cell.inner_text()) == pytest.approx(float(Fraction(row["epsilon"])), rel=1e-5)
+            assert "/" not in cell.inner_text()
         owner.inspect(page, "ledger")
         with page.expect_download() as download:
             page.click("text=Export as CSV")
@@ -165,7 +170,8 @@ def test_demo_sequence_through_the_console(chromium: Any, site: Site) -> None:
         ]
 
         page.goto(site.console + "/datasets/households")
-        assert page.locator("svg.figure").count() == 2  # the identity policy's trade-off, kwh's bound
+        # ε spent over time, the identity policy's trade-off, kwh's bound
+        assert page.locator("svg.figure").count() == 3
         assert shown_budget(page, "#bounds ~ figure")["fisher.kwh"]["record_bound"] == repr(
             global_view["fisher"]["kwh"]["record_bound"]
         )

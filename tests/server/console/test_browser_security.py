@@ -43,7 +43,7 @@ def test_a_script_in_a_query_text_is_shown_as_text_and_never_runs(chromium: Any,
     text = f"mean(kwh) from households where region = '{PAYLOAD}'"  # a valid query: the string is a literal
     page.fill("#t-query", text)
     with page.expect_navigation():
-        page.click("section[aria-labelledby=as-text] button[type=submit]")
+        page.click("section[aria-labelledby=as-text] button[data-ask]")
     assert "/console/answers/" in page.url  # answered and charged like any query
     assert page.inner_text("code.query-text") == text
     _never_ran(page)
@@ -60,7 +60,7 @@ def test_a_script_in_a_query_text_is_shown_as_text_and_never_runs(chromium: Any,
     page.goto(site.console + "/query")
     page.fill("#t-query", f"mean({PAYLOAD})")
     with page.expect_navigation():
-        page.click("section[aria-labelledby=as-text] button[type=submit]")
+        page.click("section[aria-labelledby=as-text] button[data-ask]")
     assert "expected" in page.inner_text("[data-error]")
     _never_ran(page)
     assert inspector.violations == []

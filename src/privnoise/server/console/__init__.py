@@ -10,7 +10,7 @@ build step, no third-party script); every page works without it.
   revoking one; the ledger, filtered, sorted, paged and exported as CSV. (:mod:`.owner`)
 * A querier (their key): a query composed by a form built from the query language (:mod:`.queryform`) or written as
   text, answered by the API's own path; the answer with its guarantee, whatever else the API says of it and the
-  remaining budget; a history of their answers. (:mod:`.querier`)
+  remaining budget; a history of their answers (:mod:`.querier`), exported as CSV or JSON (:mod:`.exports`).
 * Security: keys exchanged once for a server-side session (:mod:`.signin`, :mod:`.sessions`), a CSRF token on every
   form, a strict Content-Security-Policy, autoescaped templates, cross-site posts refused, bodies limited and
   authenticated before they are read (:mod:`.guard`).
@@ -53,7 +53,7 @@ def mount(app: FastAPI, *, config: ServerConfig, service: Service, authenticator
     """Add the console's routes, static files and guard to ``app`` (the API's gate lets ``/console`` through)."""
     from fastapi.staticfiles import StaticFiles
 
-    from . import owner, querier, signin
+    from . import exports, owner, querier, signin
     from .guard import ConsoleGuard
     from .render import STATIC, environment, refusal_page
     from .sessions import SessionStore
@@ -63,7 +63,7 @@ def mount(app: FastAPI, *, config: ServerConfig, service: Service, authenticator
         service.engine, service.reader, lifetime=_dt.timedelta(minutes=config.console.session_minutes)
     )
     app.state.console = Console(config, service, service.engine, authenticator, sessions, env)
-    for router in (signin.router, owner.router, querier.router):
+    for router in (signin.router, owner.router, querier.router, exports.router):
         app.include_router(router)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC), name="console-static")
 

@@ -6,6 +6,8 @@
   reference, with the policy's own noise marked. Every point comes from the library: the noise of
   :func:`privnoise.fisher.optimal_noise` and the bound of :func:`privnoise.fisher.fisher_guarantee`, on the
   release's per-record slope (1 for a sum, a linear combination's unit coefficient and identity, 1/n for a mean).
+* :func:`epsilon_spent_svg`: the ε spent on a dataset over time, per querier and all together (the exact charges of
+  the ledger, refused rows charging nothing), with the dataset's global budget.
 * :func:`record_bound_svg`: the per-record Cramér–Rao bound 1/Σ_k 𝓘^{(k)}_ii of a column after each release so
   far (information adds over independent releases, Proposition 1), with the column's floor.
 
@@ -29,7 +31,8 @@ from ...queries import LinearQuery
 from ..config import PolicySpec
 from ..mechanisms import policy_noise
 
-__all__ = ["record_bound_svg", "release_slope", "tradeoff_curve", "tradeoff_svg"]
+__all__ = ["epsilon_spent_series", "epsilon_spent_svg", "record_bound_svg", "release_slope", "tradeoff_curve",
+           "tradeoff_svg"]
 
 
 def release_slope(kind: str, records: int) -> float:
@@ -116,3 +119,45 @@ def record_bound_svg(dataset: str, column: str, information: Sequence[float], fl
     if bound.size or floor is not None:
         ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
     return inline_svg(fig, f"Per-record Cramér–Rao bound of {dataset}.{column} after the releases so far")
+
+
+def epsilon_spent_series(
+    charges: Sequence[tuple[Any, str, float]],
+) -> dict[str, tuple[list[Any], list[float]]]:
+    """Per querier (and ``"all queriers"``), the times of its charges and the ε spent after each one (cumulative),
+    from (time, querier, ε) rows in time order."""
+    out: dict[str, tuple[list[Any], list[float]]] = {}
+    total = 0.0
+    for when, querier, epsilon in charges:
+        times, spent = out.setdefault(querier, ([], []))
+        times.append(when)
+        spent.append((spent[-1] if spent else 0.0) + epsilon)
+        total += epsilon
+        every = out.setdefault("\x00all", ([], []))
+        every[0].append(when)
+        every[1].append(total)
+    return out
+
+
+def epsilon_spent_svg(dataset: str, charges: Sequence[tuple[Any, str, float]], budget: float) -> str:
+    """ε spent on ``dataset`` over time, per querier and in total, with the dataset's global ``budget``
+    (``charges``: (time, querier, ε) of each charged ledger row, in time order)."""
+    series = epsilon_spent_series(charges)
+    fig = figure(figsize=(6.4, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    everyone = series.pop("\x00all", None)
+    for i, (querier, (times, spent)) in enumerate(sorted(series.items())):
+        ax.step(times, spent, where="post", marker="o", ms=3, lw=1.6, color=f"C{i % 9}", label=querier)
+    if everyone is not None:
+        ax.step(everyone[0], everyone[1], where="post", color="black", lw=2.2, label="all queriers (global)")
+    else:
+        ax.text(0.5, 0.5, "nothing charged yet", ha="center", va="center", transform=ax.transAxes)
+    ax.axhline(budget, color="C3", ls="--", lw=1.4, label=f"global budget ε = {budget:g}")
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel("ε spent (cumulative)")
+    ax.set_title(f"{dataset}: ε spent over time, per querier", fontsize=10)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    fig.autofmt_xdate()
+    return inline_svg(fig, f"ε spent on {dataset} over time, per querier and in total")

@@ -107,6 +107,11 @@ def dataset(request: Request, name: str) -> Response:
         for column, col in spec.columns.items()
         if col.type == "number" and (col.fisher_floor is not None or information.get(column))
     ]
+    charges = _epsilon_charges(console, name)
+    spent = figures.epsilon_spent_svg(name, charges, float(spec.epsilon))
+    by_querier: dict[str, float] = {}
+    for _when, who, epsilon in charges:
+        by_querier[who] = by_querier.get(who, 0.0) + epsilon
     return page(
         request,
         "dataset.html",
@@ -115,7 +120,22 @@ def dataset(request: Request, name: str) -> Response:
         tradeoffs=tradeoffs,
         bounds=bounds,
         releases=releases,
+        spent_figure=spent,
+        spent_by_querier=sorted(by_querier.items()),
     )
+
+
+def _epsilon_charges(console: Any, dataset: str) -> list[tuple[Any, str, float]]:
+    """(time, querier, ε) of every charge on ``dataset`` in ledger order (refused rows charged nothing)."""
+    ledger, q = db.ledger, db.queriers
+    with console.service.reader.connect() as conn:
+        rows = conn.execute(
+            select(ledger.c.created_at, q.c.name, ledger.c.epsilon)
+            .join(q, q.c.id == ledger.c.querier_id)
+            .where(ledger.c.dataset == dataset, ledger.c.status != "refused")
+            .order_by(ledger.c.id)
+        ).all()
+    return [(when, name, float(Fraction(epsilon))) for when, name, epsilon in rows]
 
 
 # -- queriers -------------------------------------------------------------------------------------------------

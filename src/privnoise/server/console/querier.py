@@ -7,11 +7,19 @@ data, charged durably, then released; refusals (429), malformed queries (422), f
 generic ``{"error": "query failed"}``) and unrecorded charges (503) come back with the API's status and body, which
 the page shows as they are. An answer is kept in ``pn_answers`` (the noisy values the querier received, never a true
 value) and the browser is sent to its page, so reloading a page never sends a query again.
+
+Before Ask, the form shows the query's cost and expected accuracy: its dry run down the same path
+(``dry_run=true``, :mod:`..dryruns`; nothing charged, no data read) — for the form's query when the page loads, and
+for any query on "Check cost and accuracy" (``action=preview``). Ask is disabled, with the reason, when that dry run
+says the budget or the configuration would refuse the query, and when no policy of the dataset can be paid at all
+(:meth:`~privnoise.server.service.Service.out_of_budget`). The history shows each answer in words
+(:mod:`.wording`); :mod:`.exports` downloads it.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 from typing import Any
@@ -28,6 +36,7 @@ from .guard import PREFIX
 from .paging import Paging
 from .queryform import CONDITIONS, compose, kind_form, kinds_of
 from .render import page, signed_in_as
+from .wording import answer_words, charge_words, dry_run_words
 
 __all__ = ["router"]
 
@@ -44,10 +53,9 @@ def _querier(request: Request) -> Any:
     return signed_in_as(request, "querier")
 
 
-def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
-    console = request.app.state.console
+def _chosen(console: Any, values: dict[str, str]) -> tuple[str, Any, list[str], str]:
+    """(dataset name, its spec, its kinds, the kind) of the form's values, defaulting as the page shows them."""
     datasets = console.config.datasets
-    values: dict[str, str] = context.pop("values", {}) or dict(request.query_params)
     name = values.get("dataset", "")
     if name not in datasets:
         name = next(iter(datasets))
@@ -56,7 +64,16 @@ def _form_page(request: Request, session: Any, *, status: int = 200, **context: 
     kind = values.get("kind", "")
     if kind not in kinds:
         kind = kinds[0] if kinds else ""
+    return name, spec, kinds, kind
+
+
+def _form_page(request: Request, session: Any, *, status: int = 200, **context: Any) -> Response:
+    console = request.app.state.console
+    datasets = console.config.datasets
+    values: dict[str, str] = context.pop("values", {}) or dict(request.query_params)
+    name, spec, kinds, kind = _chosen(console, values)
     budget = console.service.budget(session.who["id"])
+    exhausted = console.service.out_of_budget(session.who["id"], name)
     return page(
         request,
         "query.html",
@@ -71,16 +88,53 @@ def _form_page(request: Request, session: Any, *, status: int = 200, **context: 
         columns=list(spec.columns),
         values=values,
         budget=budget,
-        **({"outcome": None, "text": ""} | context),
+        exhausted=exhausted,
+        **({"outcome": None, "text": "", "preview": None} | context),
     )
 
 
+async def _preview(
+    console: Any, who: dict[str, Any], request_body: dict[str, Any], mode: str
+) -> dict[str, Any] | None:
+    """The form's preview of a query: its dry run through the API's own path (``dry_run=true``), in words; None
+    when the server could not make one now (its planning slots busy): Ask is then left as it is."""
+    body = orjson.dumps(request_body)
+    status, content, _headers = await answer_query(console.service, who, body, request_body, b"dry_run=true")
+    run = orjson.loads(content)
+    if status == 422:  # malformed: the API's own message (the real query would be refused the same)
+        return {"mode": mode, "fits": False, "cost": None, "accuracy": [], "after": None,
+                "refusal": f"The query cannot be read: {run.get('error', 'refused')}"}
+    if status != 200:
+        return None
+    return {"mode": mode, **dry_run_words(run)}
+
+
+def _defaults(spec: Any, kind: str, values: dict[str, str]) -> dict[str, str]:
+    """The form's values with each unset choice at its first option (what the page shows selected)."""
+    out = dict(values) | {"dataset": spec.name, "kind": kind}
+    for field in kind_form(spec, kind).fields:
+        if field.choices and not out.get(field.name):
+            out[field.name] = field.choices[0]
+    return out
+
+
 @router.get("/query")
-def query_form(request: Request) -> Response:
+async def query_form(request: Request) -> Response:
     session = _querier(request)
     if isinstance(session, Response):
         return session
-    return _form_page(request, session)
+    console = request.app.state.console
+    values = dict(request.query_params)
+    _name, spec, _kinds, kind = _chosen(console, values)
+    preview = None
+    if kind:
+        try:  # the cost of the query the form shows, when its fields are complete
+            text = compose(spec, _defaults(spec, kind, values))
+        except ValueError:
+            text = ""
+        if text:
+            preview = await _preview(console, session.who, {"query": text}, "form")
+    return await to_thread.run_sync(functools.partial(_form_page, request, session, values=values, preview=preview))
 
 
 def _store_answer(engine: Any, querier_id: int, text: str, payload: dict[str, Any]) -> None:
@@ -103,8 +157,9 @@ async def ask(request: Request) -> Response:
         return session
     console = request.app.state.console
     form: dict[str, str] = request.scope["privnoise.form"]
-    values = {k: v for k, v in form.items() if k != "csrf"}
-    if form.get("mode") == "text":
+    values = {k: v for k, v in form.items() if k not in ("csrf", "action")}
+    mode = "text" if form.get("mode") == "text" else "form"
+    if mode == "text":
         text = form.get("query", "").strip()
         request_body: dict[str, Any] = {"sql": text} if is_sql(text) else {"query": text}
     else:
@@ -118,6 +173,11 @@ async def ask(request: Request) -> Response:
         except ValueError as exc:
             return _form_page(request, session, status=422, values=values, outcome={"error": str(exc)})
         request_body = {"query": text}
+    if form.get("action") == "preview":  # cost and accuracy before asking: nothing charged, no data read
+        preview = await _preview(console, session.who, request_body, mode)
+        return await to_thread.run_sync(
+            functools.partial(_form_page, request, session, values=values, preview=preview)
+        )
     body = orjson.dumps(request_body)
     status, content, _headers = await answer_query(console.service, session.who, body, request_body)
     outcome = orjson.loads(content)
@@ -285,7 +345,9 @@ def history(request: Request) -> Response:
                 "text": row.text,
                 "created": row.created_at.isoformat(timespec="seconds"),
                 "value": payload.get("value", payload.get("columns")),
+                "answer": answer_words(payload),
                 "charged": payload.get("charged"),
+                "charge": charge_words(payload.get("charged")),
                 "dataset": payload.get("dataset"),
             }
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,10 @@ from urllib.parse import urlencode
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from .guard import PREFIX
+from .wording import decimal
 
 __all__ = ["STATIC", "TEMPLATES", "environment", "page", "refusal_page", "signed_in_as"]
 
@@ -47,6 +50,21 @@ def _fraction(value: Any) -> float:
         return float(Fraction(str(value)))
     except (ValueError, ZeroDivisionError, OverflowError):
         return 0.0
+
+
+_BREAKS = re.compile("[-/\u2010-\u2015\u2212]")  # hyphens, dashes, minus, slash: where a browser may break a word
+
+
+def _unbroken(value: Any) -> Markup:
+    """Text whose words are never broken inside themselves: each word holding a hyphen, a dash, a minus or a slash
+    (where a browser may break a line) is kept whole in a ``nowrap`` span; lines still break between words."""
+    out = []
+    for part in re.split(r"(\s+)", str(value)):
+        if part and not part.isspace() and _BREAKS.search(part):
+            out.append(Markup('<span class="nowrap">') + escape(part) + Markup("</span>"))
+        else:
+            out.append(escape(part))
+    return Markup("").join(out)
 
 
 def _label(key: Any) -> str:
@@ -81,7 +99,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(num=_number, frac=_fraction, label=_label)
+    env.filters.update(num=_number, frac=_fraction, label=_label, dec=decimal, unbroken=_unbroken)
     env.tests.update(mapping=_is_mapping, sequence_value=_is_list, amount=_is_amount)
     env.globals.update(prefix=PREFIX, static_version=_static_version(), urlencode=urlencode)
     return env
