@@ -129,3 +129,30 @@ def test_a_sql_statement_through_the_client_and_the_cli(server: dict[str, Any]) 
     assert "row: m: " in result.output and "intervals at 95%" in result.output and "ε = 0.1" in result.output
     result = CliRunner().invoke(app, [*args, "SELECT kwh FROM meters"])
     assert result.exit_code == 2 and "row-level" in result.output and "line 1, column 8" in result.output
+
+
+def test_client_and_cli_dry_runs_charge_nothing(server: dict[str, Any]) -> None:
+    from typer.testing import CliRunner
+
+    from privnoise.cli import app
+
+    with pn.client.Client(server["url"], server["keys"]["admin"]) as admin:
+        key = admin.add_querier("dry", epsilon="1/4")
+    with pn.client.Client(server["url"], key) as c:
+        before = c.budget()
+        preview = c.query("sum(kwh) where region = 'north'", dataset="meters", dry_run=True)
+        assert preview["dry_run"] is True and preview["fits"] is True
+        assert preview["cost"]["exact"]["epsilon"] != "0" and preview["accuracy"]["radius"] > 0
+        assert c.budget() == before  # nothing charged
+        real = c.query("sum(kwh) where region = 'north'", dataset="meters")
+        assert real["accuracy"]["high"] - real["value"] == pytest.approx(preview["accuracy"]["radius"], rel=1e-6) \
+            or real["value"] - real["accuracy"]["low"] == pytest.approx(preview["accuracy"]["radius"], rel=1e-6)
+    args = ["query", "--server", server["url"], "--key", key, "--dataset", "meters", "--dry-run"]
+    shown = CliRunner().invoke(app, [*args, "sum(kwh) where region = 'north'"])
+    assert shown.exit_code == 0, shown.output
+    assert "cost: ε = " in shown.output and "fits: yes" in shown.output and "charges nothing" in shown.output
+    # beyond the budget: said, not charged, exit status 0 (a dry run is an answer)
+    over = CliRunner().invoke(app, [*args, "variance(kwh)"])
+    assert over.exit_code == 0 and "fits: no" in over.output, over.output
+    with pn.client.Client(server["url"], key) as c:
+        assert c.budget() != before  # only the one real query above was charged

@@ -82,9 +82,14 @@ class Client:
             raise ServerError(response.status_code, body)
         return body
 
-    def query(self, query: str | dict[str, Any], *, dataset: str | None = None) -> dict[str, Any]:
+    def query(self, query: str | dict[str, Any], *, dataset: str | None = None,
+              dry_run: bool = False) -> dict[str, Any]:
         """Ask one query: its text form (``"sum(kwh) where region = 'north'"``), a SQL statement (text that starts
-        with ``SELECT``; its ``FROM`` names the dataset) or its JSON form (a dict)."""
+        with ``SELECT``; its ``FROM`` names the dataset) or its JSON form (a dict).
+
+        With ``dry_run=True`` nothing is charged and no data is read: the server says what the query would cost
+        (``cost``), the accuracy its answer would state (``accuracy``, from public information only), and whether
+        it fits the budget now (``fits``, with ``remaining_after`` or ``refusal``)."""
         if isinstance(query, str):
             sql = query.lstrip()[:6].upper() == "SELECT"
             body: dict[str, Any] = {"sql": query} if sql else {"query": query}
@@ -94,7 +99,8 @@ class Client:
             raise TypeError(f"`query` of `Client.query` must be a str or a dict; got {type(query).__name__}.")
         if dataset is not None:
             body["dataset"] = dataset
-        result: dict[str, Any] = self._call("POST", "/v1/queries", json=body)
+        params = {"dry_run": "true"} if dry_run else None
+        result: dict[str, Any] = self._call("POST", "/v1/queries", json=body, params=params)
         return result
 
     def budget(self) -> dict[str, Any]:

@@ -275,6 +275,10 @@ def query(
     dataset: Annotated[
         str | None, typer.Option("--dataset", help="Dataset (if the server has several).")
     ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what the query would cost and how accurate it would be; charge "
+                           "nothing, read no data.")
+    ] = False,
     as_json: AsJson = False,
 ) -> None:
     """Ask a query server for a noisy answer; print it with its guarantee and the remaining budget."""
@@ -293,7 +297,7 @@ def query(
             raise _fail(f"QUERY looks like JSON but is not: {exc}") from None
     try:
         with Client(server, key) as client:
-            answer = client.query(body, dataset=dataset)
+            answer = client.query(body, dataset=dataset, dry_run=dry_run)
     except BudgetRefused:
         raise _fail("refused: the query would exceed your privacy budget (nothing was charged).") from None
     except ServerError as exc:
@@ -301,7 +305,39 @@ def query(
     if as_json:
         _json(answer)
         return
+    if dry_run:
+        print_dry_run(Console(highlight=False, soft_wrap=True), answer)
+        return
     print_answer(Console(highlight=False, soft_wrap=True), answer)
+
+
+def print_dry_run(out: Console, answer: dict[str, Any]) -> None:
+    """A dry run: the cost, the accuracy the answer would state, whether it fits, and that nothing was charged."""
+    releases = answer.get("releases") or ([answer] if "cost" in answer else [])
+    if "cost" in answer:
+        out.print(f"cost: {_cost_text(answer['cost'])}")
+    for release in releases:
+        accuracy = release.get("accuracy", {})
+        shown = accuracy.get("formula") or accuracy.get("meaning", "")
+        prefix = f"{release['query'].get('kind', 'release')}: " if len(releases) > 1 else ""
+        out.print(f"accuracy: {prefix}{shown}")
+    if answer.get("fits"):
+        out.print(f"fits: yes; remaining after it: {remaining_text(answer['remaining_after'])}")
+    else:
+        refusal = answer.get("refusal", {})
+        out.print(f"fits: no — it would be refused ({refusal.get('status', '')}: {refusal.get('error', '')})")
+    out.print(f"[dim]{answer.get('charged', 'nothing was charged')}[/dim]")
+
+
+def _cost_text(cost: dict[str, Any]) -> str:
+    exact = cost.get("exact", {})
+    epsilon = _amount(exact["epsilon"]) if "epsilon" in exact else f"{cost.get('epsilon', 0):.6g}"
+    delta = _amount(exact["delta"]) if "delta" in exact else f"{cost.get('delta', 0):.3g}"
+    text = f"ε = {epsilon}, δ = {delta}"
+    information = cost.get("fisher_information") or {}
+    if information:
+        text += "; Fisher information " + ", ".join(f"{c} {v:.4g}" for c, v in information.items())
+    return text
 
 
 def print_answer(out: Console, answer: dict[str, Any]) -> None:
