@@ -48,7 +48,9 @@ autodoc_member_order = "bysource"
 autodoc_default_options = {"show-inheritance": False}
 
 # Markdown pages.
-myst_enable_extensions = ["dollarmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "colon_fence", "deflist", "substitution"]
+# counts_<paper>: each reproduction report's row counts, set at build time by _ext/privnoise_docs.py.
+myst_substitutions: dict[str, str] = {}
 myst_heading_anchors = 3
 
 

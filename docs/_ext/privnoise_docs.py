@@ -4,7 +4,9 @@
   time into ``api/privnoise.<module>.md`` from the package itself, so a new module gets its page and a moved
   function stays documented where its package exports it.
 * **Reproductions**: each paper's reproduction report and figures, computed at build time by
-  :func:`privnoise.reproduce.run` into ``_generated/reproduce/<paper>/``, included by the tutorials.
+  :func:`privnoise.reproduce.run` into ``_generated/reproduce/<paper>/``, included by the tutorials; each
+  report's row counts become the MyST substitution ``counts_<paper>`` (``{{ counts_koufogiannis }}``), the only
+  way the errata page states them.
 * **Docstrings**: privnoise's docstrings write math in plain text, where ``|x|`` would be a reST substitution;
   bars are escaped and module-level section headings become rubrics before numpydoc and docutils see them.
 * **References**: a reference that names an object by a path other than the one it is documented under
@@ -79,23 +81,43 @@ def write_api_pages(srcdir: Path) -> None:
 # -- reproductions -------------------------------------------------------------------------------------------
 
 
-def write_reproductions(srcdir: Path) -> None:
+def substitution_name(paper: str) -> str:
+    """The MyST substitution that holds the row counts of ``paper``'s report, e.g. ``counts_liu_kawano_cao``."""
+    return "counts_" + paper.replace("-", "_")
+
+
+def report_substitutions(reports: dict[str, Any]) -> dict[str, str]:
+    """``counts_<paper>`` → the report's own count sentence (:meth:`privnoise.reproduce.Report.summary`).
+
+    The errata page states the counts only through these substitutions, so they are the reports' counts at build
+    time, never numbers written by hand (``tests/docs/test_errata_counts.py``).
+    """
+    return {substitution_name(paper): report.summary() for paper, report in reports.items()}
+
+
+def write_reproductions(srcdir: Path) -> dict[str, Any]:
+    """Run every paper's reproduction into ``_generated/reproduce/<paper>/``; the reports by paper."""
     from privnoise import reproduce
 
     target = srcdir / "_generated" / "reproduce"
     if target.exists():
         shutil.rmtree(target)
+    reports: dict[str, Any] = {}
     for paper in reproduce.available():
         start = time.perf_counter()
-        reproduce.run(paper, target / paper)
+        reports[paper] = reproduce.run(paper, target / paper)
         log.info("reproduced %s in %.1f s", paper, time.perf_counter() - start)
+    return reports
 
 
 def _generate(app: Sphinx) -> None:
     srcdir = Path(app.srcdir)
     write_api_pages(srcdir)
     if app.config.privnoise_reproductions:
-        write_reproductions(srcdir)
+        reports = write_reproductions(srcdir)
+        substitutions = dict(getattr(app.config, "myst_substitutions", None) or {})
+        substitutions.update(report_substitutions(reports))
+        app.config.myst_substitutions = substitutions
 
 
 # -- docstrings ----------------------------------------------------------------------------------------------
@@ -204,7 +226,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value(
         "privnoise_reproductions", True, "env"
     )  # off only in the test of the extension itself
-    app.connect("builder-inited", _generate)
+    # before myst_parser reads its configuration (builder-inited too), so that it sees the counts_* substitutions
+    app.connect("builder-inited", _generate, priority=400)
     app.connect("autodoc-process-docstring", process_docstring)
     app.connect("missing-reference", missing_reference)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import privnoise
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
@@ -39,7 +41,8 @@ def _sphinx(source: Path, out: Path, *options: str) -> subprocess.CompletedProce
         text=True,
         timeout=600,
         check=False,
-        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+        # the build imports the privnoise these tests import (not another copy on the interpreter's path)
+        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(privnoise.__file__).parents[1])},
     )
 
 

@@ -43,6 +43,7 @@ TOLERANCES: dict[str, float] = {
     "lp-mse-51": 1e-06,
     "lp-mse-limit": 0.01,
     "prop3-l2-epsilon": 1e-09,
+    "prop3-display": 0.05,
     "remark2-eta-star": 1e-08,
     "sec4c-sampler": 1e-06,
     "thm6-mse": 1e-12,
@@ -80,6 +81,7 @@ REQUIRED_KEYS = {
     "thm9-normaliser",
     "sec4c-sampler",
     "prop3-l2-epsilon",
+    "prop3-display",
     "eq5-multi-lipschitz",
     "fig1-lambda-star",
     "fig1-feasible",
@@ -262,3 +264,27 @@ def test_post_processing_and_figure3_orderings(report):
     assert float(report.row("prop5-post-processing").computed) <= S.epsilon * (1 + 1e-9)
     v1 = (math.log(2) - math.log(S.appendix_delta)) / S.fig_epsilon
     assert v1 < float(report.row("fig3-v2").computed)  # v̂₁ < v̂₂
+
+
+def test_proposition3_display_prints_e_to_the_epsilon(report):
+    """Proposition 3 states αε-DP, but its display prints P(Qu ∈ S) ≤ e^ε P(Qu′ ∈ S) for ‖u − u′‖ ≤ α."""
+    eps, alpha = S.epsilon, S.alpha
+    row = report.row("prop3-display")
+    assert row.status == "erratum" and row.printed == eps  # the printed exponent
+    # second method: the ℓ2 Laplace log-density −ε‖y − u‖ + const written out; the loss at an output behind u on
+    # the line through u and u′ is ε(‖y − u′‖ − ‖y − u‖) = εα (triangle inequality: the supremum)
+    u, d = np.zeros(S.n_l2), np.array([alpha, 0.0, 0.0])
+    y = u - 7.0 * d / alpha
+    exact = eps * (np.linalg.norm(y - (u + d)) - np.linalg.norm(y - u))
+    assert exact == pytest.approx(eps * alpha, rel=1e-12)
+    assert float(row.computed) == pytest.approx(exact, rel=1e-6)
+    assert float(row.computed) > float(row.printed) * 1.4
+    # and an event S that breaks the printed bound for a 1-D ε-Lipschitz mechanism (scipy's Laplace, scale 1/ε):
+    # S = (−∞, −1], u = 0, u′ = α: P(Qu ∈ S)/P(Qu′ ∈ S) = e^{εα} > e^ε since α > 1
+    from scipy import stats
+
+    p, q = stats.laplace.cdf(-1.0, scale=1 / eps), stats.laplace.cdf(-1.0 - alpha, scale=1 / eps)
+    assert p / q == pytest.approx(math.exp(eps * alpha), rel=1e-12)
+    assert p > math.exp(eps) * q
+    statement = report.row("prop3-l2-epsilon")
+    assert statement.status == "match" and statement.printed == pytest.approx(eps * alpha)

@@ -13,7 +13,8 @@ from privnoise.reproduce import liu_kawano_cao as lkc
 
 # The tolerance of each row's printed-against-computed comparison, stated here (rows carry none).
 TOLERANCES: dict[str, float] = {
-    "c-t+1-samples": 0.0,
+    "c-adjacency": 0.0,
+    "c-t+1-samples": 0.05,
     "c-t+2-samples": 0.005,
     "norm-N2": 1e-06,
     "printed-sigma-equals-0.1": 1e-05,
@@ -31,6 +32,7 @@ TOLERANCES: dict[str, float] = {
 
 REQUIRED = {
     "c-t+1-samples",
+    "c-adjacency",
     "c-t+2-samples",
     "sigma-delta-0.1",
     "sigma-delta-0.2",
@@ -85,6 +87,33 @@ def test_independent_values(report: Report) -> None:
         )
         for kind in ("certified", "printed"):
             assert float(report.row(f"tv-{kind}-{d:g}").computed) <= d
+
+
+# Section IV prints "By setting c=2.02, the pair of input probability distributions parameterized by one individual
+# and by two individual is in Adj_2^c", with t = 2, so U₂ has t+1 = 3 samples (Definition II.1: N_{(t+1)m}).
+PRINTED_C = 2.02
+
+
+def _joint_law(occupants: int, samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance of (x₀, u(0), …) written out from Section IV (x₀ ~ N(90, 10), u ~ N(20 + n, 0.1n))."""
+    mean = np.array([90.0] + [20.0 + occupants] * samples)
+    cov = np.diag([10.0] + [0.1 * occupants] * samples)
+    return mean, cov
+
+
+def test_printed_c_is_not_the_w2_of_the_papers_pair(report: Report) -> None:
+    row = report.row("c-t+1-samples")
+    assert row.status == "erratum" and row.printed == PRINTED_C
+    # second method: the general Gaussian W₂ formula (matrix square roots), not the diagonal closed form
+    w3 = _gauss_w2(*_joint_law(1, 3), *_joint_law(2, 3))
+    w4 = _gauss_w2(*_joint_law(1, 4), *_joint_law(2, 4))
+    assert float(row.computed) == pytest.approx(w3, rel=1e-9)
+    assert w3 == pytest.approx(1.7468, abs=5e-5)
+    assert abs(PRINTED_C - w3) > 0.25  # 2.02 is not the W₂ of three samples ...
+    assert round(w4, 2) == PRINTED_C  # ... but of four
+    assert float(report.row("c-t+2-samples").computed) == pytest.approx(w4, rel=1e-9)
+    adj = report.row("c-adjacency")  # the printed sentence itself (membership in Adj₂^c) holds
+    assert adj.printed == PRINTED_C and float(adj.computed) == pytest.approx(w3, rel=1e-9) and w3 <= PRINTED_C
 
 
 def test_figures(report: Report, tmp_path: Path) -> None:

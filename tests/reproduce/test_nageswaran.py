@@ -15,6 +15,8 @@ TOLERANCES: dict[str, float] = {
     "lemma2-svd": 1e-9,
     "lemma3-nonzero-rows": 1e-9,
     "appC-constraint-all-rho": 1e-9,
+    "appC-equality-up-to-total": 1e-9,
+    "appC-equality-beyond-total": 0.05,
     "appC-privacy-all-rho": 1e-9,
     "appC-recoverability": 1e-09,
     "converse-random": 1e-09,
@@ -68,6 +70,8 @@ REQUIRED_KEYS = {
     "lemma2-svd",
     "lemma3-nonzero-rows",
     "appC-constraint-all-rho",
+    "appC-equality-up-to-total",
+    "appC-equality-beyond-total",
     "appC-privacy-all-rho",
 }
 
@@ -90,10 +94,12 @@ def eq9(rho: float, n: int = 5, s: tuple[float, ...] = (2.0, 3.0, 4.0)) -> float
 def test_keys_and_statuses(report):
     keys = {r.key for r in report.rows}
     assert keys == REQUIRED_KEYS
-    assert report.counts()["erratum"] == 0
+    assert [r.key for r in report.rows if r.status == "erratum"] == ["appC-equality-beyond-total"]
     for row in report.rows:
         if row.status == "match":
             assert row.agrees(rtol=TOLERANCES[row.key]), row
+        elif row.status == "erratum":
+            assert not row.agrees(rtol=TOLERANCES[row.key]), row
 
 
 def test_figure1_matrix_has_the_papers_singular_values():
@@ -140,7 +146,13 @@ def test_writes_report_and_figure(tmp_path: Path):
 
 def test_lemma_rows_and_appendix_c_over_the_whole_rho_range(report):
     """The new rows are differences that must vanish (absolute tolerance 1e-9 on values of size ≤ 58)."""
-    for key in ("lemma2-svd", "lemma3-nonzero-rows", "appC-constraint-all-rho", "appC-privacy-all-rho"):
+    for key in (
+        "lemma2-svd",
+        "lemma3-nonzero-rows",
+        "appC-constraint-all-rho",
+        "appC-equality-up-to-total",
+        "appC-privacy-all-rho",
+    ):
         assert abs(report.row(key).computed) <= 1e-9, key
     # an independent check beyond the last vertex: ρ > Σsᵢ² = 29 gives π = n and the response reveals nothing
     from privnoise import recoverability as rec
@@ -151,3 +163,32 @@ def test_lemma_rows_and_appendix_c_over_the_whole_rho_range(report):
         assert resp.privacy() == pytest.approx(5.0, rel=1e-12)
         assert resp.recoverability_error() == pytest.approx(29.0, rel=1e-12)  # E‖AX‖² = Σsᵢ² ≤ ρ
     assert eq9(58.0) == 5.0
+
+
+def scheme_error(a: np.ndarray, rho: float) -> float:
+    """E‖AX − Z_o‖² of Z_o = ŨD_aŨᵀAX + ŨD_noN, eqs. (23)–(25) and the Remark, written out with numpy."""
+    u, sv, _ = np.linalg.svd(a)
+    order = np.argsort(sv)  # eq. (6): ascending
+    s, ut = sv[order], u[:, order]
+    parts, left = [], rho
+    for si in s:  # (25)
+        parts.append(min(left, si**2))
+        left -= parts[-1]
+    p = np.array(parts)
+    f = ut @ np.diag(1 - p / s**2) @ ut.T @ a
+    noise = p - p**2 / s**2
+    return float(np.sum((a - f) ** 2) + np.sum(noise))
+
+
+def test_appendix_c_equality_fails_beyond_the_total(report):
+    """Appendix C prints E‖S̃VᵀX − Z̃_o‖² = Σρᵢ = ρ for every ρ; with (25) it is Σsᵢ² once ρ ≥ Σsᵢ²."""
+    a = ng.figure1_matrix()
+    row = report.row("appC-equality-beyond-total")
+    rho = 58.0  # 2Σsᵢ², the end of the report's ρ grid
+    assert row.status == "erratum" and row.printed == rho  # the printed right-hand side, ρ
+    assert scheme_error(a, rho) == pytest.approx(29.0, rel=1e-12)
+    assert float(row.computed) == pytest.approx(scheme_error(a, rho), rel=1e-9)
+    assert abs(float(row.printed) - float(row.computed)) == pytest.approx(29.0, rel=1e-9)
+    # up to Σsᵢ² the printed equality holds
+    for r in (0.0, 4.0, 8.5, 13.0, 29.0):
+        assert scheme_error(a, r) == pytest.approx(r, abs=1e-9)

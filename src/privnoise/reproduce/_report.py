@@ -88,15 +88,22 @@ class Report:
             out[r.status] += 1
         return out
 
-    def to_markdown(self) -> str:
+    def summary(self) -> str:
+        """The counts of the rows in one sentence, e.g. "39 rows: 18 match, 3 errata, 18 verified claims ..."."""
         c = self.counts()
+        errata = "erratum" if c["erratum"] == 1 else "errata"
+        return (
+            f"{len(self.rows)} rows: {c['match']} match, {c['erratum']} {errata}, {c['check']} verified claims "
+            "without a printed number."
+        )
+
+    def to_markdown(self) -> str:
         lines = [
             f"# {self.title}",
             "",
             f"Source: {self.source}",
             "",
-            f"{len(self.rows)} rows: {c['match']} match, {c['erratum']} errata, {c['check']} verified claims "
-            "without a printed number.",
+            self.summary(),
             "",
             "| key | claim | printed | computed | status | reason |",
             "|---|---|---|---|---|---|",

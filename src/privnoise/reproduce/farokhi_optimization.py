@@ -159,8 +159,9 @@ def build_report(output: Path | None, *, figures: bool = True, adult_file: Path 
     j = res.guarantee.noise_information
     assert j is not None
     direct = float(np.trace(np.linalg.inv(iterates_information_matrix(res.iterates, j))))
-    report.add(Row("prop1-crb-from-iterates", "Proposition 1: Tr 𝓘_θ⁻¹ from the iterates (A of (6))", direct,
-                   res.guarantee.cramer_rao_bound, "match", "direct Σ AₖᵀJAₖ vs Tr(G⁻¹)Tr(J⁻¹)"))  # fmt: skip
+    report.add(Row("prop1-crb-from-iterates", "Proposition 1: Tr 𝓘_θ⁻¹ from the iterates (A of (6); printed = the "
+                   "direct Σ AₖᵀJAₖ, which the paper does not print: N3)", direct,
+                   res.guarantee.cramer_rao_bound, "check", "direct Σ AₖᵀJAₖ vs Tr(G⁻¹)Tr(J⁻¹)"))  # fmt: skip
     theta = np.concatenate([prob.Q.reshape(-1, order="F"), prob.q])
     a = np.vstack([-np.kron(np.append(xk, 1.0)[None, :], np.eye(2)) for xk in res.iterates[:-1]])
     y = a @ theta + gen.normal(scale=0.5, size=(20_000, a.shape[0]))  # σ² = ε/n = 0.25
@@ -205,8 +206,10 @@ def build_report(output: Path | None, *, figures: bool = True, adult_file: Path 
                    float(0.5 * x @ qp @ x + qvp @ x + np.mean(data.labels**2)), "erratum",
                    "errata 13: the quadratic term needs outer products"))  # fmt: skip
     corrected = po.regression_problem(data.features, data.labels, ridge=RIDGE)
-    report.add(Row("sec3-expansion-corrected", "Section III expansion with outer products [u;1][u;1]ᵀ", direct_cost,
-                   float(corrected.objective(x)), "match", "direct evaluation of (1/N)Σ(xᵀũ − z)² + ½‖x‖²"))  # fmt: skip
+    report.add(Row("sec3-expansion-corrected", "Section III expansion corrected to outer products [u;1][u;1]ᵀ "
+                   "(printed = the cost f(x) as defined, computed = the corrected expansion)", direct_cost,
+                   float(corrected.objective(x)), "check", "direct evaluation of (1/N)Σ(xᵀũ − z)² + ½‖x‖²; "
+                   "errata 13"))  # fmt: skip
     curves = {"diabetes": _figure1(report, data, seed=100)}
     if adult_file is not None:
         curves["adult"] = _figure1(report, po.load_adult(adult_file), seed=200)

@@ -6,10 +6,11 @@ One :class:`~privnoise.reproduce.Row` per checkable claim, with a status:
   independent numerical method (quadrature, ODE integration, bisection, the LP);
 * ``check`` — a claim verified by a second method without an exact printed number (Monte Carlo MSEs, sampler
   KS tests, LP convergence against the discrete closed form derived in :mod:`privnoise.dp.lp`);
-* ``erratum`` — the printed expression is wrong (here only a typo in the proof of Theorem 9).
+* ``erratum`` — the printed expression is wrong (the exponent of Proposition 3's displayed inequality, a
+  typo in the proof of Theorem 9, the factor 2 of Proposition 4).
 
 Covered: Theorems 6–9 (MSEs 2/ε², 2n/ε², n(n+1)/ε², nm(m+1)/ε²), eq. (14) and the Theorem 9 normaliser, the
-sampler of Section IV-C, Proposition 3 (ε = L·α), the dual functions η of Figures 1 and 2 (feasible iff
+sampler of Section IV-C, Proposition 3 (ε = L·α; its display prints e^ε), the dual functions η of Figures 1 and 2 (feasible iff
 λ < λ*), Remark 2, the Appendix's v̂₁ and η′ formulas, and the discretised LP of the Appendix.
 
 Figures (PNG, matplotlib Agg): ``fig1-dual-eta.png``, ``fig2-dual-eta-l2.png``, ``lp-convergence.png``,
