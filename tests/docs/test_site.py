@@ -90,7 +90,7 @@ def test_a_broken_reference_fails_the_build(tmp_path: Path) -> None:
     )
     (source / "index.md").write_text(
         "# Test\n\n```{eval-rst}\n.. automodule:: privnoise.dp\n   :members:\n   :imported-members:\n```\n\n"
-        "{func}`privnoise.dp.audit` {func}`privnoise.dp.audit.audit` {func}`privnoise.dp.no_such_function`\n"
+        "{func}`privnoise.dp.audit` {func}`privnoise.dp.audits.audit` {func}`privnoise.dp.no_such_function`\n"
     )
     done = _sphinx(source, tmp_path / "out")
     assert done.returncode != 0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.dp.audit import AuditReport, audit, clopper_pearson
+from privnoise.dp.audits import AuditReport, audit, clopper_pearson
 from privnoise.dp.gaussian import gaussian_for_epsilon_delta
 from privnoise.dp.hardening import hardened
 from privnoise.dp.laplace import laplace_for_epsilon

@@ -52,9 +52,9 @@ _EXPORTS: dict[str, str] = {
     "AccountingMode": "accounting",
     "PrivacyAccountant": "accounting",
     "exact_rational": "accounting",
-    "AuditReport": "audit",
-    "audit": "audit",
-    "clopper_pearson": "audit",
+    "AuditReport": "audits",
+    "audit": "audits",
+    "clopper_pearson": "audits",
     "safe_side": "calibration",
     "smallest_parameter": "calibration",
     "PrivacyEvent": "events",
@@ -117,7 +117,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from .accountants import accountant_for
     from .accounting import AccountingMode, PrivacyAccountant, exact_rational
-    from .audit import AuditReport, audit, clopper_pearson
+    from .audits import AuditReport, audit, clopper_pearson
     from .calibration import safe_side, smallest_parameter
     from .events import PrivacyEvent
     from .exponential import (
