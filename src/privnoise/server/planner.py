@@ -39,7 +39,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import Float, Table, func, literal, select
+from sqlalchemy import Float, Table, func, literal, literal_column, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
 
@@ -89,6 +89,38 @@ def compiled(statement: Select[Any], dialect: Dialect) -> tuple[str, Any]:
     return str(c), dict(params)
 
 
+def _numeric_columns(query: QuerySpec, spec: DatasetSpec) -> list[str]:
+    """The numeric columns an aggregate of ``query`` reads (its column, weights, linear coefficients)."""
+    named = [query.column, query.weights, *(c for c, _ in (query.coefficients or ()))]
+    return list(dict.fromkeys(c for c in named if c is not None and spec.columns[c].type == "number"))
+
+
+def _row_source(table: Table, weight: Any, clamped: Callable[[str], Any], columns: list[str], tests: list[Any],
+                key_columns: tuple[str, ...], dialect: str) -> tuple[Any, Any, Callable[[str], Any], list[Any]]:
+    """A subquery giving, for each record, its filter weight, its clamped columns, its cell indicators and its
+    stored keys, each computed once; the aggregates are then sums of products of these.
+
+    Written inline, the weight and the indicators would be evaluated again inside every sum (neither SQLite nor
+    PostgreSQL shares subexpressions), several times the work of the statement. The subquery is kept from being
+    merged back into the aggregate by ``LIMIT -1`` (SQLite) or ``OFFSET 0`` (PostgreSQL). The work per record is
+    still the same whatever the filter selects: every record goes through the subquery with the same
+    expressions (SECURITY.md requirement 16, tested in tests/server/test_constant_work.py).
+    """
+    named = {c: f"pn_x{i}" for i, c in enumerate(columns)}
+    labelled = [weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
+                *(t.label(f"pn_k{j}") for j, t in enumerate(tests)), *(table.c[c] for c in key_columns)]
+    inner = select(*labelled).select_from(table)
+    inner = inner.limit(literal_column("-1")) if dialect == "sqlite" else inner.offset(literal_column("0"))
+    row = inner.subquery("pn_rows")
+
+    def column(name: str) -> Any:
+        if name not in named:  # pragma: no cover - _numeric_columns names every column an aggregate reads
+            raise QueryError(f"column {name!r} is not read by this query.")
+        return row.c[named[name]]
+
+    return row, row.c.pn_w, column, [row.c[f"pn_k{j}"] for j in range(len(tests))]
+
+
 def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: Dialect) -> Plan:
     """The plan of ``query`` on dataset ``spec`` (stored in ``table`` with ``records`` records)."""
     name = spec.name
@@ -135,6 +167,15 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return (clamped(column) if numeric else table.c[column]), numeric
 
     weight = row_weight(query.where, column_of, dialect.name)
+    source: Any = table
+    row_tests: list[Any] | None = None
+    if query.kind not in ("identity", "quantile"):  # aggregates: each row's values computed once (_row_source)
+        raw_tests = None
+        if vector and selection is None:
+            raw_tests = cell_tests(query, table, clamped, keys or (), dialect.name)
+        key_columns = selection.columns if selection is not None else ()
+        source, weight, clamped, row_tests = _row_source(table, weight, clamped, _numeric_columns(query, spec),
+                                                          raw_tests or [], key_columns, dialect.name)
 
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
@@ -151,7 +192,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
                               dialect, steps)
     if vector:
-        tests = [literal(1.0, Float)] if selection is not None else cell_tests(query, table, clamped, keys or (), dialect.name)
+        tests = [literal(1.0, Float)] if selection is not None else (row_tests or [])
         assert norm is not None
         parts, combine = vector_parts(query, norm, tests, total, clamped, bounds,
                                       counted=selection is not None)
@@ -267,10 +308,10 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
         flat = [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
-        statement = select(*flat, func.count()).select_from(table)
+        statement = select(*flat, func.count()).select_from(source)
         if selection is not None:  # one group per stored key; the filter stays a weight (module docstring)
-            key = [table.c[c] for c in selection.columns]
-            statement = select(*key, *flat, func.count()).select_from(table).group_by(*key)
+            key = [source.c[c] for c in selection.columns]
+            statement = select(*key, *flat, func.count()).select_from(source).group_by(*key)
     q = query.on(name)
     sql, parameters = compiled(statement, dialect)
     charged = {
