@@ -26,6 +26,7 @@ prepared columns for the aggregate.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,8 @@ class AggregateRequest:
         (Λ, j_low, j_high): values are rounded to the grid jΛ, j_low ≤ j ≤ j_high (kind "grid").
     where : tuple of Condition
         Only the rows that satisfy every condition are aggregated (applied before contribution bounding).
+    squares : bool
+        Whether the sums of (x − centre)² are needed (kind "moments"; a backend may leave them 0 when not).
     """
 
     kind: Kind
@@ -94,6 +97,7 @@ class AggregateRequest:
     categories: tuple[Any, ...] = ()
     grid: tuple[float, int, int] = (1.0, 0, 0)
     where: tuple[Predicate, ...] = ()
+    squares: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +161,9 @@ class InMemoryBackend(Backend):
 
     def __init__(self, table: Table) -> None:
         self.table = table
-        self._data = Prepared(None, limit=16)  # depends on the data only: filters, declared keys, missing counts
+        self._data = Prepared(None)  # depends on the data only: filters, declared keys, missing counts
         self._sessions: list[Prepared] = []  # one per generator (session), the most recent first
+        self._lock = threading.Lock()
 
     @property
     def columns(self) -> list[str]:
@@ -187,14 +192,14 @@ class InMemoryBackend(Backend):
     # -- what is computed once -------------------------------------------------------------------------------------
     def _prepared(self, rng: np.random.Generator) -> Prepared:
         """The prepared state of the session whose generator is ``rng`` (at most two sessions' kept)."""
-        for i, state in enumerate(self._sessions):
-            if state.generator is rng:
-                if i:
-                    self._sessions.insert(0, self._sessions.pop(i))
-                return state
-        state = Prepared(rng)
-        self._sessions = [state, *self._sessions[:1]]
-        return state
+        with self._lock:
+            for state in self._sessions:
+                if state.generator is rng:
+                    self._sessions = [state, *(s for s in self._sessions if s is not state)]
+                    return state
+            state = Prepared(rng)
+            self._sessions = [state, *self._sessions[:1]]
+            return state
 
     def _matching(self, where: tuple[Predicate, ...]) -> NDArray[np.bool_] | None:
         """The rows that satisfy ``where`` (None: no condition)."""
@@ -304,7 +309,12 @@ class InMemoryBackend(Backend):
             flat = cells_codes if g is None else g * cats + cells_codes
             cells = np.bincount(flat, minlength=count_groups * cats).astype(float).reshape(count_groups, cats)
             return Aggregates(labels, cells.sum(axis=1), cells=cells)
-        count = np.array([float(size)]) if g is None else np.bincount(g, minlength=count_groups).astype(float)
+        if g is None:
+            count = np.array([float(size)])
+        else:  # rows per group: one pass per selection and key, kept
+            groups = g
+            count = state.get(("count", selection, request.group, request.keys),
+                              lambda: np.bincount(groups, minlength=count_groups).astype(float)).copy()
         if request.column is None:
             return Aggregates(labels, count)
         column = request.column
@@ -335,12 +345,15 @@ class InMemoryBackend(Backend):
             return Aggregates(labels, count, grid_points=occupied, grid_counts=counts)
         if request.centre:
             x = np.subtract(x, request.centre, out=x) if request.bounds is not None else x - request.centre
+        squares = np.zeros(count_groups)
         if g is None:
             total = np.array([float(np.sum(x))])
-            squares = np.array([float(np.einsum("i,i->", x, x))])  # not BLAS: its threads stall on a busy machine
+            if request.squares:  # einsum, not BLAS's dot: its threads stall on a busy machine
+                squares = np.array([float(np.einsum("i,i->", x, x))])
         else:
             total = np.bincount(g, weights=x, minlength=count_groups).astype(np.float64)
-            squares = np.bincount(g, weights=x * x, minlength=count_groups).astype(np.float64)
+            if request.squares:
+                squares = np.bincount(g, weights=x * x, minlength=count_groups).astype(np.float64)
         if not (np.all(np.isfinite(total)) and np.all(np.isfinite(squares))):
             raise InvalidParameterError("the sums overflow; rescale the data or the bounds.")
         return Aggregates(labels, count, total, squares)

@@ -36,6 +36,7 @@ random one. The order itself is never released.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ class Prepared:
     declared keys; never a value), the least recently used dropped beyond ``limit`` entries so memory stays O(n).
 
     One :class:`Prepared` belongs to one generator (that of one session and its views): the order drawn from it is
-    never used with another session's generator.
+    never used with another session's generator. Threads sharing a session compute each entry once (a lock).
     """
 
     def __init__(self, generator: np.random.Generator | None, limit: int = 8) -> None:
@@ -138,21 +139,24 @@ class Prepared:
         self.limit = limit
         self.orders: dict[tuple[str, int], ContributionOrder] = {}
         self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.RLock()
 
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """The entry under ``key``, computed on first use."""
-        if key in self._entries:
-            self._entries.move_to_end(key)
-            return self._entries[key]
-        value = compute()
-        self._entries[key] = value
-        while len(self._entries) > self.limit:
-            self._entries.popitem(last=False)
-        return value
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+            value = compute()
+            self._entries[key] = value
+            while len(self._entries) > self.limit:
+                self._entries.popitem(last=False)
+            return value
 
     def order(self, unit: str, k: int, units: Callable[[], NDArray[np.int64]]) -> ContributionOrder:
         """The contribution order of ``unit`` capped at ``k``, drawn once from this session's generator."""
-        if (unit, k) not in self.orders:
-            assert self.generator is not None, "the data's own entries draw nothing"
-            self.orders[(unit, k)] = ContributionOrder.draw(units(), k, self.generator)
-        return self.orders[(unit, k)]
+        with self._lock:
+            if (unit, k) not in self.orders:
+                assert self.generator is not None, "the data's own entries draw nothing"
+                self.orders[(unit, k)] = ContributionOrder.draw(units(), k, self.generator)
+            return self.orders[(unit, k)]

@@ -244,7 +244,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, NoiseRadius(component.law, f"in the unit of {name}"))
-        aggregates = self._run(plan, self._request("moments", name, b))
+        aggregates = self._run(plan, self._request("moments", name, b, squares=False))
         noisy = float(component.add(aggregates.sum, self._generator)[0])
         low = 0.0 if b.low >= 0 else None
         high = 0.0 if b.high <= 0 else None
@@ -269,7 +269,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, RatioRadius(total.law, count.law, b.half, f"in the unit of {name}"))
-        aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre))
+        aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre, squares=False))
         s_hat = total.add(aggregates.sum, self._generator)
         n_hat = count.add(aggregates.count, self._generator)
         values, clamped, interval = ratio_estimate(s_hat, n_hat, b, total.law, count.law)
