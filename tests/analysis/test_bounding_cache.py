@@ -198,3 +198,29 @@ def test_each_query_keeps_a_uniform_choice_of_a_units_taking_part_rows() -> None
     assert stats.chisquare(kept[zero]).pvalue > 1e-6
     assert kept[zero].sum() == 2 * draws
     assert np.all(kept[~part] == 0) and np.all(kept[(units != 0) & part] == draws)
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two code arrays group the rows alike."""
+    pairs = set(zip(a.tolist(), b.tolist(), strict=True))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+@pytest.mark.parametrize("kind", ["numbers", "objects", "pandas", "arrow", "polars"])
+def test_the_units_codes_group_rows_as_the_labelled_codes_do(kind) -> None:
+    ids = [3, None, 7, 3, 7, None, 1, 3]
+    if kind == "numbers":
+        data: object = {"u": np.array([3.0, np.nan, 7, 3, 7, np.nan, 1, 3])}
+    elif kind == "objects":
+        data = {"u": np.array(["c", None, "g", "c", "g", None, "a", "c"], dtype=object)}
+    elif kind == "pandas":
+        pd = pytest.importorskip("pandas")
+        data = pd.DataFrame({"u": pd.array(ids, dtype="Int64")})
+    elif kind == "arrow":
+        pa = pytest.importorskip("pyarrow")
+        data = pa.table({"u": pa.array(ids)})
+    else:
+        pl = pytest.importorskip("polars")
+        data = pl.DataFrame({"u": ids})
+    fast, labelled = Table(data), Table(data)
+    assert _same_partition(fast.unit_codes("u"), labelled.codes("u").codes)

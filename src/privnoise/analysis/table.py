@@ -318,7 +318,10 @@ class Table:
                 if codes.size and codes.min() < 0:
                     codes = np.where(codes < 0, codes.max() + 1, codes)
             elif self._kind in ("arrow", "parquet", "polars"):
-                pc = require("pyarrow.compute", feature="reading Arrow data")
+                try:
+                    pc = require("pyarrow.compute", feature="reading Arrow data")
+                except ImportError:  # polars without pyarrow: the codes of its labels
+                    return self.codes(name).codes
                 column = raw.to_arrow() if self._kind == "polars" else raw
                 if hasattr(column, "combine_chunks"):
                     column = column.combine_chunks()
