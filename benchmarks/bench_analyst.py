@@ -309,14 +309,14 @@ def _floor_at(rows: int, rounds: int, generator: np.random.Generator) -> dict[st
             times[name]["numpy"].append(_clock(floors[name]))
     print(f"\nFloor at {rows:.0e} rows, {rows / int(rows / 3.3):.1f} rows per unit, k = {FLOOR_K}; medians of "
           f"{rounds} interleaved rounds (seconds); load average {min(loads):.2f}–{max(loads):.2f}")
-    print(f"{'query':27}{'fresh':>9}{'pandas':>9}{'ratio':>7}   {'built':>9}{'numpy':>9}{'ratio':>8}")
+    print(f"{'query':27}{'fresh':>9}{'pandas':>9}{'ratio':>7}   {'built':>9}{'numpy':>9}{'ratio':>11}")
     table = {}
     for name, measured in times.items():
         m = {key: float(np.median(values)) for key, values in measured.items()}
         fresh_ratio, built_ratio = m["fresh"] / m["pandas"], m["built"] / max(m["numpy"], 1e-9)
         table[name] = m | {"fresh_ratio": fresh_ratio, "built_ratio": built_ratio}
         print(f"{name:27}{m['fresh']:9.4f}{m['pandas']:9.4f}{fresh_ratio:6.2f}×   {m['built']:9.5f}"
-              f"{m['numpy']:9.5f}{built_ratio:7.2f}×")
+              f"{m['numpy']:9.5f}{built_ratio:10.2f}×")
     print("  targets (not asserted): each ratio ≤ 1.5×. fresh: a new Session answering the query (table, bounding,"
           " noise);\n  pandas: random order + groupby().head(k) + the aggregate; built: the query on a session that "
           "has bounded once;\n  numpy: the aggregate over the bounded rows (values clamped to the bounds); count's "
