@@ -4,13 +4,19 @@ Usage::
 
     pip install 'privnoise[peers]'            # OpenDP and diffprivlib (not installed by `make test`)
     python benchmarks/bench_analyst.py [--trials 2000] [--rows 10000] [--groupby-rows 10000000] [--json PATH]
+    python benchmarks/bench_analyst.py --floor [--floor-rows 1e6,1e7] [--rounds 5]
 
 Printed, never asserted (targets from the analyst issue):
 
 * utility at ε = 1 over ``--trials`` releases on one dataset (fresh noise each time): the mean's MSE, the
   histogram's MSE summed over bins, and the median's rank error |#{x < q̂} − n/2| (mean over trials) and its MSE
   in value units — privnoise equal or better;
-* a group-by mean over ``--groupby-rows`` rows (four public keys, ε = 1): rows per second, privnoise ≥ 10× OpenDP.
+* a group-by mean over ``--groupby-rows`` rows (four public keys, ε = 1): rows per second, privnoise ≥ 10× OpenDP;
+* with ``--floor``, only the floor table, at ``--floor-rows`` rows with a privacy unit (~3.3 rows per unit, k = 3):
+  count, mean, a 20-bin histogram, the median and a group mean with declared and with selected keys — a fresh
+  session against pandas doing the same bounding without noise (the rows in a random order, then
+  ``groupby().head(k)``) and the aggregate, and a further query on a built session against the numpy aggregate over
+  the already bounded rows; ratios of medians over ``--rounds`` interleaved rounds, each ≤ 1.5× the target.
 
 Neighbouring datasets. privnoise's session adds or removes one row (the number of rows stays private: the mean is a
 noisy sum over a noisy count). diffprivlib's ``mean`` and OpenDP's sized ``make_mean`` replace one row of a dataset
@@ -203,6 +209,121 @@ def _groupby_opendp(dp: Any, x: np.ndarray, region: np.ndarray) -> list[float]:
     return means
 
 
+# -- the floor: privnoise against numpy/pandas doing the same work without noise ------------------------------------
+FLOOR_K = 3
+FLOOR_KEYS = [0, 1, 2, 3]
+FLOOR_EDGES = list(np.linspace(*BOUNDS, 21))  # 20 bins over the bounds
+
+
+def _floor_frame(rows: int) -> Any:
+    """``rows`` rows, ~3.3 per privacy unit: a value and a key of four values."""
+    import pandas as pd
+
+    generator = np.random.default_rng(3)
+    return pd.DataFrame({"unit": generator.integers(0, max(int(rows / 3.3), 1), rows), "x": _data(rows, seed=4),
+                         "region": generator.integers(0, len(FLOOR_KEYS), rows)})
+
+
+def _floor_session(frame: Any) -> Any:
+    return pn.Session(frame, privacy_unit="unit", max_contributions=FLOOR_K, epsilon=1e9, delta=0.1)
+
+
+FLOOR_QUERIES: dict[str, Callable[[Any], Any]] = {
+    "count": lambda s: s.count(epsilon=EPSILON),
+    "mean": lambda s: s.mean("x", bounds=BOUNDS, epsilon=EPSILON),
+    "histogram (20 bins)": lambda s: s.histogram("x", bins=FLOOR_EDGES, epsilon=EPSILON),
+    "median": lambda s: s.quantile("x", 0.5, bounds=BOUNDS, epsilon=EPSILON),
+    "group mean, declared keys": lambda s: s.group_by("region", keys=FLOOR_KEYS).mean("x", bounds=BOUNDS,
+                                                                                       epsilon=EPSILON),
+    "group mean, selected keys": lambda s: s.group_by("region", delta=1e-7).mean("x", bounds=BOUNDS, epsilon=EPSILON),
+}
+
+
+def _bounded_frame(frame: Any, generator: np.random.Generator) -> Any:
+    """pandas' contribution bounding: the rows in a random order, then the first k of each unit."""
+    return frame.take(generator.permutation(len(frame))).groupby("unit", sort=False).head(FLOOR_K)
+
+
+def _numpy_aggregates(x: np.ndarray, region: np.ndarray) -> dict[str, Callable[[], Any]]:
+    """The same aggregates over already bounded rows (values clamped to the bounds, as the session clamps them)."""
+    low, high = BOUNDS
+
+    def grouped() -> Any:
+        clamped = np.clip(x, low, high)
+        return np.bincount(region, weights=clamped, minlength=4) / np.bincount(region, minlength=4)
+
+    return {
+        "count": lambda: x.size,
+        "mean": lambda: float(np.clip(x, low, high).mean()),
+        "histogram (20 bins)": lambda: np.histogram(np.clip(x, low, high), bins=20, range=BOUNDS)[0],
+        "median": lambda: float(np.median(np.clip(x, low, high))),
+        "group mean, declared keys": grouped,
+        "group mean, selected keys": grouped,
+    }
+
+
+def _pandas_fresh(frame: Any, query: str, generator: np.random.Generator) -> Any:
+    """pandas doing the fresh session's work without noise: bound (random order, head(k)), then the aggregate."""
+    bounded = _bounded_frame(frame, generator)
+    if query == "group mean, declared keys":
+        bounded = bounded[bounded["region"].isin(FLOOR_KEYS)]
+    x = bounded["x"].to_numpy()
+    return _numpy_aggregates(x, bounded["region"].to_numpy())[query]()
+
+
+def _clock(run: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    run()
+    return time.perf_counter() - start
+
+
+def floor_table(sizes: list[int], rounds: int) -> dict[str, Any]:
+    """Medians over ``rounds`` interleaved rounds of: a fresh privnoise session answering one query, pandas bounding
+    and aggregating the same rows, a further query on a built session, and the numpy aggregate over bounded rows."""
+    generator = np.random.default_rng(5)
+    out = {f"{rows}": _floor_at(rows, rounds, generator) for rows in sizes}
+    for name in ("opendp", "diffprivlib", "pipeline_dp"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            print(f"  {name}: not installed, no row")
+    return out
+
+
+def _floor_at(rows: int, rounds: int, generator: np.random.Generator) -> dict[str, Any]:
+    frame = _floor_frame(rows)
+    built = _floor_session(frame)
+    FLOOR_QUERIES["count"](built)  # the bounding is done here, once
+    bounded = _bounded_frame(frame, generator)
+    x, region = bounded["x"].to_numpy(), bounded["region"].to_numpy()
+    floors = _numpy_aggregates(x, region)
+    times: dict[str, dict[str, list[float]]] = {q: {"fresh": [], "pandas": [], "built": [], "numpy": []}
+                                                for q in FLOOR_QUERIES}
+    loads = []
+    for _ in range(rounds):
+        loads.append(os.getloadavg()[0])
+        for name, query in FLOOR_QUERIES.items():
+            times[name]["fresh"].append(_clock(lambda q=query: q(_floor_session(frame))))
+            times[name]["pandas"].append(_clock(lambda n=name: _pandas_fresh(frame, n, generator)))
+            times[name]["built"].append(_clock(lambda q=query: q(built)))
+            times[name]["numpy"].append(_clock(floors[name]))
+    print(f"\nFloor at {rows:.0e} rows, {rows / int(rows / 3.3):.1f} rows per unit, k = {FLOOR_K}; medians of "
+          f"{rounds} interleaved rounds (seconds); load average {min(loads):.2f}–{max(loads):.2f}")
+    print(f"{'query':27}{'fresh':>9}{'pandas':>9}{'ratio':>7}   {'built':>9}{'numpy':>9}{'ratio':>11}")
+    table = {}
+    for name, measured in times.items():
+        m = {key: float(np.median(values)) for key, values in measured.items()}
+        fresh_ratio, built_ratio = m["fresh"] / m["pandas"], m["built"] / max(m["numpy"], 1e-9)
+        table[name] = m | {"fresh_ratio": fresh_ratio, "built_ratio": built_ratio}
+        print(f"{name:27}{m['fresh']:9.4f}{m['pandas']:9.4f}{fresh_ratio:6.2f}×   {m['built']:9.5f}"
+              f"{m['numpy']:9.5f}{built_ratio:10.2f}×")
+    print("  targets (not asserted): each ratio ≤ 1.5×. fresh: a new Session answering the query (table, bounding,"
+          " noise);\n  pandas: random order + groupby().head(k) + the aggregate; built: the query on a session that "
+          "has bounded once;\n  numpy: the aggregate over the bounded rows (values clamped to the bounds); count's "
+          "floor is len().")
+    return {"load_average": loads, "queries": table}
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=2000)
@@ -210,7 +331,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--groupby-rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=str, default=None)
+    parser.add_argument("--floor", action="store_true", help="print only the floor table (privnoise against pandas)")
+    parser.add_argument("--floor-rows", type=str, default="1e6,1e7", help="row counts of the floor table")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the floor table")
     args = parser.parse_args(argv)
+    if args.floor:
+        print(f"privnoise {pn.__version__}; load average {os.getloadavg()[0]:.2f}")
+        floor = floor_table([int(float(r)) for r in args.floor_rows.split(",")], args.rounds)
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as handle:
+                json.dump({"floor": floor}, handle, indent=2)
+        return {"floor": floor}
 
     load = os.getloadavg()[0]
     print(f"privnoise {pn.__version__}; ε = {EPSILON}; load average {load:.2f}")

@@ -11,18 +11,24 @@ What :meth:`Backend.aggregate` must do, in this order:
    a missing value never does), and of those, rows whose value is missing follow the missing-value policy (dropped,
    or given the imputed constant); rows whose group key or category is not among the declared ones are dropped;
 2. **bound contributions**: keep at most ``max_contributions`` rows of each privacy unit, wherever in the data they
-   are, chosen uniformly at random with the given generator (all of them when a unit has no more);
+   are, chosen uniformly at random with the given generator (all of them when a unit has no more) — the session
+   passes a generator of its own, and a backend may draw the choice once for it and keep it across its queries
+   (:mod:`privnoise.analysis.bounding` says why the privacy is that of a fresh draw per query);
 3. clamp every value to the declared bounds (a value of the imputed constant as well);
 4. aggregate per group: the row count, the sum of (x − centre), the sum of (x − centre)², a histogram over
    public bin edges or declared categories, or the counts of values rounded to a grid (quantile candidates).
 
-:class:`InMemoryBackend` does this with numpy over the columns of a :class:`~privnoise.analysis.table.Table`, in
-O(n) time for counts and sums (``bincount``) and O(n log n) where a unit holds more rows than the cap.
+:class:`InMemoryBackend` does this with numpy over the columns of a :class:`~privnoise.analysis.table.Table`: the
+contribution order is drawn once per session (one permutation and one sort of the rows of units over the cap,
+O(n log n)); each query then costs O(n) — one cumulative count for a new set of taking-part rows, one pass over its
+prepared columns for the aggregate.
 """
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,6 +37,8 @@ from numpy.typing import NDArray
 
 from ..core.predicates import Predicate
 from ..exceptions import InvalidParameterError
+from .bounding import Prepared, bound_contributions
+from .kernels import bin_index, evenly_spaced, grid_counts
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
@@ -72,6 +80,8 @@ class AggregateRequest:
         (Λ, j_low, j_high): values are rounded to the grid jΛ, j_low ≤ j ≤ j_high (kind "grid").
     where : tuple of Condition
         Only the rows that satisfy every condition are aggregated (applied before contribution bounding).
+    squares : bool
+        Whether the sums of (x − centre)² are needed (kind "moments"; a backend may leave them 0 when not).
     """
 
     kind: Kind
@@ -87,6 +97,7 @@ class AggregateRequest:
     categories: tuple[Any, ...] = ()
     grid: tuple[float, int, int] = (1.0, 0, 0)
     where: tuple[Predicate, ...] = ()
+    squares: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,40 +150,20 @@ class Backend(ABC):
         """The aggregates of ``request`` (module docstring, steps 1–4), bounding with ``rng``."""
 
 
-def bound_contributions(units: NDArray[np.int64], k: int, rng: np.random.Generator) -> NDArray[np.bool_] | None:
-    """A mask keeping at most ``k`` rows of every unit, chosen uniformly at random (None: every row is kept).
-
-    The rows of a unit may be anywhere. Only units with more than k rows are sorted (by unit, then by a uniform
-    random key): the first k rows of each in that order are kept.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> mask = bound_contributions(np.array([0, 1, 0, 0, 1]), 2, np.random.default_rng(0))
-    >>> int(mask[[0, 2, 3]].sum()), bool(mask[1] and mask[4])
-    (2, True)
-    """
-    if units.size == 0:
-        return None
-    per_unit = np.bincount(units)
-    if int(per_unit.max()) <= k:
-        return None
-    over = per_unit > k
-    rows = np.flatnonzero(over[units])
-    order = np.lexsort((rng.random(rows.size), units[rows]))
-    sorted_units = units[rows][order]
-    starts = np.flatnonzero(np.r_[True, sorted_units[1:] != sorted_units[:-1]])
-    rank = np.arange(rows.size) - np.repeat(starts, np.diff(np.r_[starts, rows.size]))
-    mask = np.ones(units.size, dtype=bool)
-    mask[rows[order[rank >= k]]] = False
-    return mask
-
-
 class InMemoryBackend(Backend):
-    """Aggregates computed with numpy over a :class:`~privnoise.analysis.table.Table` (module docstring)."""
+    """Aggregates computed with numpy over a :class:`~privnoise.analysis.table.Table` (module docstring).
+
+    What does not change between queries is computed once and kept (:class:`~privnoise.analysis.bounding.Prepared`):
+    the rows that satisfy a filter, the contribution order of the privacy unit (drawn once per session from the
+    generator the session passes), the rows each set of public choices keeps, and the value and key columns gathered
+    over those rows. A further query then costs one pass over its prepared columns.
+    """
 
     def __init__(self, table: Table) -> None:
         self.table = table
+        self._data = Prepared(None)  # depends on the data only: filters, declared keys, missing counts
+        self._sessions: list[Prepared] = []  # one per generator (session), the most recent first
+        self._lock = threading.Lock()
 
     @property
     def columns(self) -> list[str]:
@@ -182,108 +173,187 @@ class InMemoryBackend(Backend):
         return self.table.check(name, role)
 
     def count_missing(self, column: str) -> int:
-        return int(np.count_nonzero(self.table.numeric(column).missing))
+        return int(self._data.get(("missing", column), lambda: np.count_nonzero(self.table.numeric(column).missing)))
 
     def count_missing_where(self, column: str, where: tuple[Predicate, ...]) -> int:
-        missing = self.table.numeric(column).missing
-        mask = row_mask(self.table, where)
-        return int(np.count_nonzero(missing if mask is None else missing & mask))
+        if not where or not self.count_missing(column):
+            return self.count_missing(column)
+
+        def count() -> int:
+            mask = self._matching(where)
+            missing = self.table.numeric(column).missing
+            return int(np.count_nonzero(missing if mask is None else missing & mask))
+
+        return int(self._data.get(("missing", column, where), count))
 
     def column_kind(self, column: str) -> str:
         return self.table.kind(column)
 
-    # -- steps ---------------------------------------------------------------------------------------------------
-    def _rows(self, request: AggregateRequest) -> tuple[NDArray[np.bool_] | None, NDArray[np.float64] | None]:
-        """Step 1: which rows take part (None: all) — those that satisfy the conditions, then for the value column
-        the missing-value policy — and their values (None: no column)."""
-        matching = row_mask(self.table, request.where)
-        if request.column is None or request.kind == "categories":
-            return matching, None
-        column = self.table.numeric(request.column)
-        missing = column.missing if matching is None else column.missing & matching
-        if not missing.any():
-            return matching, column.values
-        if request.missing == "drop":
-            return ~column.missing if matching is None else matching & ~column.missing, column.values
-        if request.missing == "error":
-            raise InvalidParameterError(f"column {request.column!r} has missing values (missing='error').")
-        return matching, np.where(column.missing, float(request.missing), column.values)
+    # -- what is computed once -------------------------------------------------------------------------------------
+    def _prepared(self, rng: np.random.Generator) -> Prepared:
+        """The prepared state of the session whose generator is ``rng`` (at most two sessions' kept)."""
+        with self._lock:
+            for state in self._sessions:
+                if state.generator is rng:
+                    self._sessions = [state, *(s for s in self._sessions if s is not state)]
+                    return state
+            state = Prepared(rng)
+            self._sessions = [state, *self._sessions[:1]]
+            return state
+
+    def _matching(self, where: tuple[Predicate, ...]) -> NDArray[np.bool_] | None:
+        """The rows that satisfy ``where`` (None: no condition)."""
+        return None if not where else self._data.get(("where", where), lambda: row_mask(self.table, where))
 
     def _key(self, group: str | tuple[str, ...]) -> KeyColumn:
         """The codes of one key column, or of the key tuples of several."""
         if isinstance(group, str):
             return self.table.codes(group)
-        return tuple_codes([self.table.codes(name) for name in group], self.table.rows)
+        return self._data.get(("tuples", group), lambda: tuple_codes([self.table.codes(name) for name in group],
+                                                                      self.table.rows))
 
-    def _groups(self, request: AggregateRequest) -> tuple[NDArray[np.int64] | None, list[Any] | None, NDArray[np.bool_] | None]:
-        """Group codes, labels, and the rows whose key is declared (None: all)."""
-        if request.group is None:
-            return None, None, None
-        key = self._key(request.group)
-        if request.keys is None:
-            return key.codes, list(key.labels), None
-        position = {label: i for i, label in enumerate(request.keys)}
+    def _declared(self, key: KeyColumn, declared: tuple[Any, ...]) -> tuple[NDArray[np.int64], bool]:
+        """The codes of ``key`` as positions in ``declared`` (−1: not declared), and whether every row is declared."""
+        position = {label: i for i, label in enumerate(declared)}
         remap = np.array([position.get(label, -1) for label in key.labels], dtype=np.int64)
         codes = remap[key.codes] if remap.size else np.zeros(0, dtype=np.int64)
-        return codes, list(request.keys), codes >= 0
+        return codes, bool(remap.size == 0 or remap.min() >= 0 or codes.size == 0 or codes.min() >= 0)
 
-    def _categories(self, request: AggregateRequest) -> tuple[NDArray[np.int64], NDArray[np.bool_]]:
-        assert request.column is not None
-        key = self.table.codes(request.column)
-        position = {label: i for i, label in enumerate(request.categories)}
-        remap = np.array([position.get(label, -1) for label in key.labels], dtype=np.int64)
-        codes = remap[key.codes] if remap.size else np.zeros(0, dtype=np.int64)
-        return codes, codes >= 0
+    def _groups(self, request: AggregateRequest) -> tuple[NDArray[np.int64], list[Any], bool]:
+        """Group codes, labels, and whether every row's key is declared."""
+        group, declared = request.group, request.keys
+        assert group is not None
+        if declared is None:
+            key = self._key(group)
+            return key.codes, list(key.labels), True
+        codes, every = self._data.get(("declared", group, declared), lambda: self._declared(self._key(group), declared))
+        return codes, list(declared), every
 
-    def aggregate(self, request: AggregateRequest, rng: np.random.Generator) -> Aggregates:
-        keep, values = self._rows(request)
-        groups, labels, declared = self._groups(request)
-        cells_codes = None
-        if request.kind == "categories":
-            cells_codes, known = self._categories(request)
-            keep = known if keep is None else keep & known
-        if declared is not None and not declared.all():
-            keep = declared if keep is None else keep & declared
-        index = None if keep is None else np.flatnonzero(keep)
+    def _categories(self, request: AggregateRequest) -> tuple[NDArray[np.int64], bool]:
+        column = request.column
+        assert column is not None
+        return self._data.get(("categories", column, request.categories),
+                              lambda: self._declared(self.table.codes(column), request.categories))
 
-        def take(array: NDArray[Any]) -> NDArray[Any]:
-            return array if index is None else array[index]
+    def _selection(self, request: AggregateRequest, state: Prepared) -> tuple[Any, NDArray[np.int64] | None]:
+        """Steps 1–2: the rows the request keeps, as sorted row numbers (None: every row), under a public key.
 
-        if request.unit is not None:
-            units = take(self.table.codes(request.unit).codes)
-            bounded = bound_contributions(units, request.max_contributions, rng)
-            if bounded is not None:
-                index = np.flatnonzero(bounded) if index is None else index[bounded]
-        elif request.max_contributions != 1:
+        The rows taking part are those that satisfy the conditions, with a value for the column when the policy drops
+        missing ones, and a declared key and category; then at most k of each unit, by the session's contribution
+        order (:mod:`privnoise.analysis.bounding`)."""
+        column = None if request.column is None or request.kind == "categories" else request.column
+        if column is not None and request.missing in ("drop", "error"):
+            missing = self.count_missing_where(column, request.where) if request.where else self.count_missing(column)
+            if missing and request.missing == "error":
+                raise InvalidParameterError(f"column {column!r} has missing values (missing='error').")
+            drop = column if missing else None
+        else:
+            drop = None
+        declared = None
+        if request.group is not None and request.keys is not None and not self._groups(request)[2]:
+            declared = (request.group, request.keys)
+        categories = None
+        if request.kind == "categories" and not self._categories(request)[1]:
+            categories = (request.column, request.categories)
+        if request.unit is None and request.max_contributions != 1:
             raise InvalidParameterError("`max_contributions` needs a privacy unit column.")
-        count_groups = 1 if labels is None else max(len(labels), 1)
-        g = np.zeros(self.table.rows if index is None else index.size, dtype=np.int64) if groups is None else take(groups)
+        key = ("rows", request.unit, request.max_contributions if request.unit else 1, request.where, drop, declared,
+               categories)
+
+        def taking_part() -> NDArray[np.bool_] | None:
+            mask = self._matching(request.where)
+            mask = None if mask is None else mask.copy()
+            parts = []
+            if drop is not None:
+                parts.append(~self.table.numeric(drop).missing)
+            if declared is not None:
+                parts.append(self._groups(request)[0] >= 0)
+            if categories is not None:
+                parts.append(self._categories(request)[0] >= 0)
+            for part in parts:
+                mask = part.copy() if mask is None else np.logical_and(mask, part, out=mask)
+            return mask
+
+        def rows() -> NDArray[np.int64] | None:
+            mask = taking_part()
+            if request.unit is not None:
+                unit = request.unit
+                order = state.order(unit, request.max_contributions, lambda: self.table.unit_codes(unit))
+                mask = order.kept(mask)
+            return None if mask is None else np.flatnonzero(mask)
+
+        return key, state.get(key, rows)
+
+    # -- aggregates ------------------------------------------------------------------------------------------------
+    def aggregate(self, request: AggregateRequest, rng: np.random.Generator) -> Aggregates:
+        state = self._prepared(rng)
+        selection, index = self._selection(request, state)
+        size = self.table.rows if index is None else int(index.size)
+
+        def gathered(kind: str, what: Any, array: Callable[[], NDArray[Any]]) -> NDArray[Any]:
+            """A column over the kept rows, prepared once per selection."""
+            if index is None:
+                return array()
+            return state.get((kind, selection, what), lambda: array()[index])
+
+        labels: list[Any] | None = None
+        g = None
+        count_groups = 1
+        if request.group is not None:
+            codes, labels, _ = self._groups(request)
+            count_groups = max(len(labels), 1)
+            g = gathered("groups", (request.group, request.keys), lambda: codes)
         if request.kind == "categories":
-            assert cells_codes is not None
-            flat = g * len(request.categories) + take(cells_codes)
-            cells = np.bincount(flat, minlength=count_groups * len(request.categories)).astype(float)
-            cells = cells.reshape(count_groups, len(request.categories))
+            cats = len(request.categories)
+            cells_codes = gathered("cells", (request.column, request.categories), lambda: self._categories(request)[0])
+            flat = cells_codes if g is None else g * cats + cells_codes
+            cells = np.bincount(flat, minlength=count_groups * cats).astype(float).reshape(count_groups, cats)
             return Aggregates(labels, cells.sum(axis=1), cells=cells)
-        count = np.bincount(g, minlength=count_groups).astype(float)
-        if values is None:
+        if g is None:
+            count = np.array([float(size)])
+        else:  # rows per group: one pass per selection and key, kept
+            groups = g
+            count = state.get(("count", selection, request.group, request.keys),
+                              lambda: np.bincount(groups, minlength=count_groups).astype(float)).copy()
+        if request.column is None:
             return Aggregates(labels, count)
-        x = take(values)
+        column = request.column
+        impute = None if request.missing in ("drop", "error") else float(request.missing)
+
+        def values() -> NDArray[np.float64]:
+            numeric = self.table.numeric(column)
+            if impute is None or not self.count_missing(column):
+                return numeric.values
+            return np.where(numeric.missing, impute, numeric.values)
+
+        x = gathered("values", (column, impute), values)
         if request.bounds is not None:
             x = np.clip(x, request.bounds[0], request.bounds[1])
         if request.kind == "histogram":
-            edges = np.asarray(request.edges)
-            bins = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, edges.size - 2)
-            flat = g * (edges.size - 1) + bins
-            cells = np.bincount(flat, minlength=count_groups * (edges.size - 1)).astype(float)
+            edges = np.asarray(request.edges, dtype=float)
+            inside = request.bounds is not None and edges[0] <= request.bounds[0] and request.bounds[1] <= edges[-1]
+            if g is None and inside and edges.size > 2 and evenly_spaced(edges):
+                # every value is inside the edges: numpy's histogram over the same edges counts exactly as bin_index
+                cells = np.histogram(x, bins=edges.size - 1, range=(edges[0], edges[-1]))[0].astype(float)
+            else:
+                bins = bin_index(x, edges)
+                flat = bins if g is None else g * (edges.size - 1) + bins
+                cells = np.bincount(flat, minlength=count_groups * (edges.size - 1)).astype(float)
             return Aggregates(labels, count, cells=cells.reshape(count_groups, edges.size - 1))
         if request.kind == "grid":
-            step, low, high = request.grid
-            points = np.clip(np.rint(x / step), low, high).astype(np.int64)
-            occupied, counts = np.unique(points, return_counts=True)
-            return Aggregates(labels, count, grid_points=occupied, grid_counts=counts.astype(float))
-        centred = x - request.centre if request.centre else x
-        total = np.bincount(g, weights=centred, minlength=count_groups).astype(np.float64)
-        squares = np.bincount(g, weights=centred * centred, minlength=count_groups).astype(np.float64)
+            occupied, counts = grid_counts(x, *request.grid)
+            return Aggregates(labels, count, grid_points=occupied, grid_counts=counts)
+        if request.centre:
+            x = np.subtract(x, request.centre, out=x) if request.bounds is not None else x - request.centre
+        squares = np.zeros(count_groups)
+        if g is None:
+            total = np.array([float(np.sum(x))])
+            if request.squares:  # einsum, not BLAS's dot: its threads stall on a busy machine
+                squares = np.array([float(np.einsum("i,i->", x, x))])
+        else:
+            total = np.bincount(g, weights=x, minlength=count_groups).astype(np.float64)
+            if request.squares:
+                squares = np.bincount(g, weights=x * x, minlength=count_groups).astype(np.float64)
         if not (np.all(np.isfinite(total)) and np.all(np.isfinite(squares))):
             raise InvalidParameterError("the sums overflow; rescale the data or the bounds.")
         return Aggregates(labels, count, total, squares)

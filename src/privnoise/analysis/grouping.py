@@ -243,7 +243,7 @@ class GroupQueries(SessionSteps):
             query["bounds"] = [b.low, b.high]
         if dry_run:
             return self._dry_run(plan, query, _group_accuracy(label, count, total, b, name))
-        request = self._request("moments", name, b, group=key, keys=keys,
+        request = self._request("moments", name, b, group=key, keys=keys, squares=False,
                                 centre=b.centre if (b is not None and label == "group mean") else 0.0)
         aggregates = self._run(plan, request)
         if several or unknown:  # declared keys of one column keep their order; the others are sorted

@@ -17,6 +17,7 @@ grid 2⁰, their error round(W). The accuracy uses the exact law of either.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -68,10 +69,12 @@ class Component:
         return {"name": self.name, "sensitivity": self.sensitivity, **self.law.describe()}
 
 
+@functools.lru_cache(maxsize=256)
 def calibrate(name: str, family: NoiseFamily, sensitivity: float, share: Fraction, *, integer: bool = False,
               discrete: bool = False) -> Component:
     """The smallest noise of ``family`` (its variant on ℤ for ``discrete`` counts, where it has one) whose exact share
-    at sensitivity Δ is within ``share``.
+    at sensitivity Δ is within ``share``. A function of public parameters only, into a frozen component: the
+    calibrations of a session's repeated queries are computed once and kept.
 
     Examples
     --------

@@ -39,7 +39,7 @@ from ..core.predicates import describe_filter
 from ..exceptions import ContributionCapWarning, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
 from ..io.missing import validate_missing
-from ..random import RNGLike, default_rng
+from ..random import RNGLike, default_rng, derived_generator
 from .arguments import backend_for, bounds_of
 from .backend import AggregateRequest, Aggregates, Backend
 from .conveniences import DerivedQueries
@@ -110,6 +110,9 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         self._neighbours = UnitAddedOrRemoved(self.max_contributions)
         self.missing = validate_missing(missing, _OWNER)
         self._generator = default_rng(rng)
+        # The backend's randomness (the contribution order, drawn once: :mod:`privnoise.analysis.bounding`): a
+        # stream of this session's own, shared with its views, keyed from the session's generator.
+        self._rows_generator = derived_generator(self._generator)
         self._backend: Backend = data if isinstance(data, Backend) else backend_for(data)
         if privacy_unit is None and self.max_contributions != 1:
             raise InvalidParameterError(
@@ -180,7 +183,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
 
     def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates:
         self._ledger.charge(plan.cost())  # refused exactly before any aggregate is computed
-        return self._backend.aggregate(request, self._generator)
+        return self._backend.aggregate(request, self._rows_generator)
 
     def _guarantee(self, plan: Plan) -> Guarantee:
         return plan.family.guarantee(plan.price, plan.delta, self.adjacency)
@@ -241,7 +244,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, NoiseRadius(component.law, f"in the unit of {name}"))
-        aggregates = self._run(plan, self._request("moments", name, b))
+        aggregates = self._run(plan, self._request("moments", name, b, squares=False))
         noisy = float(component.add(aggregates.sum, self._generator)[0])
         low = 0.0 if b.low >= 0 else None
         high = 0.0 if b.high <= 0 else None
@@ -266,7 +269,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, RatioRadius(total.law, count.law, b.half, f"in the unit of {name}"))
-        aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre))
+        aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre, squares=False))
         s_hat = total.add(aggregates.sum, self._generator)
         n_hat = count.add(aggregates.count, self._generator)
         values, clamped, interval = ratio_estimate(s_hat, n_hat, b, total.law, count.law)

@@ -6,8 +6,10 @@ one column at a time, on first use, cached:
 
 * :meth:`Table.numeric` — float64 values and a mask of missing entries (null, None, NaN). Infinities are refused:
   no bound can be declared around them.
-* :meth:`Table.codes` — integer codes 0 … m − 1 and the m distinct labels (strings, numbers or None), for unit ids
-  and group keys.
+* :meth:`Table.codes` — integer codes 0 … m − 1 and the m distinct labels (strings, numbers or None), for group
+  keys and filters;
+* :meth:`Table.unit_codes` — the codes alone, for the privacy unit (whose labels are never needed: a unit id is
+  never released), without building a Python label per unit.
 
 Nothing here derives a bound or a count that is released; the session decides what to do with missing values
 (the missing-value policy) before any noise is drawn.
@@ -137,6 +139,7 @@ class Table:
     def __init__(self, data: Any, *, delimiter: str | None = None) -> None:
         self._numeric: dict[str, NumericColumn] = {}
         self._codes: dict[str, KeyColumn] = {}
+        self._unit_codes: dict[str, NDArray[np.int64]] = {}
         self._kind, self._data, self._names = self._open(data, delimiter)
         lengths = {self._length(name) for name in self._names[:1]}
         self.rows = lengths.pop() if lengths else 0
@@ -303,3 +306,35 @@ class Table:
                 raise InvalidParameterError(f"column {name!r} of `{_OWNER}` has {column.codes.size} rows, not {self.rows}.")
             self._codes[name] = column
         return self._codes[name]
+
+    def unit_codes(self, name: str) -> NDArray[np.int64]:
+        """The column ``name`` as integer codes only, one per distinct value (a missing value is one more code), for
+        the privacy unit (cached; the codes of :meth:`codes` when those are already read)."""
+        if name in self._codes:
+            return self._codes[name].codes
+        if name not in self._unit_codes:
+            raw = self._raw(name)
+            if self._kind == "pandas":
+                pd = require("pandas", feature="reading pandas data")
+                codes = np.asarray(pd.factorize(raw, use_na_sentinel=True)[0], dtype=np.int64)
+                if codes.size and codes.min() < 0:
+                    codes = np.where(codes < 0, codes.max() + 1, codes)
+            elif self._kind in ("arrow", "parquet", "polars"):
+                try:
+                    pc = require("pyarrow.compute", feature="reading Arrow data")
+                except ImportError:  # polars without pyarrow: the codes of its labels
+                    return self.codes(name).codes
+                column = raw.to_arrow() if self._kind == "polars" else raw
+                if hasattr(column, "combine_chunks"):
+                    column = column.combine_chunks()
+                encoded = pc.dictionary_encode(column, null_encoding="encode")
+                codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+            else:
+                array = np.asarray(raw)
+                if array.dtype == object:
+                    return self.codes(name).codes
+                codes = np.unique(array, return_inverse=True)[1].astype(np.int64, copy=False).reshape(-1)
+            if codes.size != self.rows:
+                raise InvalidParameterError(f"column {name!r} of `{_OWNER}` has {codes.size} rows, not {self.rows}.")
+            self._unit_codes[name] = codes
+        return self._unit_codes[name]

@@ -1,0 +1,59 @@
+"""One-pass kernels of the in-memory backend over prepared columns: histogram bins and quantile grid counts.
+
+Both count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by arithmetic where it is
+exact and cheaper than a search or a sort.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["bin_index", "evenly_spaced", "grid_counts"]
+
+
+def evenly_spaced(edges: NDArray[np.float64]) -> bool:
+    """Whether ``edges`` are exactly ``numpy.linspace`` of their ends (the edges numpy's histogram uses for a number of
+    bins over a range)."""
+    return bool(np.array_equal(edges, np.linspace(edges[0], edges[-1], edges.size)))
+
+
+def bin_index(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.intp]:
+    """The bin of each value among ``edges`` (bin i holds edges[i] ≤ x < edges[i + 1]; the last bin also holds
+    x ≥ its upper edge, values below the first edge fall in the first): by arithmetic with an exact correction where
+    the edges are evenly spaced, by binary search otherwise.
+
+    >>> bin_index(np.array([0.0, 0.15, 0.25, 0.5, 1.0, -1.0]), np.linspace(0.0, 1.0, 11)).tolist()
+    [0, 1, 2, 5, 9, 0]
+    """
+    bins = edges.size - 1
+    first, last = float(edges[0]), float(edges[-1])
+    if bins > 1 and evenly_spaced(edges):
+        found = np.subtract(x, first)
+        np.multiply(found, bins / (last - first), out=found)
+        np.clip(found, 0, bins - 1, out=found)
+        index = found.astype(np.intp)
+        index -= x < edges[index]  # the exact comparisons decide near an edge
+        index += (x >= edges[index + 1]) & (index < bins - 1)
+        np.clip(index, 0, bins - 1, out=index)
+        return index
+    return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
+
+
+def grid_counts(x: NDArray[np.float64], step: float, low: int, high: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """The occupied grid points j (x rounded to jΛ, j_low ≤ j ≤ j_high) in increasing order, and their counts: one
+    ``bincount`` over the grid when it is not much larger than the data, a sort otherwise.
+
+    >>> points, counts = grid_counts(np.array([0.2, 0.24, 1.0, 3.9]), 0.5, 0, 6)
+    >>> points.tolist(), counts.tolist()
+    ([0, 2, 6], [2.0, 1.0, 1.0])
+    """
+    scaled = np.multiply(x, 1.0 / step)  # Λ is a power of two: exact
+    np.rint(scaled, out=scaled)
+    np.clip(scaled, low, high, out=scaled)
+    if high - low + 1 <= max(4 * x.size, 1 << 16):
+        counts = np.bincount(scaled.astype(np.intp) - low, minlength=high - low + 1)
+        occupied = np.flatnonzero(counts)
+        return occupied.astype(np.int64) + low, counts[occupied].astype(float)
+    points, found = np.unique(scaled.astype(np.int64), return_counts=True)
+    return points, found.astype(float)
