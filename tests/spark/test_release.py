@@ -219,3 +219,34 @@ def test_bad_input_is_refused(spark, kwh, tmp_path: Path) -> None:
     vq = pn.queries.variance(N, bounds=(0, 60))
     with pytest.raises(InvalidParameterError, match="every record in one place"):
         pn.release(frame, vq, pn.dp.laplace_for_epsilon(1.0, sensitivity=vq.sensitivity("l1")))
+
+
+def test_a_release_survives_a_dead_python_worker_and_publishes_each_partition_once(kwh, tmp_path: Path) -> None:
+    frame, _ = kwh
+    q = pn.queries.identity(N, bounds=(0, 60))
+    mech = pn.dp.laplace_for_epsilon(1.0, sensitivity=60.0, dim=N)
+    seen, marker = str(tmp_path / "counted"), str(tmp_path / "died")
+
+    def dies_once(batches):  # noqa: ANN001, ANN202 - partition 2's worker process ends in the release's pass, once
+        import os
+
+        from pyspark import TaskContext
+
+        made = list(batches)
+        if TaskContext.get().partitionId() == 2:
+            for name in (seen, marker):  # the counting pass makes `seen`; the release's pass, `marker`, and dies
+                try:
+                    os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                except FileExistsError:
+                    continue
+                if name == marker:
+                    os._exit(1)
+                break
+        yield from made
+
+    out = tmp_path / "out"
+    rel = pn.release(frame.mapInArrow(dies_once, frame.schema), q, mech, rng=29, out=out)
+    assert Path(marker).exists() and rel.output == str(out)
+    assert sorted(p.name for p in out.iterdir()) == [MANIFEST] + [f"part-{i:05d}.parquet" for i in range(PARTS)]
+    published = np.concatenate([pd.read_parquet(p)["value"].to_numpy() for p in sorted(out.glob("part-*.parquet"))])
+    np.testing.assert_array_equal(published, pn.release(frame, q, mech, rng=29).value)

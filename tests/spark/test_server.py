@@ -152,3 +152,49 @@ def test_the_job_and_each_tasks_output_do_not_depend_on_what_a_filter_selects(la
     np.testing.assert_array_equal(every[:, -1], none[:, -1])  # every record read, whatever the filter
     assert every[:, 1].sum() > 0 and none[:, :2].sum() == 0
     assert FILE in frame.columns and ROW in frame.columns
+
+
+def _dies_once(marker: str, partition: int = 1):  # noqa: ANN202 - a mapInArrow function
+    """Pass the batches through, except that the Python worker of ``partition``'s task ends its process
+    (``os._exit``, as a lost executor would) the first time, made once by a marker file created with O_EXCL."""
+
+    def run(batches):  # noqa: ANN001, ANN202
+        import os
+
+        from pyspark import TaskContext
+
+        if TaskContext.get().partitionId() == partition:
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                os._exit(1)
+        yield from batches
+
+    return run
+
+
+@pytest.mark.parametrize("text", ["identity(x)", "sum(x) where region = 'north'"])
+def test_an_answer_whose_task_dies_is_answered_and_charged_exactly_once(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    with TwinLab(tmp_path / "lab", [twin_dataset("meters", twin_rows(300))], MASTER, engine="spark",
+                 files=3) as server:
+        server.add_querier("ana", epsilon="10")
+        datasets = server.app.state.service.spark
+        frame = datasets.frames["meters_spark"].repartition(3)  # partition 1 exists whatever the file sizes
+        marker = tmp_path / "died"
+        monkeypatch.setitem(datasets.frames, "meters_spark", frame.mapInArrow(_dies_once(str(marker)), frame.schema))
+        answer = _ask(server, text, "meters_spark")
+        assert marker.exists()  # the first attempt's worker died; Spark ran the task again
+        (row,) = server.get("admin", "/v1/admin/ledger", limit=5).json()["ledger"]
+        assert row["status"] != "failed" and row["epsilon"] == answer["charged"]["epsilon"]
+        budget = server.get("ana", "/v1/budget").json()["datasets"]["meters_spark"]
+        assert budget["epsilon"]["spent"] == answer["charged"]["epsilon"]  # charged once
+        if text.startswith("identity"):
+            values = np.array(answer["value"])
+            truth = np.clip([r["x"] for r in server.datasets["meters"].rows], 10.0, 60.0)
+            assert values.shape == truth.shape  # every record once, in record order
+            scale = answer["guarantee"]["noise"][0]["scale"]
+            assert abs(np.mean(values - truth)) < 6 * scale * np.sqrt(2.0 / values.size)
