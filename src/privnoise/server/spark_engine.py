@@ -160,9 +160,10 @@ def _noiser(column: str, low: float, high: float, law: bytes, keys: dict[int, tu
         context = TaskContext.get()
         assert context is not None
         partition = int(context.partitionId())
-        table = pa.Table.from_batches(list(batches))
-        if not table.num_rows:
+        received = [batch for batch in batches if batch.num_rows]
+        if not received:  # an empty partition
             return
+        table = pa.Table.from_batches(received)
         files = table.column(FILE).to_pylist()
         rows = np.asarray(table.column(ROW), dtype=np.int64)
         records = np.fromiter((starts[f] for f in files), dtype=np.int64, count=len(files)) + rows
