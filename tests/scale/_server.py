@@ -1,5 +1,6 @@
 """An in-process query server with twin datasets: the same records imported into SQLite (``<name>``) and read
-from partitioned Parquet by Dask (``<name>_dask``, ``engine = "dask"`` on a given scheduler).
+from partitioned Parquet by Dask (``<name>_dask``, ``engine = "dask"`` on a given scheduler) — or by Spark
+(``<name>_spark``, ``engine = "spark"`` on a given master).
 
 Built on the server tests' :class:`tests.server._lab.Lab` (in-process app, keys, ledger helpers).
 """
@@ -38,9 +39,11 @@ def twin_dataset(name: str, rows: list[dict[str, Any]], family: str = "laplace")
 
 
 class TwinLab(Lab):
-    """A :class:`Lab` whose every dataset also exists as ``<name>_dask`` (three Parquet files, engine "dask")."""
+    """A :class:`Lab` whose every dataset also exists as ``<name>_dask`` (three Parquet files, engine "dask"), or
+    ``<name>_spark`` with ``engine="spark"`` (``scheduler``: then the Spark master)."""
 
-    def __init__(self, root: Path, datasets: list[DatasetDef], scheduler: str, *, files: int = 3) -> None:
+    def __init__(self, root: Path, datasets: list[DatasetDef], scheduler: str, *, files: int = 3,
+                 engine: str = "dask") -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -60,9 +63,10 @@ class TwinLab(Lab):
                 table = pa.table({c: [d.rows[j][c] for j in chunk] for c in columns})
                 pq.write_table(table, folder / f"part-{i}.parquet", row_group_size=max(len(chunk) // 2, 1))
             text += d.toml()
-            twin = d.toml().replace(f"[datasets.{d.name}", f"[datasets.{d.name}_dask").replace(
+            where = "scheduler" if engine == "dask" else "master"
+            twin = d.toml().replace(f"[datasets.{d.name}", f"[datasets.{d.name}_{engine}").replace(
                 f'source = "{d.name}.csv"',
-                f'source = "{d.name}_parts/*.parquet"\nengine = "dask"\nscheduler = "{scheduler}"',
+                f'source = "{d.name}_parts/*.parquet"\nengine = "{engine}"\n{where} = "{scheduler}"',
             )
             text += twin
         self.path = root / "owner.toml"

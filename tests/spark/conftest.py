@@ -1,5 +1,6 @@
-"""Fixtures of the Spark tests: one local Spark session (``local[2]``, four shuffle partitions, no web UI) for the
-whole test run — Spark takes tens of seconds to start — and the tests skip when pyspark or Java is missing.
+"""Fixtures of the Spark tests: one local Spark session (``local[2,3]``: two executor threads, a failed task tried
+again up to three times; four shuffle partitions, no web UI) for the whole test run — Spark takes tens of seconds to
+start — and the tests skip when pyspark or Java is missing.
 
 Every test here carries the ``xdist_group("spark")`` mark, so that ``pytest -n 2 --dist loadgroup`` (``make
 test``) runs them all in one worker, which starts Spark once."""
@@ -34,12 +35,13 @@ def java_available() -> bool:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
-    """The tests' Spark session: ``local[2]`` (two executor threads), stopped at the end of the run."""
+    """The tests' Spark session: ``local[2,3]`` (two executor threads, a failed task tried up to three times), stopped
+    at the end of the run."""
     if not java_available():
         pytest.skip("no Java runtime: run scripts/ensure-java.sh (OpenJDK 17 or later)")
     from privnoise.spark import start
 
-    session = start("local[2]", app_name="privnoise-tests", shuffle_partitions=4,
+    session = start("local[2,3]", app_name="privnoise-tests", shuffle_partitions=4,
                     config={"spark.sql.session.timeZone": "UTC"})
     session.sparkContext.setLogLevel("ERROR")
     yield session

@@ -1,6 +1,6 @@
 """The Spark engine: found for Spark data through the ``privnoise.engines`` entry points, a session over a Spark
-DataFrame checks its columns and missing values before any charge, and ``pn.release`` of Spark data is refused with
-what to do instead."""
+DataFrame checks its columns and missing values before any charge, and ``pn.release`` takes one column of a
+DataFrame (tests/spark/test_release.py)."""
 
 from __future__ import annotations
 
@@ -26,12 +26,13 @@ def test_spark_data_is_recognised_by_its_engine(frame) -> None:
     assert isinstance(pn.Session(frame, epsilon=1.0)._backend, SparkBackend)  # noqa: SLF001 - the chosen backend
 
 
-def test_releases_of_spark_data_are_refused_with_what_to_do(frame) -> None:
+def test_releases_of_spark_data_take_one_column_of_a_dataframe(frame) -> None:
     q = pn.queries.mean(3, bounds=(0.0, 10.0))
     noise = pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity("l1"))
-    for data in (frame, frame["kwh"]):
-        with pytest.raises(InvalidParameterError, match=r"pn.Session\(frame, ...\)"):
-            pn.release(data, q, noise)
+    with pytest.raises(InvalidParameterError, match=r"not a column: frame.select\('kwh'\)"):
+        pn.release(frame["kwh"], q, noise)
+    with pytest.raises(InvalidParameterError, match="must be one column; got a Spark DataFrame with 3 columns"):
+        pn.release(frame, q, noise)
     with pytest.raises(InvalidParameterError, match="must be a Spark DataFrame"):
         pn.Session(frame["kwh"], epsilon=1.0)
 

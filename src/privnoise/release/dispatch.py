@@ -71,8 +71,9 @@ def release(
     data : array_like, Series, DataFrame, Table, path or Source
         The database x: an array; a pandas/polars Series or one-column frame; a pyarrow array; or chunks from
         :func:`privnoise.io.chunks` (files, frames, iterators), read in bounded memory. NaN and inf are rejected.
-        A Dask Series or 1-d array is computed on its cluster (:mod:`privnoise.scale`): partial sums only, or the
-        noise added per partition on the workers for identity-like queries.
+        A Dask Series or 1-d array is computed on its cluster (:mod:`privnoise.scale`), and a one-column Spark
+        DataFrame on its executors (:mod:`privnoise.spark.release`): partial sums only, or the noise added per
+        partition on the workers for identity-like queries.
     query : Query
         f, with its Jacobian and declared bounds.
     mechanism : Noise or Policy
@@ -89,7 +90,8 @@ def release(
         The δ at which Gaussian-type noise states its (ε, δ) (pure-ε noise needs none).
     out : path, optional
         Write the (vector) value to a ``.npy``, ``.parquet`` or ``.csv`` file, chunk by chunk; ``value`` is None.
-        For Dask data: a directory that receives one Parquet file per partition, each published exactly once.
+        For Dask or Spark data: a directory that receives one Parquet file per partition, each published exactly
+        once.
     chunk_size : int
         Records per chunk when ``data`` is a file or frame read by :func:`privnoise.io.chunks`.
 

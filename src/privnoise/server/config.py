@@ -55,6 +55,11 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     source = "meters/*.parquet"    # Parquet files (a glob or a directory) read by Dask at query time
     engine = "dask"                # default "sql": the file is imported into the database
     scheduler = "local"            # a LocalCluster of this machine, or "tcp://host:8786"
+
+    [datasets.lake]
+    source = "lake/readings/"      # Parquet files read by Spark at query time
+    engine = "spark"
+    master = "local[2]"            # or "spark://host:7077": one master for every Spark dataset of the server
 """
 
 from __future__ import annotations
@@ -169,7 +174,9 @@ def _spec(name: str, d: DatasetSection, base: Path) -> DatasetSpec:
     source = None if d.source is None else (base / d.source).resolve()
     table = f"pn_data_{name}" if source is not None else str(d.table)
     scheduler = (d.scheduler or "local") if d.engine == "dask" else None
-    return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies, d.engine, scheduler)
+    master = (d.master or "local[2]") if d.engine == "spark" else None
+    return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies, d.engine, scheduler,
+                       master)
 
 
 def load_config(path: str | Path) -> ServerConfig:
@@ -187,6 +194,10 @@ def load_config(path: str | Path) -> ServerConfig:
         owner = _Owner.model_validate(raw)
     except ValidationError as exc:
         raise _error(file, exc) from None
+    masters = sorted({d.master or "local[2]" for d in owner.datasets.values() if d.engine == "spark"})
+    if len(masters) > 1:
+        raise ConfigError(f"{file}: `datasets.*.master`: a server runs one Spark session, so every dataset with "
+                          f"engine = 'spark' names the same master; got {', '.join(masters)}.")
     s = owner.server
     database = f"sqlite:///{file.parent / 'privnoise.db'}" if s.database == "sqlite" else s.database
     return ServerConfig(

@@ -9,6 +9,7 @@ checks that each policy (:mod:`.policies`) answers its query kind on the declare
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -25,6 +26,9 @@ from .queryspec import KINDS as QUERY_KINDS
 __all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
 
 _MAX_CATEGORIES = 256
+#: The masters a Spark dataset may name (``engine = "spark"``).
+SPARK_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|spark://[\w.-]+(:\d+)?(,[\w.-]+(:\d+)?)*|"
+                          r"k8s://https?://[\w.-]+(:\d+)?|yarn")
 #: A floored column's ``step_queries``: refuse (the default) or allow answers that are step functions of it.
 STEP_QUERIES = ("refuse", "allow")
 
@@ -49,8 +53,9 @@ class DatasetSpec:
     delta: Fraction
     columns: dict[str, ColumnSpec]
     policies: dict[str, PolicySpec]
-    engine: str = "sql"  # "sql": imported into the database; "dask": Parquet files computed on a Dask cluster
+    engine: str = "sql"  # "sql": imported into the database; "dask", "spark": Parquet files computed on a cluster
     scheduler: str | None = None  # for engine "dask": "local" or "tcp://host:port"
+    master: str | None = None  # for engine "spark": "local[N]", "spark://host:port", "k8s://…", "yarn"
 
     def numeric(self, column: str) -> ColumnSpec | None:
         spec = self.columns.get(column)
@@ -144,8 +149,9 @@ class _Column(BaseModel):
 class DatasetSection(Budgeted):
     source: str | None = None
     table: str | None = None
-    engine: Literal["sql", "dask"] = "sql"
+    engine: Literal["sql", "dask", "spark"] = "sql"
     scheduler: str | None = None
+    master: str | None = None
     columns: dict[str, _Column] = Field(default_factory=dict)
     policies: dict[str, PolicySection] = Field(default_factory=dict)
 
@@ -159,19 +165,31 @@ class DatasetSection(Budgeted):
         except InvalidParameterError:
             raise ValueError(f"must be 'local' or a scheduler address tcp://HOST:PORT (or tls://); got {v!r}") from None
 
+    @field_validator("master")
+    @classmethod
+    def _master(cls, v: Any) -> Any:
+        if v is not None and (not isinstance(v, str) or not SPARK_MASTER.fullmatch(v)):
+            raise ValueError("must be a Spark master: 'local', 'local[N]', 'local[N,F]', 'local[*]', "
+                             f"'spark://HOST:PORT', 'k8s://https://HOST:PORT' or 'yarn'; got {v!r}")
+        return v
+
     @model_validator(mode="after")
     def _rules(self) -> DatasetSection:
         if (self.source is None) == (self.table is None):
             raise ValueError(
                 "give exactly one of `source` (a CSV/Parquet file) or `table` (a database table)"
             )
-        if self.engine == "dask":
-            if self.source is None:
-                raise KeyRuleError("source", "engine 'dask' reads Parquet files: give `source` (a file, glob or directory)")
-            if Path(self.source).suffix.lower() not in (".parquet", ""):
-                raise KeyRuleError("source", f"engine 'dask' reads Parquet files (a file, glob or directory); got {self.source!r}")
-        elif self.scheduler is not None:
+        if self.scheduler is not None and self.engine != "dask":
             raise KeyRuleError("scheduler", "is for engine = 'dask' only")
+        if self.master is not None and self.engine != "spark":
+            raise KeyRuleError("master", "is for engine = 'spark' only")
+        if self.engine in ("dask", "spark"):
+            if self.source is None:
+                raise KeyRuleError("source", f"engine {self.engine!r} reads Parquet files: give `source` (a file, glob "
+                                   "or directory)")
+            if Path(self.source).suffix.lower() not in (".parquet", ""):
+                raise KeyRuleError("source", f"engine {self.engine!r} reads Parquet files (a file, glob or directory); "
+                                   f"got {self.source!r}")
         elif self.source is not None and Path(self.source).suffix.lower() not in (".csv", ".parquet"):
             raise KeyRuleError("source", f"must be a .csv or .parquet file; got {self.source!r}")
         if self.table is not None:
@@ -216,7 +234,7 @@ class DatasetSection(Budgeted):
                         f"fisher-fem noise is a vector on a 2-D or 3-D support: it answers "
                         f"{', '.join(FEM_KINDS)} (blocks of consecutive records); not {kind!r}",
                     )
-                if policy.mechanism == "fisher-fem" and self.engine == "dask":
+                if policy.mechanism == "fisher-fem" and self.engine != "sql":
                     raise KeyRuleError(f"{key}.mechanism", "fisher-fem answers datasets of engine 'sql' only")
                 unfloored = [
                     n for n, c in self.columns.items() if c.type == "number" and c.fisher_floor is None

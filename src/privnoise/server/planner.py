@@ -136,7 +136,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     vector = query.kind == "histogram" or query.group_by is not None
     if (vector or query.kind == "quantile") and spec.engine != "sql":
         raise QueryError(f"{query.kind}{' group by' if query.group_by else ''} is answered on imported datasets; "
-                         f"dataset {name!r} is computed on Dask.")
+                         f"dataset {name!r} is computed on {spec.engine.capitalize()}.")
     additive = additive_noise(policy)  # None for the exponential mechanism of quantiles
     norm = None if additive is None else additive.vector_norm
     if vector and norm is None:

@@ -8,8 +8,8 @@
 3. Release: only then read the data (one statement over the whole table, the same work whatever a filter
    selects) and release the hardened answer. If anything fails from here on, the charge stays, the ledger row
    is marked "failed", and the querier gets :data:`FAILURE_BODY`, the same bytes whatever the data and whatever
-   went wrong. A dataset with ``engine = "dask"`` is computed on its Dask cluster instead, with the same
-   constant work (:mod:`.dask_engine`).
+   went wrong. A dataset with ``engine = "dask"`` or ``engine = "spark"`` is computed on its cluster instead,
+   with the same constant work (:mod:`.dask_engine`, :mod:`.spark_engine`).
 """
 
 from __future__ import annotations
@@ -64,9 +64,14 @@ class Service:
             from .dask_engine import DaskDatasets
 
             self.dask = DaskDatasets(config)
+        self.spark: Any = None
+        if any(spec.engine == "spark" for spec in config.datasets.values()):
+            from .spark_engine import SparkDatasets
+
+            self.spark = SparkDatasets(config)
         with self.reader.connect() as conn:
             for name, spec in config.datasets.items():
-                if spec.engine == "dask":  # not in the database: the declared columns stand for its table
+                if spec.engine != "sql":  # not in the database: the declared columns stand for its table
                     self.tables[name] = db.data_table(spec.table, {n: c.type for n, c in spec.columns.items()}, meta)
                     continue
                 table = Table(spec.table, meta, autoload_with=conn)
@@ -93,8 +98,17 @@ class Service:
         self.reader.dispose()
         if self.dask is not None:
             self.dask.close()
+        if self.spark is not None:
+            self.spark.close()
 
     # -- start-up ------------------------------------------------------------------------------------------
+    def _cluster(self, name: str) -> Any:
+        """The Dask or Spark datasets that compute dataset ``name`` (None: it is in the database)."""
+        for cluster in (self.dask, self.spark):
+            if cluster is not None and name in cluster.specs:
+                return cluster
+        return None
+
     def _check_stored_state(self) -> None:
         """Read every stored budget once: a value that is not a finite rational stops the server."""
         with self.reader.connect() as conn:
@@ -104,8 +118,9 @@ class Service:
                 except StoredValueError as exc:
                     raise ConfigError(f"the stored budget is not usable: {exc}") from None
                 if row["name"] in self.tables:
-                    if state.records is None and self.dask is not None and row["name"] in self.dask.specs:
-                        state.records = self.dask.records(row["name"])
+                    cluster = self._cluster(row["name"])
+                    if state.records is None and cluster is not None:
+                        state.records = cluster.records(row["name"])
                     elif state.records is None:
                         state.records = int(
                             conn.execute(
@@ -258,11 +273,12 @@ class Service:
                 return chosen, {} if plan.accuracy is None else {"accuracy": plan.accuracy([])}
             if plan.selection is not None:
                 return self._selected(plan, noisy_out)
-            if plan.spec.engine == "dask" and plan.identity:  # noised on the workers (dask_engine)
-                values, found = self.dask.release_identity(plan)
+            cluster = self._cluster(plan.spec.name)
+            if cluster is not None and plan.identity:  # noised on the workers (dask_engine, spark_engine)
+                values, found = cluster.release_identity(plan)
                 noisy = [values]
-            elif plan.spec.engine == "dask":
-                true, found = self.dask.evaluate(plan)
+            elif cluster is not None:
+                true, found = cluster.evaluate(plan)
             else:
                 true, found = self._read(plan)
             if plan.records is not None and int(found) != plan.records:

@@ -2,8 +2,8 @@
 
 Imports are strict: a NaN or infinite value is rejected with the file, line and column; a value outside the
 declared bounds is clamped (``out_of_bounds = "clamp"``) or rejected (``"reject"``); bounds are never inferred.
-A dataset with ``engine = "dask"`` is not imported: its files are checked by the same rules when it is first
-declared (or re-imported) and read at query time (:mod:`.dask_engine`).
+A dataset with ``engine = "dask"`` or ``engine = "spark"`` is not imported: its files are checked by the same rules
+when it is first declared (or re-imported) and read at query time (:mod:`.dask_engine`, :mod:`.spark_engine`).
 
 Creating queriers and the admin key is in :mod:`.queriers`, reading the ledger in :mod:`.ledger`, and reading and
 checking a dataset file in :mod:`.datafiles`; their names are also exported here.
@@ -62,6 +62,17 @@ def _dask_records(conn: Connection, spec: DatasetSpec, *, check: bool) -> int:
     return int(dask_parquet(str(spec.source)).divisions[-1]) + 1
 
 
+def _spark_records(conn: Connection, spec: DatasetSpec, *, check: bool) -> int:
+    """The records of a Spark dataset: every value checked when it is new (or ``check``), else counted."""
+    from .spark_engine import _session, check_files, file_starts, read_files
+
+    known = conn.execute(select(db.datasets.c.name).where(db.datasets.c.name == spec.name)).first() is not None
+    if check or not known:
+        return check_files(spec)
+    assert spec.master is not None
+    return file_starts(read_files(_session(spec.master)[0], spec))[""]
+
+
 def _count(conn: Connection, table: str) -> int:
     t = db.data_table(table, {}, MetaData())
     return int(conn.execute(select(func.count()).select_from(t)).scalar_one())
@@ -77,6 +88,8 @@ def init_database(config: ServerConfig, *, engine: Engine | None = None, reimpor
             imported = None
             if spec.engine == "dask":  # not imported: its values are checked once, read at query time
                 imported = _dask_records(conn, spec, check=reimport)
+            elif spec.engine == "spark":  # the same, on Spark
+                imported = _spark_records(conn, spec, check=reimport)
             elif spec.source is not None:
                 imported = _import(conn, spec, replace=reimport)
             elif not inspect(conn).has_table(spec.table):

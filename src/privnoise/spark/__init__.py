@@ -6,6 +6,8 @@ Needs the ``spark`` extra (``pip install 'privnoise[spark]'``) and a Java runtim
 :class:`SparkBackend`: filters, the missing-value policy, declared keys, contribution bounding (at most k rows per
 privacy unit, by a keyed random order), clamping and the aggregates themselves run on the executors; only one row
 per group reaches the driver, where the session draws the noise once from its cryptographically strong generator.
+``pn.release`` of a one-column Spark DataFrame is computed by :mod:`~privnoise.spark.release`: record-level queries
+noised on the executors, one fresh keyed stream per partition, each partition's output published once.
 
 Modules: :mod:`~privnoise.spark.backend` (the steps), :mod:`~privnoise.spark.columns` (reading columns as the
 in-memory table does), :mod:`~privnoise.spark.predicates` (filters), :mod:`~privnoise.spark.keys` (declared keys

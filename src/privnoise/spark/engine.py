@@ -6,8 +6,8 @@ Registered in privnoise's ``pyproject.toml`` under the top-level package of Spar
     pyspark = "privnoise.spark.engine:SPARK"
 
 ``pn.Session(frame, ...)`` over a Spark DataFrame (classic or Spark Connect) gets a
-:class:`~privnoise.spark.SparkBackend`. ``pn.release`` of Spark data is refused: a record-level release needs the
-records in a known order, which a Spark DataFrame does not have, and the aggregates are a session's queries.
+:class:`~privnoise.spark.SparkBackend`. ``pn.release`` of a one-column Spark DataFrame is computed on its executors
+(:func:`~privnoise.spark.release.release_on_spark`): the records are the DataFrame's rows in its own order.
 
 >>> SPARK.name, SPARK.accepts([1.0, 2.0])
 ('spark', False)
@@ -33,8 +33,8 @@ def _spark_type(data: Any) -> str | None:
 
 @dataclass(frozen=True)
 class SparkEngine:
-    """Sessions over Spark DataFrames (:class:`~privnoise.spark.SparkBackend`); releases refused (module
-    docstring)."""
+    """Sessions over Spark DataFrames (:class:`~privnoise.spark.SparkBackend`) and releases of one-column Spark
+    DataFrames (:func:`~privnoise.spark.release.release_on_spark`)."""
 
     name: str = "spark"
 
@@ -52,12 +52,9 @@ class SparkEngine:
         return SparkBackend(data)
 
     def release(self, data: Any, query: Any, mechanism: Any, **options: Any) -> Any:
-        raise InvalidParameterError(
-            "`release` of Spark data is not supported: a record-level release needs the records in a known order, "
-            "which a Spark DataFrame does not have. Aggregate on Spark with pn.Session(frame, ...) — count, sum, "
-            "mean, variance, histogram, quantile, group_by — or bring the column into memory "
-            "(frame.select(column).toPandas()) for pn.release."
-        )
+        from .release import release_on_spark
+
+        return release_on_spark(data, query, mechanism, **options)
 
 
 #: The registered instance (``privnoise.engines`` entry point ``pyspark``).
