@@ -5,10 +5,11 @@ multiples of Λ, computed with exact (integer-valued) floating-point arithmetic:
 depends on the true value (Mironov 2012; SECURITY.md, requirement 2). Hardened releases built on these samplers
 live in :mod:`privnoise.dp.hardening`.
 
-* :class:`DiscreteLaplace` — P(w = jΛ) ∝ exp(−|j|Λ/b) per coordinate; drawn as the difference of two geometric
-  variables, each the floor of a scaled exponential.
-* :class:`DiscreteGaussian` — P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)); drawn by the rejection sampler of Canonne, Kamath &
-  Steinke (2020, Algorithm 3) from discrete Laplace proposals, vectorised over batches.
+* :class:`DiscreteLaplace` — P(w = jΛ) ∝ exp(−|j|Λ/b) per coordinate; drawn as a fair sign times a geometric
+  variable (the floor of a scaled exponential), the pair (−, 0) rejected.
+* :class:`DiscreteGaussian` — P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)); drawn by exact rejection from a rounded continuous
+  Gaussian of a slightly larger scale (:mod:`privnoise.dp.lattice_laws`; nearly every proposal is kept at the
+  default grid), vectorised in cache-sized chunks.
 
 The lattice and the sensitivity a rounded value leaves (:func:`lattice_sensitivity`) are in
 :mod:`privnoise.dp.lattice_grid`, the samplers on ℤ in :mod:`privnoise.dp.lattice_laws`, and the guarantees
@@ -18,7 +19,7 @@ The lattice and the sensitivity a rounded value leaves (:func:`lattice_sensitivi
 Floating-point caveat
 ---------------------
 The integer noise is produced from floating-point exponential, uniform and normal variates (not by the
-exact-arithmetic samplers of Canonne, Kamath & Steinke). Its probability mass function therefore equals the ideal
+exact-arithmetic samplers of Canonne, Kamath & Steinke); the rejection steps compare exactly bounded ratios. Its probability mass function therefore equals the ideal
 one only up to relative errors of order 2⁻⁵⁰ per lattice point, and the tails are truncated where the floating-point
 variates end (beyond ≈ 40 scales, ideal mass below e⁻⁴⁰ ≈ 4·10⁻¹⁸). The guarantees below are those of the ideal
 distributions; the discrepancy acts like an additional δ of that order, which privnoise does not add to the reported
@@ -125,6 +126,9 @@ class DiscreteLaplace(LatticeMechanism):
         total = n * self.dim
         return sample_discrete_laplace(self.steps, total, generator).reshape((n,) + self.shape)
 
+    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        sample_discrete_laplace(self.steps, buffer.size, generator, out=buffer)
+
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         return -np.abs(j) / self.steps
 
@@ -196,6 +200,9 @@ class DiscreteGaussian(LatticeMechanism):
     def _units(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         total = n * self.dim
         return sample_discrete_gaussian(self.steps, total, generator).reshape((n,) + self.shape)
+
+    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        sample_discrete_gaussian(self.steps, buffer.size, generator, out=buffer)
 
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         s = self.steps

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
 from ..random import RNGLike
-from .protocol import Noise, Perturbation, as_output, deliver, points
+from .protocol import GridFiller, Noise, Perturbation, as_output, points
 
 if TYPE_CHECKING:
     from ..guarantees import Guarantee
@@ -100,15 +100,29 @@ class LatticeMechanism(Noise):
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """Λ·(rint(v/Λ) + K) with K the lattice noise in units: always on the lattice (``harden`` cannot be
         turned off for lattice noise, and ``grid_exponent`` must be the lattice's own or None)."""
-        from ..snapping import lattice_sum
+        from ..snapping import lattice_add
 
         if how.grid_exponent is not None and how.grid_exponent != self.grid_exponent:
             raise InvalidParameterError(
                 f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
                 f"got {how.grid_exponent}."
             )
-        units = self._units(how.count, how.generator).reshape(values.shape)
-        return deliver(lattice_sum(values, units, self.grid_exponent), how.out)
+        return lattice_add(values, self._unit_filler(how.generator), self.grid_exponent, out=how.out)
+
+    def _unit_filler(self, generator: np.random.Generator) -> GridFiller:
+        """``fill(buffer, start)`` writing draws in lattice units into ``buffer`` (every coordinate has the same law,
+        so the position does not matter)."""
+
+        def fill(buffer: NDArray[np.float64], start: int) -> None:
+            self._draw_units(buffer, generator)
+
+        return fill
+
+    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        """Fill a flat ``buffer`` with independent coordinates in lattice units (one coordinate's law each)."""
+        if buffer.size % max(self.dim, 1):
+            raise ValueError("a buffer of lattice draws must hold whole draws")
+        buffer[...] = self._units(buffer.size // max(self.dim, 1), generator).reshape(-1)
 
     def guarantee_for(
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0
