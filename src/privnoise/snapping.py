@@ -12,7 +12,11 @@
   the ideal law only up to the resolution of its floating-point variates relative to the grid: a relative error of
   order 2⁻⁴⁰ per grid cell at the default grid (the same caveat as :mod:`privnoise.dp.lattice`).
 * :func:`lattice_sum` — lattice noise K (integers in units of Λ): Λ·(rint(v/Λ) + K); rounding v moves it by at most
-  Λ/2, which the guarantee adds to the sensitivity.
+  Λ/2, which the guarantee adds to the sensitivity. A zero output is always +0 (−0 would tell the sign of v).
+* :func:`snapped_add`, :func:`lattice_add` — the same two sums with the noise drawn chunk by chunk
+  (:data:`CHUNK` values): each chunk is drawn, added, rounded and checked while it is in the CPU's cache, so a
+  release costs about one pass over memory besides the noise itself; :func:`scratch` keeps the work buffers per
+  thread, :func:`fill_with_rejection` runs rejection samplers into an output without compacting it.
 
 The default grid is the smallest Λ ≥ scale/2^12 (:func:`grid_exponent_for`), so rounding adds a variance below
 Λ²/4 < 2⁻²⁴ scale² ≈ 6·10⁻⁸ scale². Arithmetic stays exact while |v|/Λ < 2^50 (:func:`exact_exponent`).
@@ -152,24 +156,28 @@ def snapped_sum(
     in_range: bool = False,
     out: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """Λ·round((v + w)/Λ), Λ = 2^exponent, for the exact real sum v + w (``noise`` is overwritten).
+    """Λ·round((v + w)/Λ), Λ = 2^exponent, for the exact real sum v + w (halves to even).
 
     ``in_range=True`` states that |v|/Λ < 2^50 is known (from declared bounds, :func:`exact_exponent`); the noise
-    samplers never exceed 2^40 noise scales, so the sum stays exact and the final range check is skipped. ``out``
+    samplers never exceed 2^40 noise scales, so the sum stays exact and the range check is skipped. ``out``
     receives the result when given.
 
     Raises
     ------
     InvalidParameterError
-        When a value spans 2^52 grid steps or more (the exact arithmetic would fail).
+        When a value spans 2^51 grid steps or more (the exact arithmetic would fail).
     """
-    w = np.reshape(noise, -1)  # the caller's own draws: scaled in place
-    inverse = math.ldexp(1.0, -exponent)
+    w = np.reshape(noise, -1)
 
     def fill(buffer: NDArray[np.float64], start: int) -> None:
-        np.multiply(w[start : start + buffer.size], inverse, out=buffer)
+        np.copyto(buffer, w[start : start + buffer.size])
 
     return snapped_add(values, fill, exponent, in_range=in_range, out=out)
+
+
+_largest, _smallest = np.maximum.reduce, np.minimum.reduce
+#: Above this grid exponent 1.5·2^52·Λ would overflow: the sum is rounded in grid units instead.
+_LARGEST_DIRECT_EXPONENT = 900
 
 
 def _chunks(size: int, width: int = 1) -> range:
@@ -186,41 +194,50 @@ def snapped_add(
     out: NDArray[np.float64] | None = None,
     width: int = 1,
 ) -> NDArray[np.float64]:
-    """Λ·round((v + w)/Λ), Λ = 2^exponent, for noise w drawn chunk by chunk, the exact sum rounded as in
-    :func:`snapped_sum`.
+    """Λ·round((v + w)/Λ), Λ = 2^exponent, of the exact real sum v + w, for noise w drawn chunk by chunk.
 
-    ``fill(buffer, start)`` writes w/Λ (the noise in grid units, an exact power-of-two scaling) for the flat
-    positions ``start, …, start + buffer.size − 1`` of ``values`` into ``buffer``; chunks hold whole rows of
-    ``width`` values. Each chunk is drawn, added, rounded and checked while it is in cache.
+    ``fill(buffer, start)`` writes the noise w (in the units of the values) for the flat positions
+    ``start, …, start + buffer.size − 1`` of ``values`` into ``buffer``; chunks hold whole rows of ``width`` values.
+    Each chunk is drawn, added, rounded and checked while it is in cache:
+
+    * s = fl(v + w); y = (s + 1.5·2^52·Λ) − 1.5·2^52·Λ is Λ·rint(s/Λ), halves to even, for |s| < 2^51·Λ (the sum
+      lands where the spacing of doubles is Λ; both operations are otherwise exact);
+    * d = s − y is exact; where |d| = Λ/2 the double s is a half-way point and the exact rounding error of v + w
+      (Knuth's TwoSum) decides the side, so y is the rounding of the *real* sum.
     """
     shape = np.shape(values)
     flat = np.reshape(values, -1)
     result = np.empty(flat.size) if out is None else out.reshape(-1)
-    inverse, grid = math.ldexp(1.0, -exponent), math.ldexp(1.0, exponent)
+    grid, inverse = math.ldexp(1.0, exponent), math.ldexp(1.0, -exponent)
+    scaled = exponent > _LARGEST_DIRECT_EXPONENT
+    unit = 1.0 if scaled else grid  # the grid in the units the sum is rounded in
+    shift, limit, half = 1.5 * 2.0**52 * unit, 2.0**51 * unit, 0.5 * unit
     step = max(1, CHUNK // width) * width
-    u, k = scratch("snapped_add", 2, min(step, flat.size))
+    w, s = scratch("snapped_add", 2, min(step, flat.size))
     for start in _chunks(flat.size, width):
-        v, o = flat[start : start + step], result[start : start + step]
+        v, y = flat[start : start + step], result[start : start + step]
         m = v.size
-        uu, kk = u[:m], k[:m]
-        fill(uu, start)
-        np.multiply(v, inverse, out=o)
-        o += uu  # s = fl(t + u)
-        np.rint(o, out=kk)
-        o -= kk  # s − rint(s)
-        if float(o.max()) >= 0.5 or float(o.min()) <= -0.5:  # a half-way double: the exact error of t + u decides
-            ties = np.flatnonzero(np.abs(o) == 0.5)
-            tt, us = v[ties] * inverse, uu[ties]
-            total = tt + us
-            back = total - tt
-            error = (tt - (total - back)) + (us - back)
-            half = total - np.rint(total)
-            kk[ties] += np.where((half == 0.5) & (error > 0), 1.0, 0.0) - np.where(
-                (half == -0.5) & (error < 0), 1.0, 0.0
-            )
-        if not in_range and m and max(float(kk.max()), -float(kk.min())) >= 2.0**52:
+        ww, ss = w[:m], s[:m]
+        fill(ww, start)
+        if scaled:
+            v = v * inverse
+            ww *= inverse
+        np.add(v, ww, out=ss)  # s = fl(v + w)
+        if not in_range and (_largest(ss) >= limit or _smallest(ss) <= -limit):
             raise _too_large(exponent)
-        np.multiply(kk, grid, out=o)
+        np.add(ss, shift, out=y)
+        y -= shift  # Λ·rint(s/Λ)
+        ss -= y  # d = s − y, exact
+        if _largest(ss) >= half or _smallest(ss) <= -half:  # a half-way double: the exact error of v + w decides
+            ties = np.flatnonzero(np.abs(ss) == half)
+            a, b = v[ties], ww[ties]
+            total = a + b
+            back = total - a
+            error = (a - (total - back)) + (b - back)
+            d = ss[ties]
+            y[ties] += np.where((d > 0) & (error > 0), unit, 0.0) - np.where((d < 0) & (error < 0), unit, 0.0)
+        if scaled:
+            y *= grid
     return result.reshape(shape) if out is None else out
 
 
@@ -266,7 +283,7 @@ def lattice_add(
         np.rint(o, out=o)
         o += uu
         o += 0.0  # −0 + −0 is the only sum giving −0: a zero output is +0
-        if m and max(float(o.max()), -float(o.min())) >= 2.0**52:
+        if m and max(_largest(o), -_smallest(o)) >= 2.0**52:
             raise _too_large(exponent)
         o *= grid
     return result.reshape(shape) if out is None else out

@@ -202,9 +202,9 @@ class HardenedMechanism(Noise):
         width = max(self.dim, 1)
         fill: GridFiller | None = None
         if isinstance(self.mechanism, LatticeMechanism):
-            fill, width = self.mechanism._unit_filler(how.generator), 1
+            fill, width = self.mechanism.unit_filler(how.generator), 1
         else:
-            filler = self.mechanism._grid_filler(how.generator, k)
+            filler = self.mechanism.grid_filler(how.generator, k)
             if filler is not None:
                 draw, width = filler
 

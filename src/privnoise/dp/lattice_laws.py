@@ -47,6 +47,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from ..mechanisms.laplace import flip_signs
 from ..snapping import CHUNK, fill_with_rejection, scratch
 
 __all__ = [
@@ -82,13 +83,11 @@ def sample_discrete_laplace(
         generator.standard_exponential(out=view)
         view *= t
         np.floor(view, out=view)
-        negative = np.unpackbits(_words((view.size + 63) // 64, generator).view(np.uint8))[: view.size].view(
-            np.bool_
-        )
-        np.negative(view, out=view, where=negative)
+        flip_signs(view, generator)
         zeros = np.flatnonzero(view == 0.0)
-        view[zeros] = 0.0  # −0 → +0: a zero is one lattice point
-        return zeros[negative[zeros]]  # (−, 0) counts 0 twice
+        refused = zeros[np.signbit(view[zeros])]  # (−, 0) would count 0 twice
+        view[zeros] = 0.0  # a zero is one lattice point: +0
+        return refused
 
     return fill_with_rejection(result, propose)
 

@@ -139,7 +139,7 @@ class Gaussian(Mechanism):
             z += self.loc
         return z
 
-    def _grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise with independent coordinates: standard normals times σ_i·2^−k (exactly σ_i z scaled)."""
         if not self._centered or not (not self._shape or self._form.is_diagonal):
             return None
@@ -152,7 +152,8 @@ class Gaussian(Mechanism):
         def fill(buffer: NDArray[np.float64], start: int) -> None:
             generator.standard_normal(out=buffer)
             if width == 1:
-                buffer *= factor
+                if factor != 1.0:
+                    buffer *= factor
             else:
                 buffer.reshape(-1, width)[...] *= factor
 

@@ -12,14 +12,13 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
+from ..snapping import CHUNK, scratch
 from ._base import Mechanism, vector_or_scalar
 from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 from .protocol import GridFiller
 
-__all__ = ["Laplace", "random_bits", "random_signs"]
+__all__ = ["Laplace", "flip_signs", "random_bits", "random_signs", "select"]
 
-#: Draws per chunk of the sampler: its buffers stay in cache.
-_CHUNK = 1 << 14
 
 
 def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
@@ -29,6 +28,31 @@ def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
     # because some bit generators (MT19937) return only 32 random bits per raw value.
     raw = generator.integers(0, np.iinfo(np.uint64).max, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
     return np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n].view(np.bool_)
+
+
+def flip_signs(buffer: NDArray[np.float64], generator: np.random.Generator) -> NDArray[np.float64]:
+    """Flip the sign of each value of a flat float64 ``buffer`` with an independent fair bit (in place, by the sign
+    bit: no masked arithmetic)."""
+    (work,) = scratch("flip signs", 1, buffer.size)
+    mask = work.view(np.uint64)
+    np.copyto(mask, random_bits(buffer.size, generator).view(np.uint8), casting="unsafe")
+    np.left_shift(mask, np.uint64(63), out=mask)
+    bits = buffer.view(np.uint64)
+    np.bitwise_xor(bits, mask, out=bits)
+    return buffer
+
+
+def select(first: NDArray[np.float64], second: NDArray[np.float64], generator: np.random.Generator) -> None:
+    """Replace each value of ``first`` by the one of ``second`` with an independent fair bit (in place, bit by bit;
+    ``second`` is overwritten)."""
+    (work,) = scratch("select", 1, first.size)
+    mask = work.view(np.uint64)
+    np.copyto(mask, random_bits(first.size, generator).view(np.uint8), casting="unsafe")
+    np.negative(mask, out=mask)  # 0 or all ones
+    a, b = first.view(np.uint64), second.view(np.uint64)
+    np.bitwise_xor(b, a, out=b)
+    np.bitwise_and(b, mask, out=b)
+    np.bitwise_xor(a, b, out=a)
 
 
 def random_signs(n: int, generator: np.random.Generator) -> NDArray[np.float64]:
@@ -87,7 +111,7 @@ class Laplace(Mechanism):
         w = np.empty((n,) + self.shape)
         fill, width = self._filler(generator, self.scale)
         flat = w.reshape(-1)
-        step = max(1, _CHUNK // width) * width
+        step = max(1, CHUNK // width) * width
         for start in range(0, flat.size, step):
             fill(flat[start : start + step], start)
         if np.any(self.loc != 0.0):
@@ -106,11 +130,11 @@ class Laplace(Mechanism):
                 buffer *= factor
             else:
                 buffer.reshape(-1, width)[...] *= factor
-            np.negative(buffer, out=buffer, where=random_bits(buffer.size, generator))
+            flip_signs(buffer, generator)
 
         return fill, width
 
-    def _grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled)."""
         if np.any(self.loc != 0.0):
             return None

@@ -89,7 +89,9 @@ class LatticeMechanism(Noise):
         return dataclasses.replace(self, dimension=stop - start)  # type: ignore[type-var]
 
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        return np.ldexp(self._units(n, generator), self.grid_exponent)
+        units = self._units(n, generator)
+        units *= self.grid  # exact: integers times a power of two (2^k ≥ 2^−1000, no subnormal)
+        return units
 
     def sample_units(self, n: int, *, rng: RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws in lattice units (integer-valued doubles), shape ``(n,) + shape``."""
@@ -107,9 +109,9 @@ class LatticeMechanism(Noise):
                 f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
                 f"got {how.grid_exponent}."
             )
-        return lattice_add(values, self._unit_filler(how.generator), self.grid_exponent, out=how.out)
+        return lattice_add(values, self.unit_filler(how.generator), self.grid_exponent, out=how.out)
 
-    def _unit_filler(self, generator: np.random.Generator) -> GridFiller:
+    def unit_filler(self, generator: np.random.Generator) -> GridFiller:
         """``fill(buffer, start)`` writing draws in lattice units into ``buffer`` (every coordinate has the same law,
         so the position does not matter)."""
 

@@ -219,7 +219,7 @@ class Noise(NoiseDesign):
 
         if how.harden:
             k = self.default_grid_exponent() if how.grid_exponent is None else how.grid_exponent
-            filler = self._grid_filler(how.generator, k)
+            filler = self.grid_filler(how.generator, 0)  # the noise in the units of the values
             if filler is not None:  # drawn, added and snapped chunk by chunk
                 fill, width = filler
                 return snapped_add(values, fill, k, in_range=how.in_range, out=how.out, width=width)
@@ -228,7 +228,7 @@ class Noise(NoiseDesign):
             return deliver(values + w, how.out)
         return snapped_sum(values, w, k, in_range=how.in_range, out=how.out)
 
-    def _grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """``(fill, width)``: ``fill(buffer, start)`` writes draws divided by 2^exponent into ``buffer`` (flat
         positions ``start, …`` of a batch of draws, ``buffer`` holding whole rows of ``width`` values, the period of
         the coordinates' laws), or None when the family has none: the noise of a hardened addition is then drawn

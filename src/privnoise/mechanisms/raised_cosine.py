@@ -22,7 +22,7 @@ from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
 from ..snapping import CHUNK, fill_with_rejection, scratch
 from ._base import Mechanism, vector_or_scalar
-from .laplace import random_bits, random_signs
+from .laplace import random_signs, select
 from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
@@ -192,7 +192,7 @@ class RaisedCosine(Mechanism):
             (from_upper,) = scratch("raised cosine side", 1, d.size)
             np.subtract(upper, d, out=from_upper)
             d += lower
-            np.copyto(d, from_upper, where=random_bits(d.size, generator))  # a fair choice of the edge
+            select(d, from_upper, generator)  # a fair choice of the edge: lower + d or upper − d
         return out
 
     def _unit_position(self, x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
