@@ -30,7 +30,7 @@ References
 ----------
 .. [1] C. Canonne, G. Kamath, T. Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020
    (Theorem 7: exact δ(ε) of the discrete Gaussian; Theorem 14: multivariate zCDP; Corollary 13: zCDP → (ε, δ);
-   Algorithm 3: sampler).
+   Algorithm 3: the reference sampler, :func:`~privnoise.dp.lattice_laws.sample_discrete_gaussian_cks`).
 .. [2] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
 .. [3] S. Inusah, T. Kozubowski, "A discrete analogue of the Laplace distribution", J. Stat. Plan. Inference 2006.
 """
