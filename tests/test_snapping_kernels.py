@@ -64,3 +64,35 @@ def test_zero_outputs_are_positive():
         buffer[...] = -0.0
 
     assert not np.signbit(lattice_add(v, fill, 0, bound=1.0)).any()
+
+
+def test_a_subclass_that_draws_otherwise_is_drawn_from():
+    """The chunked kernels draw with the family's own sampler only: a subclass's ``_sample`` / ``_units`` is used."""
+    from dataclasses import dataclass
+
+    from privnoise.dp.hardening import hardened
+    from privnoise.dp.lattice import DiscreteGaussian
+    from privnoise.mechanisms import Gaussian, Laplace
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantGaussian(Gaussian):
+        def _sample(self, n, generator):
+            return np.full((n,) + self.shape, 3.0)
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantLaplace(Laplace):
+        def _sample(self, n, generator):
+            return np.full((n,) + self.shape, -2.0)
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantLattice(DiscreteGaussian):
+        def _units(self, n, generator):
+            return np.full((n,) + self.shape, 5.0)
+
+    x = np.zeros(CHUNK + 7)
+    assert np.all(ConstantGaussian(cov=1.0).add_to(x, rng=1) == 3.0)
+    assert np.all(ConstantLaplace(scale=1.0).add_to(x, rng=1) == -2.0)
+    assert np.all(hardened(ConstantGaussian(cov=1.0), sensitivity=1.0, bound=10.0).release(x, rng=1) == 3.0)
+    lattice = ConstantLattice(sigma=1.0, grid_exponent=-2, dimension=3)
+    assert np.all(lattice.add_to(np.zeros((CHUNK // 3 + 5, 3)), rng=1) == 1.25)
+    assert np.all(hardened(lattice, sensitivity=1.0, bound=10.0).release(np.zeros((9, 3)), rng=1) == 1.25)

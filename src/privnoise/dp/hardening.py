@@ -202,7 +202,7 @@ class HardenedMechanism(Noise):
         width = max(self.dim, 1)
         fill: GridFiller | None = None
         if isinstance(self.mechanism, LatticeMechanism):
-            fill, width = self.mechanism.unit_filler(how.generator), 1
+            fill = self.mechanism.unit_filler(how.generator)  # whole draws per chunk
         else:
             filler = self.mechanism.grid_filler(how.generator, k)
             if filler is not None:

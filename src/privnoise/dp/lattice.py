@@ -127,7 +127,10 @@ class DiscreteLaplace(LatticeMechanism):
         return sample_discrete_laplace(self.steps, total, generator).reshape((n,) + self.shape)
 
     def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if type(self)._units is not DiscreteLaplace._units:  # a subclass that draws otherwise
+            return LatticeMechanism._draw_units(self, buffer, generator)
         sample_discrete_laplace(self.steps, buffer.size, generator, out=buffer)
+        return None
 
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         return -np.abs(j) / self.steps
@@ -202,7 +205,10 @@ class DiscreteGaussian(LatticeMechanism):
         return sample_discrete_gaussian(self.steps, total, generator).reshape((n,) + self.shape)
 
     def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if type(self)._units is not DiscreteGaussian._units:  # a subclass that draws otherwise
+            return LatticeMechanism._draw_units(self, buffer, generator)
         sample_discrete_gaussian(self.steps, buffer.size, generator, out=buffer)
+        return None
 
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         s = self.steps

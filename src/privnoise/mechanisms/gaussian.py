@@ -140,7 +140,10 @@ class Gaussian(Mechanism):
         return z
 
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
-        """Centred noise with independent coordinates: standard normals times σ_i·2^−k (exactly σ_i z scaled)."""
+        """Centred noise with independent coordinates: standard normals times σ_i·2^−k (exactly σ_i z scaled); None
+        for a subclass that draws otherwise (its own ``_sample``)."""
+        if type(self)._sample is not Gaussian._sample:
+            return None
         if not self._centered or not (not self._shape or self._form.is_diagonal):
             return None
         low, high = self._form.eigenvalue_range()  # the smallest and largest variance (diagonal form)

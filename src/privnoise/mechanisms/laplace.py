@@ -135,8 +135,9 @@ class Laplace(Mechanism):
         return fill, width
 
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
-        """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled)."""
-        if np.any(self.loc != 0.0):
+        """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled); None for a subclass that draws
+        otherwise (its own ``_sample``)."""
+        if type(self)._sample is not Laplace._sample or np.any(self.loc != 0.0):
             return None
         return self._filler(generator, np.ldexp(self.scale, -exponent))
 

@@ -109,7 +109,7 @@ class LatticeMechanism(Noise):
                 f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
                 f"got {how.grid_exponent}."
             )
-        return lattice_add(values, self.unit_filler(how.generator), self.grid_exponent, out=how.out)
+        return lattice_add(values, self.unit_filler(how.generator), self.grid_exponent, out=how.out, width=max(self.dim, 1))
 
     def unit_filler(self, generator: np.random.Generator) -> GridFiller:
         """``fill(buffer, start)`` writing draws in lattice units into ``buffer`` (every coordinate has the same law,
