@@ -126,9 +126,9 @@ class DiscreteLaplace(LatticeMechanism):
         total = n * self.dim
         return sample_discrete_laplace(self.steps, total, generator).reshape((n,) + self.shape)
 
-    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
-        if type(self)._units is not DiscreteLaplace._units:  # a subclass that draws otherwise
-            return LatticeMechanism._draw_units(self, buffer, generator)
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if self._units.__func__ is not _LAPLACE_UNITS:  # type: ignore[attr-defined]  # a subclass draws otherwise
+            return LatticeMechanism.draw_units(self, buffer, generator)
         sample_discrete_laplace(self.steps, buffer.size, generator, out=buffer)
         return None
 
@@ -156,6 +156,9 @@ class DiscreteLaplace(LatticeMechanism):
             "grid": self.grid,
             "dimension": self.dimension,
         }
+
+
+_LAPLACE_UNITS = vars(DiscreteLaplace)["_units"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -204,9 +207,9 @@ class DiscreteGaussian(LatticeMechanism):
         total = n * self.dim
         return sample_discrete_gaussian(self.steps, total, generator).reshape((n,) + self.shape)
 
-    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
-        if type(self)._units is not DiscreteGaussian._units:  # a subclass that draws otherwise
-            return LatticeMechanism._draw_units(self, buffer, generator)
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if self._units.__func__ is not _GAUSSIAN_UNITS:  # type: ignore[attr-defined]  # a subclass draws otherwise
+            return LatticeMechanism.draw_units(self, buffer, generator)
         sample_discrete_gaussian(self.steps, buffer.size, generator, out=buffer)
         return None
 
@@ -238,3 +241,5 @@ class DiscreteGaussian(LatticeMechanism):
             "dimension": self.dimension,
         }
 
+
+_GAUSSIAN_UNITS = vars(DiscreteGaussian)["_units"]

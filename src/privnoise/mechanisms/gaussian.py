@@ -142,7 +142,7 @@ class Gaussian(Mechanism):
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise with independent coordinates: standard normals times σ_i·2^−k (exactly σ_i z scaled); None
         for a subclass that draws otherwise (its own ``_sample``)."""
-        if type(self)._sample is not Gaussian._sample:
+        if self._sample.__func__ is not _GAUSSIAN_SAMPLE:  # type: ignore[attr-defined]
             return None
         if not self._centered or not (not self._shape or self._form.is_diagonal):
             return None
@@ -232,6 +232,9 @@ class Gaussian(Mechanism):
             loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()
             return {"family": "gaussian", "loc": loc, "cov": self.cov.as_dict()}
         return {"family": "gaussian", "loc": np.asarray(self.loc).tolist(), "cov": np.asarray(self.covariance()).tolist()}
+
+
+_GAUSSIAN_SAMPLE = vars(Gaussian)["_sample"]
 
 
 def _location(value: Any, shape: tuple[int, ...], owner: str) -> tuple[NDArray[np.float64], bool]:

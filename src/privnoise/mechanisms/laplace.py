@@ -137,7 +137,7 @@ class Laplace(Mechanism):
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled); None for a subclass that draws
         otherwise (its own ``_sample``)."""
-        if type(self)._sample is not Laplace._sample or np.any(self.loc != 0.0):
+        if self._sample.__func__ is not _LAPLACE_SAMPLE or np.any(self.loc != 0.0):  # type: ignore[attr-defined]
             return None
         return self._filler(generator, np.ldexp(self.scale, -exponent))
 
@@ -189,3 +189,6 @@ class Laplace(Mechanism):
 
     def describe(self) -> dict[str, Any]:
         return {"family": "laplace", "scale": listed(self.scale), "loc": listed(self.loc)}
+
+
+_LAPLACE_SAMPLE = vars(Laplace)["_sample"]

@@ -116,11 +116,11 @@ class LatticeMechanism(Noise):
         so the position does not matter)."""
 
         def fill(buffer: NDArray[np.float64], start: int) -> None:
-            self._draw_units(buffer, generator)
+            self.draw_units(buffer, generator)
 
         return fill
 
-    def _draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
         """Fill a flat ``buffer`` with independent coordinates in lattice units (one coordinate's law each)."""
         if buffer.size % max(self.dim, 1):
             raise ValueError("a buffer of lattice draws must hold whole draws")
