@@ -12,7 +12,11 @@
   the ideal law only up to the resolution of its floating-point variates relative to the grid: a relative error of
   order 2⁻⁴⁰ per grid cell at the default grid (the same caveat as :mod:`privnoise.dp.lattice`).
 * :func:`lattice_sum` — lattice noise K (integers in units of Λ): Λ·(rint(v/Λ) + K); rounding v moves it by at most
-  Λ/2, which the guarantee adds to the sensitivity.
+  Λ/2, which the guarantee adds to the sensitivity. A zero output is always +0 (−0 would tell the sign of v).
+* :func:`snapped_add`, :func:`lattice_add` — the same two sums with the noise drawn chunk by chunk
+  (:data:`CHUNK` values): each chunk is drawn, added, rounded and checked while it is in the CPU's cache, so a
+  release costs about one pass over memory besides the noise itself; :func:`scratch` keeps the work buffers per
+  thread, :func:`fill_with_rejection` runs rejection samplers into an output without compacting it.
 
 The default grid is the smallest Λ ≥ scale/2^12 (:func:`grid_exponent_for`), so rounding adds a variance below
 Λ²/4 < 2⁻²⁴ scale² ≈ 6·10⁻⁸ scale². Arithmetic stays exact while |v|/Λ < 2^50 (:func:`exact_exponent`).
@@ -28,6 +32,9 @@ Examples
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,9 +46,13 @@ __all__ = [
     "DEFAULT_GRID_BITS",
     "MAX_GRID_UNITS",
     "exact_exponent",
+    "fill_with_rejection",
     "grid_exponent_for",
     "grid_exponent_for_variances",
+    "lattice_add",
     "lattice_sum",
+    "scratch",
+    "snapped_add",
     "snapped_sum",
 ]
 
@@ -50,6 +61,53 @@ __all__ = [
 DEFAULT_GRID_BITS = 12
 #: Values may span at most 2^50 grid steps, so that every sum of grid units is an exact double.
 MAX_GRID_UNITS = 2.0**50
+#: Values per chunk of the fused kernels (:func:`snapped_add`, :func:`lattice_add`): the buffers of one chunk stay
+#: in the CPU's cache, so drawing, adding, rounding and checking cost one pass over memory.
+CHUNK = 1 << 14
+
+
+_SCRATCH = threading.local()
+
+
+def scratch(owner: str, count: int, size: int) -> list[NDArray[np.float64]]:
+    """``count`` float64 work buffers of ``size`` values for the kernel ``owner``, kept per thread and reused across
+    calls: fresh buffers of a chunk's size would be mapped and faulted in by the allocator on every call. A kernel
+    must not call itself (or another user of the same ``owner``) while it holds its buffers."""
+    pools = _SCRATCH.__dict__.setdefault("pools", {})
+    pool = pools.get(owner)
+    if pool is None or len(pool) < count or pool[0].size < size:
+        pool = [np.empty(max(size, CHUNK)) for _ in range(max(count, len(pool or ())))]
+        pools[owner] = pool
+    return [buffer[:size] for buffer in pool[:count]]
+
+
+def fill_with_rejection(
+    out: NDArray[np.float64], propose: Callable[[NDArray[np.float64]], NDArray[np.intp]]
+) -> NDArray[np.float64]:
+    """Fill ``out`` by rejection sampling: ``propose(view)`` writes proposals into ``view`` and returns the positions
+    of the rejected ones; a first pass proposes every place chunk by chunk, then the rejected places are filled with
+    later accepted proposals, drawn in chunks too.
+
+    Conditional on which proposals are accepted, the accepted values are independent draws of the target law, so
+    placing them by that pattern alone gives an i.i.d. sample; nothing is compacted. The number of rounds depends
+    only on the random draws."""
+    pending = []
+    for start in range(0, out.size, CHUNK):
+        refused = propose(out[start : start + CHUNK])
+        if refused.size:
+            pending.append(refused + start)
+    if not pending:
+        return out
+    rejected = np.concatenate(pending)
+    (spare,) = scratch("rejection spare", 1, CHUNK)
+    while rejected.size:
+        batch = spare[: min(CHUNK, rejected.size + rejected.size // 2 + 16)]
+        refused = propose(batch)
+        good = np.delete(batch, refused) if refused.size else batch
+        take = min(good.size, rejected.size)
+        out[rejected[:take]] = good[:take]
+        rejected = rejected[take:]
+    return out
 
 
 def grid_exponent_for(scale: float, bits: int = DEFAULT_GRID_BITS) -> int:
@@ -98,45 +156,144 @@ def snapped_sum(
     in_range: bool = False,
     out: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """Λ·round((v + w)/Λ), Λ = 2^exponent, for the exact real sum v + w (``noise`` is overwritten).
+    """Λ·round((v + w)/Λ), Λ = 2^exponent, for the exact real sum v + w (halves to even).
 
     ``in_range=True`` states that |v|/Λ < 2^50 is known (from declared bounds, :func:`exact_exponent`); the noise
-    samplers never exceed 2^40 noise scales, so the sum stays exact and the final range check is skipped. ``out``
+    samplers never exceed 2^40 noise scales, so the sum stays exact and the range check is skipped. ``out``
     receives the result when given.
 
     Raises
     ------
     InvalidParameterError
-        When a value spans 2^52 grid steps or more (the exact arithmetic would fail).
+        When a value spans 2^51 grid steps or more (the exact arithmetic would fail).
+    """
+    w = np.reshape(noise, -1)
+
+    def fill(buffer: NDArray[np.float64], start: int) -> None:
+        np.copyto(buffer, w[start : start + buffer.size])
+
+    return snapped_add(values, fill, exponent, in_range=in_range, out=out)
+
+
+_largest, _smallest = np.maximum.reduce, np.minimum.reduce
+#: Above this grid exponent 1.5·2^52·Λ would overflow: the sum is rounded in grid units instead.
+_LARGEST_DIRECT_EXPONENT = 900
+
+
+def _chunks(size: int, width: int = 1) -> range:
+    """Starts of the chunks of a flat array of ``size`` values, whole rows of ``width`` values per chunk."""
+    return range(0, size, max(1, CHUNK // width) * width)
+
+
+def snapped_add(
+    values: NDArray[np.float64],
+    fill: Callable[[NDArray[np.float64], int], object],
+    exponent: int,
+    *,
+    in_range: bool = False,
+    out: NDArray[np.float64] | None = None,
+    width: int = 1,
+) -> NDArray[np.float64]:
+    """Λ·round((v + w)/Λ), Λ = 2^exponent, of the exact real sum v + w, for noise w drawn chunk by chunk.
+
+    ``fill(buffer, start)`` writes the noise w (in the units of the values) for the flat positions
+    ``start, …, start + buffer.size − 1`` of ``values`` into ``buffer``; chunks hold whole rows of ``width`` values.
+    Each chunk is drawn, added, rounded and checked while it is in cache:
+
+    * s = fl(v + w); y = (s + 1.5·2^52·Λ) − 1.5·2^52·Λ is Λ·rint(s/Λ), halves to even, for |s| < 2^51·Λ (the sum
+      lands where the spacing of doubles is Λ; both operations are otherwise exact);
+    * d = s − y is exact; where |d| = Λ/2 the double s is a half-way point and the exact rounding error of v + w
+      (Knuth's TwoSum) decides the side, so y is the rounding of the *real* sum.
     """
     shape = np.shape(values)
-    inverse = math.ldexp(1.0, -exponent)
-    t = np.multiply(np.reshape(values, -1), inverse)
-    u = np.reshape(noise, -1)  # the caller's own draws: scaled in place
-    np.multiply(u, inverse, out=u)
-    s = np.add(t, u)
-    k = np.rint(s, out=None if out is None else out.reshape(-1))
-    d = np.subtract(s, k, out=s)
-    np.abs(d, out=d)
-    if float(np.max(d, initial=0.0)) >= 0.5:  # a half-way double: the exact error of t + u decides
-        ties = np.flatnonzero(d.ravel() == 0.5)
-        tt, uu = t.ravel()[ties], u.ravel()[ties]
-        total = tt + uu
-        back = total - tt
-        error = (tt - (total - back)) + (uu - back)
-        half = total - np.rint(total)
-        step = np.where((half == 0.5) & (error > 0), 1.0, 0.0) - np.where((half == -0.5) & (error < 0), 1.0, 0.0)
-        k.ravel()[ties] += step
-    if not in_range and k.size and float(np.max(np.abs(k))) >= 2.0**52:
-        raise _too_large(exponent)
-    np.multiply(k, math.ldexp(1.0, exponent), out=k)
-    return k.reshape(shape) if out is None else out
+    flat = np.reshape(values, -1)
+    result = np.empty(flat.size) if out is None else out.reshape(-1)
+    grid, inverse = math.ldexp(1.0, exponent), math.ldexp(1.0, -exponent)
+    scaled = exponent > _LARGEST_DIRECT_EXPONENT
+    unit = 1.0 if scaled else grid  # the grid in the units the sum is rounded in
+    shift, limit, half = 1.5 * 2.0**52 * unit, 2.0**51 * unit, 0.5 * unit
+    step = max(1, CHUNK // width) * width
+    w, s = scratch("snapped_add", 2, min(step, flat.size))
+    for start in _chunks(flat.size, width):
+        v, y = flat[start : start + step], result[start : start + step]
+        m = v.size
+        ww, ss = w[:m], s[:m]
+        fill(ww, start)
+        if scaled:
+            v = v * inverse
+            ww *= inverse
+        np.add(v, ww, out=ss)  # s = fl(v + w)
+        if not in_range and (_largest(ss) >= limit or _smallest(ss) <= -limit):
+            raise _too_large(exponent)
+        np.add(ss, shift, out=y)
+        y -= shift  # Λ·rint(s/Λ)
+        ss -= y  # d = s − y, exact
+        if _largest(ss) >= half or _smallest(ss) <= -half:  # a half-way double: the exact error of v + w decides
+            ties = np.flatnonzero(np.abs(ss) == half)
+            a, b = v[ties], ww[ties]
+            total = a + b
+            back = total - a
+            error = (a - (total - back)) + (b - back)
+            d = ss[ties]
+            y[ties] += np.where((d > 0) & (error > 0), unit, 0.0) - np.where((d < 0) & (error < 0), unit, 0.0)
+        if scaled:
+            y *= grid
+    return result.reshape(shape) if out is None else out
+
+
+def lattice_add(
+    values: NDArray[np.float64],
+    fill: Callable[[NDArray[np.float64], int], object],
+    exponent: int,
+    *,
+    bound: NDArray[np.float64] | None = None,
+    out: NDArray[np.float64] | None = None,
+    width: int = 1,
+) -> NDArray[np.float64]:
+    """Λ·(rint(clip(v, −B, B)/Λ) + K) for lattice noise K drawn chunk by chunk (:func:`lattice_sum`, fused).
+
+    ``fill(buffer, start)`` writes K (integer-valued doubles, zeros as +0) for the flat positions ``start, …`` of
+    ``values``; ``bound`` (``None``: no clamping) broadcasts against rows of ``width`` values. A zero output is
+    always +0, whatever the sign of v.
+    """
+    shape = np.shape(values)
+    flat = np.reshape(values, -1)
+    result = np.empty(flat.size) if out is None else out.reshape(-1)
+    inverse, grid = math.ldexp(1.0, -exponent), math.ldexp(1.0, exponent)
+    step = max(1, CHUNK // width) * width
+    (u,) = scratch("lattice_add", 1, min(step, flat.size))
+    high: Any = None
+    if bound is not None:
+        b = np.broadcast_to(np.asarray(bound, dtype=np.float64).reshape(-1), (width,))
+        high = float(b[0]) if np.all(b == b[0]) else np.tile(b, u.size // width)
+    low: Any = None if high is None else -high
+    for start in _chunks(flat.size, width):
+        v, o = flat[start : start + step], result[start : start + step]
+        m = v.size
+        uu = u[:m]
+        fill(uu, start)
+        if high is None:
+            np.multiply(v, inverse, out=o)
+        else:
+            if isinstance(high, float):
+                np.clip(v, low, high, out=o)
+            else:
+                np.clip(v, low[:m], high[:m], out=o)
+            o *= inverse
+        np.rint(o, out=o)
+        o += uu
+        o += 0.0  # −0 + −0 is the only sum giving −0: a zero output is +0
+        if m and max(_largest(o), -_smallest(o)) >= 2.0**52:
+            raise _too_large(exponent)
+        o *= grid
+    return result.reshape(shape) if out is None else out
 
 
 def lattice_sum(values: NDArray[np.float64], units: NDArray[np.float64], exponent: int) -> NDArray[np.float64]:
-    """Λ·(rint(v/Λ) + K) for lattice noise K given in units of Λ = 2^exponent."""
-    lattice = np.rint(np.ldexp(values, -exponent))
-    lattice += units
-    if lattice.size and float(np.max(np.abs(lattice))) >= 2.0**52:
-        raise _too_large(exponent)
-    return np.ldexp(lattice, exponent)
+    """Λ·(rint(v/Λ) + K) for lattice noise K given in units of Λ = 2^exponent (a zero output is +0)."""
+    k = np.reshape(units, -1)
+
+    def fill(buffer: NDArray[np.float64], start: int) -> None:
+        buffer[...] = k[start : start + buffer.size]
+
+    return lattice_add(np.asarray(values, dtype=np.float64), fill, exponent)

@@ -293,3 +293,25 @@ def test_gaussian_for_epsilon_delta_hardens():
     # the rounding costs little: ε grows by about 0.1 % at the default grid
     epsilon = h.epsilon(1e-5)
     assert epsilon > 1.0 and epsilon < 1.002
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: hardened(laplace_for_epsilon(1.0, sensitivity=1.0), sensitivity=1.0, bound=100.0),
+        lambda: hardened(Gaussian.from_std(1.0), sensitivity=1.0, bound=100.0),
+        lambda: hardened(Laplace(scale=[1.0, 2.0]), sensitivity=1.0, bound=[100.0, 50.0]),
+        lambda: hardened(DiscreteLaplace(scale=1.0), sensitivity=1.0, bound=100.0),
+        lambda: hardened(DiscreteGaussian(sigma=1.0), sensitivity=1.0, bound=100.0),
+    ],
+)
+def test_hardened_zero_output_has_no_sign(make):
+    """x = −2⁻³⁰ and x' = +2⁻³⁰ both round to the lattice point 0: a zero output must not carry the sign of x
+    (−0.0 only from one side would separate them)."""
+    h: HardenedMechanism = make()
+    n = 400_000 // h.dim
+    shape = (n,) + h.shape
+    for x in (-(2.0**-30), 2.0**-30, -0.0):
+        y = h.release(np.full(shape, x), rng=47)
+        zeros = y[y == 0]
+        assert zeros.size and not np.signbit(zeros).any()

@@ -73,8 +73,9 @@ from .._validation import as_finite_array, check_positive, check_positive_int, c
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
+from ..mechanisms.protocol import GridFiller
 from ..random import RNGLike
-from ..snapping import lattice_sum
+from ..snapping import lattice_add, lattice_sum
 from .lattice import check_grid_exponent
 
 if TYPE_CHECKING:
@@ -193,9 +194,33 @@ class HardenedMechanism(Noise):
         return float(out) if out.ndim == 0 else out
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
-        """Clamp, round to the grid, add grid noise (always on the grid: a hardened mechanism cannot be unhardened)."""
-        noise = self._units(how.count, how.generator).reshape(values.shape)
-        return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, self.grid_exponent), how.out)
+        """Clamp, round to the grid, add grid noise (always on the grid: a hardened mechanism cannot be unhardened).
+
+        The noise is drawn, rounded and added chunk by chunk when the family can draw in chunks (lattice noise;
+        centred Laplace and independent Gaussian noise), else drawn whole."""
+        k = self.grid_exponent
+        width = max(self.dim, 1)
+        fill: GridFiller | None = None
+        if isinstance(self.mechanism, LatticeMechanism):
+            fill = self.mechanism.unit_filler(how.generator)  # whole draws per chunk
+        else:
+            filler = self.mechanism.grid_filler(how.generator, k)
+            if filler is not None:
+                draw, width = filler
+
+                def fill(buffer: NDArray[np.float64], start: int) -> None:
+                    draw(buffer, start)
+                    np.rint(buffer, out=buffer)  # K = rint(W/Λ)
+
+        if fill is None:
+            noise = self._units(how.count, how.generator).reshape(values.shape)
+            return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, k), how.out)
+        bound: Any = self.bound
+        if np.all(bound == bound.flat[0]):
+            bound = float(bound.flat[0])
+        else:  # per-coordinate bounds: chunks of whole draws
+            width = self.dim
+        return lattice_add(values, fill, k, bound=bound, out=how.out, width=width)
 
     # -- the guarantee ---------------------------------------------------------------------------------------
     def privacy_profile(self) -> PrivacyProfile:

@@ -5,10 +5,11 @@ multiples of Λ, computed with exact (integer-valued) floating-point arithmetic:
 depends on the true value (Mironov 2012; SECURITY.md, requirement 2). Hardened releases built on these samplers
 live in :mod:`privnoise.dp.hardening`.
 
-* :class:`DiscreteLaplace` — P(w = jΛ) ∝ exp(−|j|Λ/b) per coordinate; drawn as the difference of two geometric
-  variables, each the floor of a scaled exponential.
-* :class:`DiscreteGaussian` — P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)); drawn by the rejection sampler of Canonne, Kamath &
-  Steinke (2020, Algorithm 3) from discrete Laplace proposals, vectorised over batches.
+* :class:`DiscreteLaplace` — P(w = jΛ) ∝ exp(−|j|Λ/b) per coordinate; drawn as a fair sign times a geometric
+  variable (the floor of a scaled exponential), the pair (−, 0) rejected.
+* :class:`DiscreteGaussian` — P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)); drawn by exact rejection from a rounded continuous
+  Gaussian of a slightly larger scale (:mod:`privnoise.dp.lattice_laws`; nearly every proposal is kept at the
+  default grid), vectorised in cache-sized chunks.
 
 The lattice and the sensitivity a rounded value leaves (:func:`lattice_sensitivity`) are in
 :mod:`privnoise.dp.lattice_grid`, the samplers on ℤ in :mod:`privnoise.dp.lattice_laws`, and the guarantees
@@ -18,7 +19,7 @@ The lattice and the sensitivity a rounded value leaves (:func:`lattice_sensitivi
 Floating-point caveat
 ---------------------
 The integer noise is produced from floating-point exponential, uniform and normal variates (not by the
-exact-arithmetic samplers of Canonne, Kamath & Steinke). Its probability mass function therefore equals the ideal
+exact-arithmetic samplers of Canonne, Kamath & Steinke); the rejection steps compare exactly bounded ratios. Its probability mass function therefore equals the ideal
 one only up to relative errors of order 2⁻⁵⁰ per lattice point, and the tails are truncated where the floating-point
 variates end (beyond ≈ 40 scales, ideal mass below e⁻⁴⁰ ≈ 4·10⁻¹⁸). The guarantees below are those of the ideal
 distributions; the discrepancy acts like an additional δ of that order, which privnoise does not add to the reported
@@ -29,7 +30,7 @@ References
 ----------
 .. [1] C. Canonne, G. Kamath, T. Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020
    (Theorem 7: exact δ(ε) of the discrete Gaussian; Theorem 14: multivariate zCDP; Corollary 13: zCDP → (ε, δ);
-   Algorithm 3: sampler).
+   Algorithm 3: the reference sampler, :func:`~privnoise.dp.lattice_laws.sample_discrete_gaussian_cks`).
 .. [2] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
 .. [3] S. Inusah, T. Kozubowski, "A discrete analogue of the Laplace distribution", J. Stat. Plan. Inference 2006.
 """
@@ -125,6 +126,12 @@ class DiscreteLaplace(LatticeMechanism):
         total = n * self.dim
         return sample_discrete_laplace(self.steps, total, generator).reshape((n,) + self.shape)
 
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if self._units.__func__ is not _LAPLACE_UNITS:  # type: ignore[attr-defined]  # a subclass draws otherwise
+            return LatticeMechanism.draw_units(self, buffer, generator)
+        sample_discrete_laplace(self.steps, buffer.size, generator, out=buffer)
+        return None
+
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         return -np.abs(j) / self.steps
 
@@ -149,6 +156,9 @@ class DiscreteLaplace(LatticeMechanism):
             "grid": self.grid,
             "dimension": self.dimension,
         }
+
+
+_LAPLACE_UNITS = vars(DiscreteLaplace)["_units"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -197,6 +207,12 @@ class DiscreteGaussian(LatticeMechanism):
         total = n * self.dim
         return sample_discrete_gaussian(self.steps, total, generator).reshape((n,) + self.shape)
 
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        if self._units.__func__ is not _GAUSSIAN_UNITS:  # type: ignore[attr-defined]  # a subclass draws otherwise
+            return LatticeMechanism.draw_units(self, buffer, generator)
+        sample_discrete_gaussian(self.steps, buffer.size, generator, out=buffer)
+        return None
+
     def _log_unnormalised(self, j: NDArray[np.float64]) -> NDArray[np.float64]:
         s = self.steps
         return -(j * j) / (2.0 * s * s)
@@ -225,3 +241,5 @@ class DiscreteGaussian(LatticeMechanism):
             "dimension": self.dimension,
         }
 
+
+_GAUSSIAN_UNITS = vars(DiscreteGaussian)["_units"]

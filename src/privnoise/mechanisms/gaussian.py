@@ -18,6 +18,7 @@ from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import DenseForm, IsotropicForm, SymmetricForm
 from ._base import Mechanism
 from .parameters import LISTED
+from .protocol import GridFiller
 
 __all__ = ["Gaussian"]
 
@@ -138,6 +139,29 @@ class Gaussian(Mechanism):
             z += self.loc
         return z
 
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+        """Centred noise with independent coordinates: standard normals times σ_i·2^−k (exactly σ_i z scaled); None
+        for a subclass that draws otherwise (its own ``_sample``)."""
+        if self._sample.__func__ is not _GAUSSIAN_SAMPLE:  # type: ignore[attr-defined]
+            return None
+        if not self._centered or not (not self._shape or self._form.is_diagonal):
+            return None
+        low, high = self._form.eigenvalue_range()  # the smallest and largest variance (diagonal form)
+        factor: Any = math.ldexp(math.sqrt(low), -exponent)
+        if high != low:
+            factor = np.ldexp(np.sqrt(np.asarray(self._form.diagonal(), dtype=np.float64)), -exponent)
+        width = 1 if isinstance(factor, float) else len(factor)
+
+        def fill(buffer: NDArray[np.float64], start: int) -> None:
+            generator.standard_normal(out=buffer)
+            if width == 1:
+                if factor != 1.0:
+                    buffer *= factor
+            else:
+                buffer.reshape(-1, width)[...] *= factor
+
+        return fill, width
+
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         y = x - self.loc
         if not self._shape:
@@ -208,6 +232,9 @@ class Gaussian(Mechanism):
             loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()
             return {"family": "gaussian", "loc": loc, "cov": self.cov.as_dict()}
         return {"family": "gaussian", "loc": np.asarray(self.loc).tolist(), "cov": np.asarray(self.covariance()).tolist()}
+
+
+_GAUSSIAN_SAMPLE = vars(Gaussian)["_sample"]
 
 
 def _location(value: Any, shape: tuple[int, ...], owner: str) -> tuple[NDArray[np.float64], bool]:

@@ -12,20 +12,52 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
+from ..snapping import CHUNK, scratch
 from ._base import Mechanism, vector_or_scalar
 from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
+from .protocol import GridFiller
 
-__all__ = ["Laplace", "random_signs"]
+__all__ = ["Laplace", "flip_signs", "random_bits", "random_signs", "select"]
 
 
-def random_signs(n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-    """``n`` independent fair ±1 values, 64 per 64-bit word of the generator."""
+
+def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
+    """``n`` independent fair booleans, 64 per 64-bit word of the generator."""
     # Full-range 64-bit integers come straight from the bit generator's next_uint64 (the same words as
     # random_raw for 64-bit generators such as AESCounter, ChaCha and PCG64); random_raw itself is not used
     # because some bit generators (MT19937) return only 32 random bits per raw value.
     raw = generator.integers(0, np.iinfo(np.uint64).max, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
-    bits = np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n]
-    return (1.0 - 2.0 * bits).astype(np.float64, copy=False)
+    return np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n].view(np.bool_)
+
+
+def flip_signs(buffer: NDArray[np.float64], generator: np.random.Generator) -> NDArray[np.float64]:
+    """Flip the sign of each value of a flat float64 ``buffer`` with an independent fair bit (in place, by the sign
+    bit: no masked arithmetic)."""
+    (work,) = scratch("flip signs", 1, buffer.size)
+    mask = work.view(np.uint64)
+    np.copyto(mask, random_bits(buffer.size, generator).view(np.uint8), casting="unsafe")
+    np.left_shift(mask, np.uint64(63), out=mask)
+    bits = buffer.view(np.uint64)
+    np.bitwise_xor(bits, mask, out=bits)
+    return buffer
+
+
+def select(first: NDArray[np.float64], second: NDArray[np.float64], generator: np.random.Generator) -> None:
+    """Replace each value of ``first`` by the one of ``second`` with an independent fair bit (in place, bit by bit;
+    ``second`` is overwritten)."""
+    (work,) = scratch("select", 1, first.size)
+    mask = work.view(np.uint64)
+    np.copyto(mask, random_bits(first.size, generator).view(np.uint8), casting="unsafe")
+    np.negative(mask, out=mask)  # 0 or all ones
+    a, b = first.view(np.uint64), second.view(np.uint64)
+    np.bitwise_xor(b, a, out=b)
+    np.bitwise_and(b, mask, out=b)
+    np.bitwise_xor(a, b, out=a)
+
+
+def random_signs(n: int, generator: np.random.Generator) -> NDArray[np.float64]:
+    """``n`` independent fair ±1 values, 64 per 64-bit word of the generator."""
+    return (1.0 - 2.0 * random_bits(n, generator).view(np.uint8)).astype(np.float64, copy=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -76,14 +108,38 @@ class Laplace(Mechanism):
         return tuple(self.scale.shape)
 
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        total = n * self.dim
-        w = generator.standard_exponential(total)
-        w *= random_signs(total, generator)
-        w = w.reshape((n,) + self.shape)
-        w *= self.scale
+        w = np.empty((n,) + self.shape)
+        fill, width = self._filler(generator, self.scale)
+        flat = w.reshape(-1)
+        step = max(1, CHUNK // width) * width
+        for start in range(0, flat.size, step):
+            fill(flat[start : start + step], start)
         if np.any(self.loc != 0.0):
             w += self.loc
         return w
+
+    def _filler(self, generator: np.random.Generator, scale: Any) -> tuple[GridFiller, int]:
+        """``fill(buffer, start)``: ± exponentials times ``scale`` (per coordinate), a fair sign per draw."""
+        b = np.asarray(scale, dtype=np.float64)
+        factor: Any = float(b.flat[0]) if b.ndim == 0 or np.all(b == b.flat[0]) else b
+        width = 1 if isinstance(factor, float) else len(factor)
+
+        def fill(buffer: NDArray[np.float64], start: int) -> None:
+            generator.standard_exponential(out=buffer)
+            if width == 1:
+                buffer *= factor
+            else:
+                buffer.reshape(-1, width)[...] *= factor
+            flip_signs(buffer, generator)
+
+        return fill, width
+
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+        """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled); None for a subclass that draws
+        otherwise (its own ``_sample``)."""
+        if self._sample.__func__ is not _LAPLACE_SAMPLE or np.any(self.loc != 0.0):  # type: ignore[attr-defined]
+            return None
+        return self._filler(generator, np.ldexp(self.scale, -exponent))
 
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         per = -np.log(2.0 * self.scale) - np.abs(x - self.loc) / self.scale
@@ -133,3 +189,6 @@ class Laplace(Mechanism):
 
     def describe(self) -> dict[str, Any]:
         return {"family": "laplace", "scale": listed(self.scale), "loc": listed(self.loc)}
+
+
+_LAPLACE_SAMPLE = vars(Laplace)["_sample"]

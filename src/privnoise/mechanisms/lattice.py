@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import check_positive_int
 from ..exceptions import InvalidParameterError
 from ..random import RNGLike
-from .protocol import Noise, Perturbation, as_output, deliver, points
+from .protocol import GridFiller, Noise, Perturbation, as_output, points
 
 if TYPE_CHECKING:
     from ..guarantees import Guarantee
@@ -89,7 +89,9 @@ class LatticeMechanism(Noise):
         return dataclasses.replace(self, dimension=stop - start)  # type: ignore[type-var]
 
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        return np.ldexp(self._units(n, generator), self.grid_exponent)
+        units = self._units(n, generator)
+        units *= self.grid  # exact: integers times a power of two (2^k ≥ 2^−1000, no subnormal)
+        return units
 
     def sample_units(self, n: int, *, rng: RNGLike = None) -> NDArray[np.float64]:
         """``n`` draws in lattice units (integer-valued doubles), shape ``(n,) + shape``."""
@@ -100,15 +102,29 @@ class LatticeMechanism(Noise):
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """Λ·(rint(v/Λ) + K) with K the lattice noise in units: always on the lattice (``harden`` cannot be
         turned off for lattice noise, and ``grid_exponent`` must be the lattice's own or None)."""
-        from ..snapping import lattice_sum
+        from ..snapping import lattice_add
 
         if how.grid_exponent is not None and how.grid_exponent != self.grid_exponent:
             raise InvalidParameterError(
                 f"`grid_exponent` of `{self.name}.add_to` must be the lattice's own ({self.grid_exponent}); "
                 f"got {how.grid_exponent}."
             )
-        units = self._units(how.count, how.generator).reshape(values.shape)
-        return deliver(lattice_sum(values, units, self.grid_exponent), how.out)
+        return lattice_add(values, self.unit_filler(how.generator), self.grid_exponent, out=how.out, width=max(self.dim, 1))
+
+    def unit_filler(self, generator: np.random.Generator) -> GridFiller:
+        """``fill(buffer, start)`` writing draws in lattice units into ``buffer`` (every coordinate has the same law,
+        so the position does not matter)."""
+
+        def fill(buffer: NDArray[np.float64], start: int) -> None:
+            self.draw_units(buffer, generator)
+
+        return fill
+
+    def draw_units(self, buffer: NDArray[np.float64], generator: np.random.Generator) -> None:
+        """Fill a flat ``buffer`` with independent coordinates in lattice units (one coordinate's law each)."""
+        if buffer.size % max(self.dim, 1):
+            raise ValueError("a buffer of lattice draws must hold whole draws")
+        buffer[...] = self._units(buffer.size // max(self.dim, 1), generator).reshape(-1)
 
     def guarantee_for(
         self, query: Query, x: ArrayLike | None = None, *, delta: float | None = None, grid: float = 0.0

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,10 @@ if TYPE_CHECKING:
     from ..guarantees import Guarantee
     from ..queries import Query
 
-__all__ = ["Noise", "NoiseDesign", "Perturbation", "as_output", "deliver", "points", "sample_shape"]
+__all__ = ["GridFiller", "Noise", "NoiseDesign", "Perturbation", "as_output", "deliver", "points", "sample_shape"]
+
+#: ``fill(buffer, start)``: writes the draws for flat positions ``start, …, start + buffer.size − 1`` into ``buffer``.
+GridFiller = Callable[[NDArray[np.float64], int], object]
 
 
 def sample_shape(size: int | tuple[int, ...] | None, owner: str) -> tuple[int, ...]:
@@ -211,13 +215,25 @@ class Noise(NoiseDesign):
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """values + w for ``count`` draws w; hardened, the exact sum snapped to the grid (:mod:`privnoise.snapping`)."""
-        from ..snapping import snapped_sum
+        from ..snapping import snapped_add, snapped_sum
 
+        if how.harden:
+            k = self.default_grid_exponent() if how.grid_exponent is None else how.grid_exponent
+            filler = self.grid_filler(how.generator, 0)  # the noise in the units of the values
+            if filler is not None:  # drawn, added and snapped chunk by chunk
+                fill, width = filler
+                return snapped_add(values, fill, k, in_range=how.in_range, out=how.out, width=width)
         w = np.asarray(self._sample(how.count, how.generator), dtype=np.float64).reshape(values.shape)
         if not how.harden:
             return deliver(values + w, how.out)
-        k = self.default_grid_exponent() if how.grid_exponent is None else how.grid_exponent
         return snapped_sum(values, w, k, in_range=how.in_range, out=how.out)
+
+    def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
+        """``(fill, width)``: ``fill(buffer, start)`` writes draws divided by 2^exponent into ``buffer`` (flat
+        positions ``start, …`` of a batch of draws, ``buffer`` holding whole rows of ``width`` values, the period of
+        the coordinates' laws), or None when the family has none: the noise of a hardened addition is then drawn
+        whole (:func:`privnoise.snapping.snapped_add` chunk by chunk otherwise)."""
+        return None
 
     def law_at(self, query: Query, x: NDArray[np.float64]) -> Noise:
         return self

@@ -20,8 +20,9 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import readonly
 from ..exceptions import DimensionError, InvalidParameterError
 from ..linalg import SymmetricForm
+from ..snapping import CHUNK, fill_with_rejection, scratch
 from ._base import Mechanism, vector_or_scalar
-from .laplace import random_signs
+from .laplace import random_signs, select
 from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
@@ -64,49 +65,46 @@ def _variance(width: NDArray[np.float64]) -> NDArray[np.float64]:
     return (math.pi**2 - 6.0) * width**2 / (12.0 * math.pi**2)
 
 
-_CHUNK = 1 << 14
 # Relative error bound on sin² evaluated in single precision (argument rounding plus a few ulp of sinf),
 # with a wide safety factor; draws whose test falls inside this band are decided in double precision.
 _SINGLE_PRECISION_BAND = 2e-6
 
 
-def _accepted_edge_distances(k: int, generator: np.random.Generator) -> NDArray[np.float64]:
-    """One rejection round over ``k`` proposals; returns the accepted ``e = 2d`` values in [0, 1)."""
-    e = generator.random(k)
-    np.sqrt(e, out=e)  # proposal density 2e on [0, 1), i.e. 8d for d = e/2
-    x = e * (np.pi / 2.0)  # πd
-    s = np.sin(x.astype(np.float32)).astype(np.float64)
-    s *= s
-    threshold = generator.random(k)
-    threshold *= e
+def _propose_edge_distances(view: NDArray[np.float64], generator: np.random.Generator) -> NDArray[np.intp]:
+    """One rejection round written into ``view``: proposals ``e = 2d`` in [0, 1); returns the rejected positions."""
+    m = view.size
+    x, s, threshold = scratch("raised cosine", 3, m)
+    single = s.view(np.float32)[:m]
+    generator.random(out=view)
+    np.sqrt(view, out=view)  # proposal density 2e on [0, 1), i.e. 8d for d = e/2
+    np.multiply(view, np.pi / 2.0, out=x)  # πd
+    single[...] = x
+    np.sin(single, out=single)
+    np.multiply(single, single, out=s, dtype=np.float64)  # sin² of the single-precision sine
+    generator.random(out=threshold)
+    threshold *= view
     threshold *= _ENVELOPE  # accept iff U·M·e < sin²(πe/2), probability sin²(πd)/(2Md)
-    accept = threshold < s * (1.0 - _SINGLE_PRECISION_BAND)
-    unsure = ~accept & (threshold < s * (1.0 + _SINGLE_PRECISION_BAND))
-    if unsure.any():
-        idx = np.flatnonzero(unsure)
-        exact = np.sin(x[idx])
-        accept[idx] = threshold[idx] < exact * exact
-    return e[accept]
+    s *= 1.0 + _SINGLE_PRECISION_BAND
+    rejected = np.flatnonzero(threshold >= s * ((1.0 - _SINGLE_PRECISION_BAND) / (1.0 + _SINGLE_PRECISION_BAND)))
+    unsure = rejected[threshold[rejected] < s[rejected]]
+    if unsure.size:  # inside the band: decided in double precision
+        exact = np.sin(x[unsure])
+        keep = threshold[unsure] < exact * exact
+        rejected = np.setdiff1d(rejected, unsure[keep], assume_unique=True)
+    return rejected
 
 
-def _edge_distances(n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-    """Draw ``n`` distances to the nearer edge, in units of half the width (``e = 2d`` in [0, 1)).
+def _edge_distances(n: int, generator: np.random.Generator, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """Draw ``n`` distances to the nearer edge, in units of half the width (``e = 2d`` in [0, 1)), into ``out``.
 
     The distance ``d`` (units of the width L) of a raised-cosine variate from the nearer edge has density
     4 sin²(πd) on [0, 1/2]. Proposal: density 8d (``d = sqrt(U)/2``), accepted with probability sin²(πd)/(2Md),
     M = sup sin²(πd)/(2d), so about 88 % of proposals are kept. The test is made in single precision and
     re-made in double precision inside a band around the boundary, so the result is the exact rejection sampler.
-    Work proceeds in cache-sized chunks; the number of rounds does not depend on any data.
+    Work proceeds in cache-sized chunks (:func:`privnoise.snapping.fill_with_rejection`); the number of rounds does
+    not depend on any data.
     """
-    out = np.empty(n)
-    filled = 0
-    while filled < n:
-        need = n - filled
-        accepted = _accepted_edge_distances(min(_CHUNK, need + need // 6 + 64), generator)
-        take = min(accepted.size, need)
-        out[filled : filled + take] = accepted[:take]
-        filled += take
-    return out
+    return fill_with_rejection(np.empty(n) if out is None else out, lambda view: _propose_edge_distances(view, generator))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -176,11 +174,26 @@ class RaisedCosine(Mechanism):
         return tuple(self.lower.shape)
 
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
-        total = n * self.dim
-        d = _edge_distances(total, generator).reshape((n,) + self.shape)
-        d *= self.width / 2.0
-        upper_side = random_signs(total, generator).reshape(d.shape) > 0
-        return np.where(upper_side, self.upper - d, self.lower + d)
+        if self.shape and not (np.all(self.lower == self.lower.flat[0]) and np.all(self.upper == self.upper.flat[0])):
+            total = n * self.dim
+            d = _edge_distances(total, generator).reshape((n,) + self.shape)
+            d *= self.width / 2.0
+            upper_side = random_signs(total, generator).reshape(d.shape) > 0
+            return np.where(upper_side, self.upper - d, self.lower + d)
+        # one interval for every coordinate: drawn chunk by chunk, each chunk finished while it is in cache
+        lower, upper = float(self.lower.flat[0]), float(self.upper.flat[0])
+        half = float(self.width.flat[0]) / 2.0
+        out = np.empty((n,) + self.shape)
+        flat = out.reshape(-1)
+        for start in range(0, flat.size, CHUNK):
+            d = flat[start : start + CHUNK]
+            _edge_distances(d.size, generator, out=d)
+            d *= half
+            (from_upper,) = scratch("raised cosine side", 1, d.size)
+            np.subtract(upper, d, out=from_upper)
+            d += lower
+            select(d, from_upper, generator)  # a fair choice of the edge: lower + d or upper − d
+        return out
 
     def _unit_position(self, x: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
         """Distance to the nearer edge in units of the width, and whether ``x`` lies inside."""

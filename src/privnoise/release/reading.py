@@ -24,8 +24,9 @@ __all__ = ["BLOCK", "BlockReader", "OutOfBounds", "check_block"]
 
 OutOfBounds = Literal["error", "clamp"]
 
-#: Records per block: large enough to amortise Python, small enough to stay in cache.
-BLOCK = 1 << 16
+#: Records per block: large enough to amortise Python per block (the noise kernels work on cache-sized chunks of
+#: it, :data:`privnoise.snapping.CHUNK`), small enough to stay in the last-level cache between check and noise.
+BLOCK = 1 << 18
 
 
 def check_block(

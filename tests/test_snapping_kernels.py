@@ -1,0 +1,98 @@
+"""The fused snapping kernels against exact rational arithmetic: every chunk, every grid, half-way points on both
+sides, the range check, and zeros that carry no sign."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from privnoise.exceptions import InvalidParameterError
+from privnoise.snapping import CHUNK, lattice_add, lattice_sum, snapped_add, snapped_sum
+
+
+def exact_snap(v: np.ndarray, w: np.ndarray, exponent: int) -> list[float]:
+    grid = Fraction(2) ** exponent
+    return [float(round((Fraction(a) + Fraction(b)) / grid) * grid) for a, b in zip(v, w, strict=True)]
+
+
+@pytest.mark.parametrize("exponent", [-40, -3, 0, 7, 950])
+def test_snapped_sum_is_the_rounded_exact_sum_across_chunks(exponent):
+    rng = np.random.default_rng(exponent + 100)
+    n = CHUNK + 1234  # two chunks, the second partial
+    scale = math.ldexp(1.0, exponent)
+    v = rng.uniform(-1000, 1000, n) * scale
+    w = rng.normal(size=n) * 37.0 * scale
+    picks = rng.choice(n, 3000, replace=False)
+    got = snapped_sum(v, w.copy(), exponent)
+    assert got[picks].tolist() == exact_snap(v[picks], w[picks], exponent)
+
+
+@pytest.mark.parametrize("exponent", [-3, 0, 950])
+def test_half_way_doubles_follow_the_exact_sum(exponent):
+    grid = math.ldexp(1.0, exponent)
+    tiny = math.ldexp(1.0, exponent - 80)
+    # the double sum lands half-way; the exact sum lies just above, just below, or exactly on the half-way point
+    v = np.array([0.5, 0.5, 0.5, -0.5, -0.5, 2.5, -2.5]) * grid
+    w = np.array([tiny, -tiny, 0.0, tiny, -tiny, 0.0, 0.0])
+    assert snapped_sum(v, w.copy(), exponent).tolist() == exact_snap(v, w, exponent)
+    assert exact_snap(v, w, exponent) == [grid, 0.0, 0.0, 0.0, -grid, 2 * grid, -2 * grid]
+
+
+def test_snapped_add_fills_by_chunk_and_checks_the_range():
+    v = np.zeros(3 * CHUNK + 5)
+    seen = []
+
+    def fill(buffer, start):
+        seen.append((start, buffer.size))
+        buffer[...] = 0.25
+
+    assert np.array_equal(snapped_add(v, fill, 0, in_range=True), np.zeros(v.size))
+    assert [s for s, _ in seen] == [0, CHUNK, 2 * CHUNK, 3 * CHUNK] and sum(k for _, k in seen) == v.size
+    with pytest.raises(InvalidParameterError, match="2\\^50"):
+        snapped_sum(np.array([2.0**51]), np.zeros(1), 0)
+
+
+def test_zero_outputs_are_positive():
+    v = np.array([-(2.0**-30), 2.0**-30, -0.0, 0.0])
+    assert not np.signbit(snapped_sum(v, np.full(4, -(2.0**-31)), 0)).any()
+    assert not np.signbit(lattice_sum(v, np.array([-0.0, -0.0, 0.0, -0.0]), 0)).any()
+
+    def fill(buffer, start):
+        buffer[...] = -0.0
+
+    assert not np.signbit(lattice_add(v, fill, 0, bound=1.0)).any()
+
+
+def test_a_subclass_that_draws_otherwise_is_drawn_from():
+    """The chunked kernels draw with the family's own sampler only: a subclass's ``_sample`` / ``_units`` is used."""
+    from dataclasses import dataclass
+
+    from privnoise.dp.hardening import hardened
+    from privnoise.dp.lattice import DiscreteGaussian
+    from privnoise.mechanisms import Gaussian, Laplace
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantGaussian(Gaussian):
+        def _sample(self, n, generator):
+            return np.full((n,) + self.shape, 3.0)
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantLaplace(Laplace):
+        def _sample(self, n, generator):
+            return np.full((n,) + self.shape, -2.0)
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantLattice(DiscreteGaussian):
+        def _units(self, n, generator):
+            return np.full((n,) + self.shape, 5.0)
+
+    x = np.zeros(CHUNK + 7)
+    assert np.all(ConstantGaussian(cov=1.0).add_to(x, rng=1) == 3.0)
+    assert np.all(ConstantLaplace(scale=1.0).add_to(x, rng=1) == -2.0)
+    assert np.all(hardened(ConstantGaussian(cov=1.0), sensitivity=1.0, bound=10.0).release(x, rng=1) == 3.0)
+    lattice = ConstantLattice(sigma=1.0, grid_exponent=-2, dimension=3)
+    assert np.all(lattice.add_to(np.zeros((CHUNK // 3 + 5, 3)), rng=1) == 1.25)
+    assert np.all(hardened(lattice, sensitivity=1.0, bound=10.0).release(np.zeros((9, 3)), rng=1) == 1.25)
