@@ -12,6 +12,11 @@
   the rows that clamping moves, whose share says how far a sum, mean or quantile over those bounds may be from that
   of the raw values. It is a count of the rows that satisfy the public condition ``column < low or column > high``
   (a filtered view, :mod:`privnoise.analysis.filters`): sensitivity k, charged like any count, and only when asked.
+* ``units_over_cap()`` is the number of privacy units with more rows than the cap k — the units that contribution
+  bounding cuts. Bounding keeps the first k rows of each unit in the session's random order, so a unit over the
+  cap keeps exactly one more row under the cap k + 1 and any other unit the same rows: the number is the count
+  of rows kept under k + 1 minus that under k, exactly. Adding or removing a unit changes it by at most one
+  (sensitivity 1), so it is charged like a count of rows with k = 1, and only when asked.
 
 Each takes ``dry_run=True`` (:mod:`privnoise.analysis.dry_run`).
 """
@@ -94,6 +99,38 @@ class DerivedQueries(SessionSteps):
         request = replace(self._request("moments", None), max_contributions=1)
         aggregates = self._run(plan, request)
         noisy = component.add(aggregates.count, self._generator)
+        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},
+                              interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
+
+    @overload
+    def units_over_cap(self, *, epsilon: Budget = None, rho: Budget = None,
+                       dry_run: Literal[False] = False) -> Estimate: ...
+    @overload
+    def units_over_cap(self, *, epsilon: Budget = None, rho: Budget = None, dry_run: Literal[True]) -> DryRun: ...
+    def units_over_cap(self, *, epsilon: Budget = None, rho: Budget = None,
+                       dry_run: bool = False) -> Estimate | DryRun:
+        """The number of privacy units with more than ``max_contributions`` rows (module docstring): a private
+        count, sensitivity 1, of the units whose rows contribution bounding cuts.
+
+        >>> import numpy as np, privnoise as pn
+        >>> data = {"unit": np.repeat(np.arange(50), np.arange(50) % 5 + 1), "kwh": np.ones(150)}
+        >>> s = pn.Session(data, privacy_unit="unit", max_contributions=3, epsilon=1.0, rng=5)
+        >>> over = s.units_over_cap(epsilon=0.5)
+        >>> over.query["query"], over.query["max_contributions"], over.value >= 0
+        ('units over cap', 3, True)
+        """
+        if self.privacy_unit is None:
+            raise InvalidParameterError("`units_over_cap` of `Session`: the session has no privacy unit, so every "
+                                        "row is its own unit and none is over the cap; give `privacy_unit`.")
+        plan = self._plan("units over cap", epsilon, rho)
+        component = plan.add("count", 1.0, plan.price, integer=True, discrete=True)
+        if dry_run:
+            return self._dry_run(plan, {"privacy_unit": self.privacy_unit}, NoiseRadius(component.law, "units"))
+        cap = self.max_contributions
+        above = self._run(plan, replace(self._request("moments", None), max_contributions=cap + 1))
+        within = self._backend.aggregate(replace(self._request("moments", None), max_contributions=cap),
+                                         self._rows_generator)
+        noisy = component.add(np.asarray(above.count) - np.asarray(within.count), self._generator)
         return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},
                               interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
 

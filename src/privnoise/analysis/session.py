@@ -125,7 +125,8 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
                 f"Session(privacy_unit={privacy_unit!r}) without max_contributions: at most 1 row per unit is used "
                 "(one chosen at random; the unit's other rows are left out of every release). Pass "
                 "max_contributions=k to use up to k rows per unit (every sensitivity scales with k), or "
-                "max_contributions=1 to keep one."), stacklevel=2)
+                "max_contributions=1 to keep one; Session.units_over_cap counts the units over the cap privately, "
+                "at a cost."), stacklevel=2)
 
     # -- budget ----------------------------------------------------------------------------------------------------
     @property

@@ -95,30 +95,60 @@ def _numeric_columns(query: QuerySpec, spec: DatasetSpec) -> list[str]:
     return list(dict.fromkeys(c for c in named if c is not None and spec.columns[c].type == "number"))
 
 
-def _row_source(table: Table, weight: Any, clamped: Callable[[str], Any], columns: list[str], tests: list[Any],
-                key_columns: tuple[str, ...], dialect: str) -> tuple[Any, Any, Callable[[str], Any], list[Any]]:
-    """A subquery giving, for each record, its filter weight, its clamped columns, its cell indicators and its
-    stored keys, each computed once; the aggregates are then sums of products of these.
+def _fenced(statement: Any, dialect: str) -> Any:
+    """``statement`` kept from being merged into the query around it: ``LIMIT -1`` (SQLite), ``OFFSET 0``
+    (PostgreSQL)."""
+    return statement.limit(literal_column("-1")) if dialect == "sqlite" else statement.offset(literal_column("0"))
 
-    Written inline, the weight and the indicators would be evaluated again inside every sum (neither SQLite nor
-    PostgreSQL shares subexpressions), several times the work of the statement. The subquery is kept from being
-    merged back into the aggregate by ``LIMIT -1`` (SQLite) or ``OFFSET 0`` (PostgreSQL). The work per record is
-    still the same whatever the filter selects: every record goes through the subquery with the same
-    expressions (SECURITY.md requirement 16, tested in tests/server/test_constant_work.py).
+
+def _row_source(table: Table, weight: Any, clamped: Callable[[str], Any], columns: list[str], text: list[str],
+                tests_of: Callable[[Any, Callable[[str], Any]], list[Any]], key_columns: tuple[str, ...],
+                dialect: str, *, binned: bool) -> tuple[Any, Any, Callable[[str], Any], list[Any]]:
+    """Subqueries giving, for each record, its filter weight, its clamped columns and its cell indicators, each
+    computed once; the aggregates are then sums of products of these. Bins of a numeric column (``binned``) are
+    tested on the clamped value in a second subquery, so that the clamping is done once too.
+
+    Written inline, the weight, the clamping and the indicators would be evaluated again inside every sum (neither
+    SQLite nor PostgreSQL shares subexpressions), several times the work of the statement. Each subquery is kept
+    from being merged back (:func:`_fenced`). The work per record is still the same whatever the filter selects:
+    every record goes through both with the same expressions (SECURITY.md requirement 16, tested in
+    tests/server/test_constant_work.py). ``tests_of(source, clamped)`` builds the cell indicators on the first
+    subquery (its ``c`` holds the ``text`` columns; ``clamped`` gives its clamped numeric columns).
     """
     named = {c: f"pn_x{i}" for i, c in enumerate(columns)}
-    labelled = [weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
-                *(t.label(f"pn_k{j}") for j, t in enumerate(tests)), *(table.c[c] for c in key_columns)]
-    inner = select(*labelled).select_from(table)
-    inner = inner.limit(literal_column("-1")) if dialect == "sqlite" else inner.offset(literal_column("0"))
-    row = inner.subquery("pn_rows")
+    if not binned:  # the indicators read stored text only: one subquery (a second would only add a pass)
+        tests = tests_of(table, clamped)
+        rows = _fenced(select(weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
+                              *(t.label(f"pn_k{j}") for j, t in enumerate(tests)),
+                              *(table.c[c] for c in key_columns)).select_from(table), dialect).subquery("pn_rows")
 
-    def column(name: str) -> Any:
+        def clamped_one(name: str) -> Any:
+            if name not in named:  # pragma: no cover - _numeric_columns names every column an aggregate reads
+                raise QueryError(f"column {name!r} is not read by this query.")
+            return rows.c[named[name]]
+
+        return rows, rows.c.pn_w, clamped_one, [rows.c[f"pn_k{j}"] for j in range(len(tests))]
+    carried = list(dict.fromkeys([*text, *key_columns]))
+    values = _fenced(select(weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
+                            *(table.c[c] for c in carried)).select_from(table), dialect).subquery("pn_values")
+
+    def clamped_value(name: str) -> Any:
         if name not in named:  # pragma: no cover - _numeric_columns names every column an aggregate reads
             raise QueryError(f"column {name!r} is not read by this query.")
-        return row.c[named[name]]
+        return values.c[named[name]]
 
-    return row, row.c.pn_w, column, [row.c[f"pn_k{j}"] for j in range(len(tests))]
+    tests = tests_of(values, clamped_value)
+    if not tests:
+        return values, values.c.pn_w, clamped_value, []
+    rows = _fenced(select(values.c.pn_w, *(values.c[named[c]] for c in columns),
+                          *(t.label(f"pn_k{j}") for j, t in enumerate(tests)),
+                          *(values.c[c] for c in key_columns)).select_from(values), dialect).subquery("pn_rows")
+
+    def clamped_row(name: str) -> Any:
+        clamped_value(name)
+        return rows.c[named[name]]
+
+    return rows, rows.c.pn_w, clamped_row, [rows.c[f"pn_k{j}"] for j in range(len(tests))]
 
 
 def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int, dialect: Dialect) -> Plan:
@@ -170,12 +200,17 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     source: Any = table
     row_tests: list[Any] | None = None
     if query.kind not in ("identity", "quantile"):  # aggregates: each row's values computed once (_row_source)
-        raw_tests = None
-        if vector and selection is None:
-            raw_tests = cell_tests(query, table, clamped, keys or (), dialect.name)
+        def tests_of(values: Any, clamped_value: Callable[[str], Any]) -> list[Any]:
+            if not vector or selection is not None:
+                return []
+            return cell_tests(query, values, clamped_value, keys or (), dialect.name)
+
         key_columns = selection.columns if selection is not None else ()
+        text_columns = [c for c in (*query.key_columns(), query.column)
+                if c is not None and spec.columns[c].type == "text"]
         source, weight, clamped, row_tests = _row_source(table, weight, clamped, _numeric_columns(query, spec),
-                                                          raw_tests or [], key_columns, dialect.name)
+                                                          text_columns, tests_of, key_columns, dialect.name,
+                                                          binned=query.group_by is None and bool(query.bins))
 
     def total(expr: Any) -> Any:
         return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
