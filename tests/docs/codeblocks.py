@@ -120,7 +120,8 @@ DEMO_ADDRESS = "http://127.0.0.1:8000"
 @contextlib.contextmanager
 def demo_server(workdir: Path) -> Iterator[tuple[str, str]]:
     """The demo's configuration and data (40 households) served in-process; yields (URL, the explorer's key)."""
-    from privnoise._cli.demo import EXPLORER, create_demo_queriers, server_in_process, write_owner_files
+    from privnoise._cli.demo import server_in_process
+    from privnoise._cli.demo_setup import EXPLORER, create_demo_queriers, write_owner_files
     from privnoise.sample_data import smart_meter_data
     from privnoise.server import store
     from privnoise.server.app import create_app

@@ -489,7 +489,7 @@ def _work(config, datasets, monkeypatch: pytest.MonkeyPatch, text: str) -> tuple
     """What evaluating ``text`` did: the records of every clamp, the tasks, each task's output shape."""
     clamps: list[int] = []
     outputs: list[tuple[int, ...]] = []
-    clamped, evaluate = dask_engine._clamped, dask_engine.evaluate_partition
+    clamped, evaluate = dask_engine.clamped_values, dask_engine.evaluate_partition
     client = datasets._connections["local"].client
     client.batches.clear()
 
@@ -503,7 +503,7 @@ def _work(config, datasets, monkeypatch: pytest.MonkeyPatch, text: str) -> tuple
         return out
 
     with monkeypatch.context() as patch:
-        patch.setattr(dask_engine, "_clamped", clamp_spy)
+        patch.setattr(dask_engine, "clamped_values", clamp_spy)
         patch.setattr(dask_engine, "evaluate_partition", evaluate_spy)
         datasets.evaluate(_plan(config, text))
     tasks = [len(batch) for batch in client.batches]

@@ -39,8 +39,13 @@ def spark() -> Iterator[object]:
     at the end of the run."""
     if not java_available():
         pytest.skip("no Java runtime: run scripts/ensure-java.sh (OpenJDK 17 or later)")
+    from pyspark.sql import SparkSession
+
     from privnoise.spark import start
 
+    earlier = SparkSession.getActiveSession()  # e.g. the Spark guide's, whose blocks run in this worker first
+    if earlier is not None and "," not in earlier.sparkContext.master:
+        earlier.stop()  # a master without retries: the retry tests need local[2,3]
     session = start("local[2,3]", app_name="privnoise-tests", shuffle_partitions=4,
                     config={"spark.sql.session.timeZone": "UTC"})
     session.sparkContext.setLogLevel("ERROR")

@@ -34,18 +34,17 @@ def demo(
     from rich.markup import escape
     from rich.table import Table
 
-    from .demo import (
+    from .demo import DAYS, run_demo
+    from .demo_analyst import BUDGET, READING_BOUNDS
+    from .demo_setup import (
         ANALYST_EPSILON,
         ANALYST_FISHER_FLOOR,
-        DAYS,
         EXPLORER,
         EXPLORER_DELTA,
         EXPLORER_EPSILON,
-        run_demo,
         try_commands,
     )
-    from .demo_analyst import BUDGET, READING_BOUNDS
-    from .server import guarantee_text, remaining_text
+    from .server_answers import guarantee_text, remaining_text
 
     out = stdout_console()
     result = run_demo(output, households=households, seed=seed, port=port)

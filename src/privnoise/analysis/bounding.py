@@ -110,7 +110,7 @@ class ContributionOrder:
 def bound_contributions(units: NDArray[np.int64], k: int, rng: np.random.Generator) -> NDArray[np.bool_] | None:
     """A mask keeping at most ``k`` rows of every unit, chosen uniformly at random (None: every row is kept).
 
-    The rows of a unit may be anywhere; one draw of :class:`ContributionOrder` (only the rows of units with more than
+    The rows of a unit may be anywhere; one draw of ``ContributionOrder`` (only the rows of units with more than
     k rows are ordered: the first k of each in that order are kept).
 
     Examples

@@ -67,7 +67,8 @@ from ..scale.streams import partition_generator, partition_keys
 from .config import DatasetSpec, ServerConfig
 from .planner import Plan
 
-__all__ = ["DaskDatasets", "Evaluation", "check_files", "check_partition", "evaluate_partition", "noisy_partition"]
+__all__ = ["DaskDatasets", "Evaluation", "check_files", "check_partition", "clamped_values", "evaluate_partition",
+           "noisy_partition", "plan_terms"]
 
 _MASKS: Logic[Any] = Logic(both=np.logical_and, either=np.logical_or)
 _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
@@ -142,7 +143,7 @@ class Evaluation:
     terms: tuple[tuple[str, tuple[Any, ...]], ...]
 
 
-def _clamped(series: Any, low: float, high: float) -> NDArray[np.float64]:
+def clamped_values(series: Any, low: float, high: float) -> NDArray[np.float64]:
     """x clamped to [low, high], a missing value (null, NaN) as ``low`` (SQL: max(lo, min(hi, coalesce(x, lo))))."""
     pd = require("pandas", feature="Dask datasets")
     values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -151,7 +152,7 @@ def _clamped(series: Any, low: float, high: float) -> NDArray[np.float64]:
 
 def _column(part: Any, job: Evaluation, column: str) -> NDArray[np.float64]:
     _, low, high = job.columns[column]
-    return _clamped(part[column], low, high)
+    return clamped_values(part[column], low, high)
 
 
 def _text_test(text: Any, test: Any) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
@@ -168,7 +169,7 @@ def _atom(part: Any, job: Evaluation) -> Any:
     def atom(p: Condition | InList | IsNull | Like) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
         kind, low, high = job.columns[p.column]
         if kind == "number":
-            x = _clamped(part[p.column], low, high)
+            x = clamped_values(part[p.column], low, high)
             if isinstance(p, IsNull):
                 holds = np.zeros(len(x), dtype=bool)
             elif isinstance(p, InList):
@@ -226,10 +227,10 @@ def noisy_partition(part: Any, low: float, high: float, key: NDArray[np.uint64],
     """One partition's block of an identity answer (``part``: the column): its clamped records plus its
     coordinates' noise."""
     noise = unpack(law)
-    return noise.add_to(_clamped(part, low, high), rng=partition_generator(key))
+    return noise.add_to(clamped_values(part, low, high), rng=partition_generator(key))
 
 
-def _terms(plan: Plan) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def plan_terms(plan: Plan) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """The term of each of the plan's components (module docstring)."""
     query = plan.query
     out: list[tuple[str, tuple[Any, ...]]] = []
@@ -292,7 +293,7 @@ class DaskDatasets:
         job = Evaluation(
             {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
             tuple(plan.query.where),
-            _terms(plan),
+            plan_terms(plan),
         )
         packed = dask.delayed(pack(job), pure=True)
         token = secrets.token_hex(6)

@@ -48,16 +48,16 @@ from ..random import default_rng
 from ..scale.shipping import pack, unpack
 from ..scale.streams import partition_generator, partition_keys
 from .config import DatasetSpec, ServerConfig
-from .dask_engine import Evaluation, _clamped, _terms, evaluate_partition
+from .dask_engine import Evaluation, clamped_values, evaluate_partition, plan_terms
 from .planner import Plan
 
-__all__ = ["FILE", "ROW", "SparkDatasets", "check_files", "file_starts", "read_files"]
+__all__ = ["FILE", "ROW", "SparkDatasets", "check_files", "file_starts", "read_files", "spark_session"]
 
 #: The columns that carry each row's file and position in it.
 FILE, ROW = "__pn_file", "__pn_row"
 
 
-def _session(master: str) -> tuple[Any, bool]:
+def spark_session(master: str) -> tuple[Any, bool]:
     """The process's Spark session — the one already running, untouched, or a new one on ``master`` — and whether
     this call started it."""
     sql = require("pyspark.sql", feature="Spark datasets")
@@ -99,7 +99,7 @@ def check_files(spec: DatasetSpec) -> int:
     from .datafiles import DataImportError
 
     assert spec.source is not None and spec.master is not None
-    spark, _ = _session(spec.master)
+    spark, _ = spark_session(spec.master)
     try:
         raw = spark.read.parquet(str(spec.source))
     except Exception as exc:  # a missing location, files that are not Parquet
@@ -169,7 +169,7 @@ def _noiser(column: str, low: float, high: float, law: bytes, keys: dict[int, tu
         records = np.fromiter((starts[f] for f in files), dtype=np.int64, count=len(files)) + rows
         order = np.argsort(records, kind="stable")
         records = records[order]
-        values = _clamped(table.column(column).to_pandas(), low, high)[order]
+        values = clamped_values(table.column(column).to_pandas(), low, high)[order]
         noise = unpack(law)
         rng = partition_generator(np.array(keys[partition], dtype=np.uint64))
         if not noise.shape:  # a scalar noise is drawn per record
@@ -196,7 +196,7 @@ class SparkDatasets:
         self.specs = {n: s for n, s in config.datasets.items() if s.engine == "spark"}
         masters = {s.master for s in self.specs.values()}
         assert len(masters) == 1, "one master for every Spark dataset (checked with the configuration)"
-        self.spark, self._started = _session(next(iter(masters)) or "local[2]")
+        self.spark, self._started = spark_session(next(iter(masters)) or "local[2]")
         self.frames: dict[str, Any] = {}
         self.starts: dict[str, dict[str, int]] = {}
         try:
@@ -221,7 +221,7 @@ class SparkDatasets:
         job = Evaluation(
             {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
             tuple(plan.query.where),
-            _terms(plan),
+            plan_terms(plan),
         )
         names = list(spec.columns)
         table = self.frames[spec.name].mapInArrow(_evaluator(pack(job), names), "sums array<double>").toArrow()

@@ -64,13 +64,13 @@ def _dask_records(conn: Connection, spec: DatasetSpec, *, check: bool) -> int:
 
 def _spark_records(conn: Connection, spec: DatasetSpec, *, check: bool) -> int:
     """The records of a Spark dataset: every value checked when it is new (or ``check``), else counted."""
-    from .spark_engine import _session, check_files, file_starts, read_files
+    from .spark_engine import check_files, file_starts, read_files, spark_session
 
     known = conn.execute(select(db.datasets.c.name).where(db.datasets.c.name == spec.name)).first() is not None
     if check or not known:
         return check_files(spec)
     assert spec.master is not None
-    return file_starts(read_files(_session(spec.master)[0], spec))[""]
+    return file_starts(read_files(spark_session(spec.master)[0], spec))[""]
 
 
 def _count(conn: Connection, table: str) -> int:

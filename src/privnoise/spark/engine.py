@@ -19,16 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import InvalidParameterError
+from .types import spark_type
 
 __all__ = ["SPARK", "SparkEngine"]
-
-
-def _spark_type(data: Any) -> str | None:
-    """"DataFrame" or "Column" for Spark's (classic or Connect) DataFrames and columns, else None."""
-    module, name = type(data).__module__, type(data).__name__
-    if module.startswith("pyspark.sql") and name in ("DataFrame", "Column"):
-        return name
-    return None
 
 
 @dataclass(frozen=True)
@@ -39,10 +32,10 @@ class SparkEngine:
     name: str = "spark"
 
     def accepts(self, data: Any) -> bool:
-        return _spark_type(data) is not None
+        return spark_type(data) is not None
 
     def backend(self, data: Any) -> Any:
-        if _spark_type(data) != "DataFrame":
+        if spark_type(data) != "DataFrame":
             raise InvalidParameterError(
                 "`data` of `Session` must be a Spark DataFrame (a column is not data: "
                 "pass the DataFrame and name the column in the query)."

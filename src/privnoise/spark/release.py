@@ -60,6 +60,7 @@ from ..scale.publish import Published, check_directory, write_manifest
 from ..scale.release import PartitionJob, partial_sums, release_partition
 from ..scale.shipping import pack
 from ..scale.streams import partition_keys
+from .types import spark_type
 
 __all__ = ["SCHEMAS", "SparkJob", "count_partitions", "noised", "one_column", "partition_task", "release_on_spark",
            "spark_job"]
@@ -78,9 +79,7 @@ SCHEMAS = {
 
 def one_column(data: Any) -> Any:
     """``data`` as a one-column Spark DataFrame of numbers (refused otherwise, before any job runs)."""
-    from .engine import _spark_type
-
-    kind = _spark_type(data)
+    kind = spark_type(data)
     if kind == "Column":
         raise InvalidParameterError(
             f"`data` of `{_OWNER}` must be a one-column Spark DataFrame, not a column: frame.select('kwh')."

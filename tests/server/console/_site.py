@@ -86,13 +86,14 @@ def launch_chromium() -> Iterator[Any]:
 @contextlib.contextmanager
 def demo_site(tmp_path: Path, database_url: str, *, console: str = "") -> Iterator[Site]:
     """The demo's owner.toml and data on ``database_url`` ("sqlite" or a PostgreSQL server), served."""
-    from privnoise._cli.demo import DAYS, OWNER_TOML, _write_households
+    from privnoise._cli.demo import DAYS
+    from privnoise._cli.demo_setup import OWNER_TOML, write_households
     from privnoise.sample_data import smart_meter_data
     from privnoise.server import store
     from privnoise.server.config import load_config
 
     tmp_path.mkdir(parents=True, exist_ok=True)
-    _write_households(smart_meter_data(200, DAYS, rng=2024), tmp_path / "households.csv")
+    write_households(smart_meter_data(200, DAYS, rng=2024), tmp_path / "households.csv")
     database = "sqlite" if database_url == "sqlite" else _fresh_postgres_database(database_url)
     text = OWNER_TOML.replace('database = "sqlite"', f'database = "{database}"') + console
     path = tmp_path / "owner.toml"

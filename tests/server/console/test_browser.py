@@ -23,7 +23,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("jinja2")
 
-from privnoise._cli.demo import ANALYST_EPSILON, ANALYST_FISHER_FLOOR, QUERIES  # noqa: E402
+from privnoise._cli.demo import QUERIES  # noqa: E402
+from privnoise._cli.demo_setup import ANALYST_EPSILON, ANALYST_FISHER_FLOOR  # noqa: E402
 from privnoise.server.querylang import ARGUMENTS, parse_query  # noqa: E402
 from tests.server.console._site import Inspector, Site, api, sign_in  # noqa: E402
 
