@@ -44,7 +44,8 @@ from .publish import check_directory, publish_partition, write_manifest
 from .shipping import pack, unpack
 from .streams import partition_generator, partition_keys
 
-__all__ = ["PartitionJob", "PartitionedData", "partial_sums", "partition_values", "partitions_of", "release_on_dask", "release_partition"]
+__all__ = ["PartitionJob", "PartitionedData", "checked_release", "partial_sums", "partition_values", "partitions_of",
+           "release_on_dask", "release_partition"]
 
 _OWNER = "release"
 
@@ -187,29 +188,40 @@ def partial_sums(part: Any, partition: int, start: int, rows: int, packed: bytes
         return np.asarray(job.operator.apply_columns(values, start), dtype=float), clamped
 
 
-def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNGLike, out_of_bounds: str,
-                    harden: bool, delta: float | None, out: Any) -> Release:
-    """The release of ``query`` on Dask ``data`` (parameters validated by :func:`privnoise.release`)."""
-    dask = require("dask", feature="releases of Dask data")
-    generator = default_rng(rng)
+def checked_release(query: Query, mechanism: NoiseDesign, out: Any, where: str,
+                    remedy: str) -> tuple[bool, Path | None]:
+    """The checks of a release on distributed data (``where``: "Dask data", "Spark data"), before any data is read:
+    the noise is data-independent; the query is record-level (each record's value noised where it lies) or its
+    partial sums can be added up; ``out`` only for a record-level release. Returns (record-level, the checked
+    output directory or None); ``remedy`` says how to bring the data into memory instead."""
     if not isinstance(mechanism, Noise):
         raise InvalidParameterError(
             f"`mechanism` of `{_OWNER}`: a data-dependent {type(mechanism).__name__} needs every record in one place; "
-            "compute the Dask data first (data.compute()) if it fits in memory."
+            f"{remedy}."
         )
     operator = getattr(query, "operator", None)
     record_level = operator is not None and operator.record_scale(0, 1) is not None and mechanism.marginal(0, 1) is not None
     if not record_level and (operator is None or query.m > ACCUMULATE_LIMIT):
         raise InvalidParameterError(
-            f"`query` of `{_OWNER}`: `{query.name}` needs every record in one place on Dask data (a nonlinear query, "
-            "correlated noise or many outputs); compute the Dask data first (data.compute()) if it fits in memory."
+            f"`query` of `{_OWNER}`: `{query.name}` needs every record in one place on {where} (a nonlinear query, "
+            f"correlated noise or many outputs); {remedy}."
         )
     if out is not None and not record_level:
         raise InvalidParameterError(
-            f"`out` of `{_OWNER}` on Dask data is for record-level releases (a directory of partitions); the value of "
+            f"`out` of `{_OWNER}` on {where} is for record-level releases (a directory of partitions); the value of "
             f"`{query.name}` is returned."
         )
-    directory = None if out is None else check_directory(out, _OWNER)
+    return record_level, None if out is None else check_directory(out, _OWNER)
+
+
+def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNGLike, out_of_bounds: str,
+                    harden: bool, delta: float | None, out: Any) -> Release:
+    """The release of ``query`` on Dask ``data`` (parameters validated by :func:`privnoise.release`)."""
+    dask = require("dask", feature="releases of Dask data")
+    generator = default_rng(rng)
+    record_level, directory = checked_release(query, mechanism, out, "Dask data",
+                                              "compute the Dask data first (data.compute()) if it fits in memory")
+    operator = getattr(query, "operator", None)  # record-level or summable: checked above
     data_parts = partitions_of(data)
     if data_parts.records != query.n:
         raise DimensionError(

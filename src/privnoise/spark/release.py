@@ -52,12 +52,12 @@ from numpy.typing import NDArray
 
 from .._optional import require
 from ..exceptions import DimensionError, InvalidParameterError
-from ..mechanisms import Mechanism, Noise, NoiseDesign
+from ..mechanisms import Mechanism, NoiseDesign
 from ..queries import Query
 from ..random import RNGLike, default_rng
-from ..release import ACCUMULATE_LIMIT, Release, accumulate, output_grid
-from ..scale.publish import Published, check_directory, write_manifest
-from ..scale.release import PartitionJob, partial_sums, release_partition
+from ..release import Release, accumulate, output_grid
+from ..scale.publish import Published, write_manifest
+from ..scale.release import PartitionJob, checked_release, partial_sums, release_partition
 from ..scale.shipping import pack
 from ..scale.streams import partition_keys
 from .types import spark_type
@@ -243,24 +243,9 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
     require("pyarrow", feature="releases of Spark data")
     generator = default_rng(rng)
     frame = one_column(data)
-    if not isinstance(mechanism, Noise):
-        raise InvalidParameterError(
-            f"`mechanism` of `{_OWNER}`: a data-dependent {type(mechanism).__name__} needs every record in one place; "
-            "bring the column into memory (frame.toPandas()) if it fits."
-        )
-    operator = getattr(query, "operator", None)
-    record_level = operator is not None and operator.record_scale(0, 1) is not None and mechanism.marginal(0, 1) is not None
-    if not record_level and (operator is None or query.m > ACCUMULATE_LIMIT):
-        raise InvalidParameterError(
-            f"`query` of `{_OWNER}`: `{query.name}` needs every record in one place on Spark data (a nonlinear "
-            "query, correlated noise or many outputs); bring the column into memory (frame.toPandas()) if it fits."
-        )
-    if out is not None and not record_level:
-        raise InvalidParameterError(
-            f"`out` of `{_OWNER}` on Spark data is for record-level releases (a directory of partitions); the value "
-            f"of `{query.name}` is returned."
-        )
-    directory = None if out is None else check_directory(out, _OWNER)
+    record_level, directory = checked_release(query, mechanism, out, "Spark data",
+                                              "bring the column into memory (frame.toPandas()) if it fits")
+    operator = getattr(query, "operator", None)  # record-level or summable: checked above
     k, reach = output_grid(mechanism, query, harden)
     grid = 0.0 if k is None or not isinstance(mechanism, Mechanism) else math.ldexp(1.0, k)
     guarantee = mechanism.guarantee_for(query, None, delta=delta, grid=grid)
