@@ -41,8 +41,9 @@ Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 # The names below load their module on first use (PEP 562), so that a program that needs one accountant does not
 # import the audit, the linear programs and scipy's statistics with it (the command line starts in a fraction of
@@ -170,17 +171,7 @@ if TYPE_CHECKING:
 
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "FAMILIES",

@@ -8,8 +8,9 @@ is read. The Session (:meth:`privnoise.Session.sql`), the command line (``privno
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 # Names load their module on first use (PEP 562): reading the statement's structure does not import sqlglot.
 _EXPORTS: dict[str, str] = {
@@ -41,17 +42,7 @@ else:
     from .statement import SqlError
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 
 __all__ = [
