@@ -96,7 +96,7 @@ def test_out_of_bounds_policy():
     with pytest.raises(InvalidParameterError, match="outside the declared bounds"):
         pn.release([0.5, 3.0, 0.2], q, mech, rng=0)
     rel = pn.release([0.5, 3.0, 0.2], q, mech, rng=0, out_of_bounds="clamp")
-    assert rel.clamped == 1
+    assert rel.clamped_records == 1
     clamped_mean = (0.5 + 1.0 + 0.2) / 3
     assert clamped_mean <= rel.value <= clamped_mean + 0.01
 

@@ -267,7 +267,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"exceptions", "_validation", "_optional", "_version", "_lazy", "random", "snapping", "core", "io"}),
     frozenset({"linalg"}),
     frozenset({"queries", "sql"}),
-    frozenset({"guarantees"}),
+    frozenset({"guarantees", "results"}),
     frozenset({"mechanisms"}),
     frozenset({"dp"}),
     frozenset({"fisher"}),

@@ -66,7 +66,7 @@ def test_record_noise_is_laplace_of_the_stated_scale_and_independent_across_part
     q, mech = _identity()
     rel = pn.release(series, q, mech)
     assert rel.guarantee.epsilon == pytest.approx(EPSILON, rel=1e-3)
-    assert rel.value.shape == (N,) and rel.clamped == 0
+    assert rel.value.shape == (N,) and rel.clamped_records == 0
     noise = rel.value - records
     _laplace_check(noise, assert_ks)
     blocks = noise.reshape(PARTS, -1)
@@ -94,7 +94,7 @@ def test_out_of_bounds_records_are_clamped_and_counted(records) -> None:
     spoiled[[3, 25_000, 99_999]] = [-4.0, 75.0, 1e9]
     q, mech = _identity()
     rel = pn.release(dd.from_pandas(pd.Series(spoiled), npartitions=PARTS), q, mech, out_of_bounds="clamp")
-    assert rel.clamped == 3
+    assert rel.clamped_records == 3
     clamped = np.clip(spoiled, 0.0, BOUND)
     assert np.max(np.abs(rel.value - clamped)) < 40 * SCALE  # P(|Laplace| > 40b) = e^-40 per record
 
@@ -153,7 +153,7 @@ def test_partial_sums_count_the_clamped_records(records) -> None:
     q = pn.queries.mean(N, bounds=(0, BOUND))
     noise = pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity("l1"))
     rel = pn.release(dd.from_pandas(pd.Series(spoiled), npartitions=PARTS), q, noise, out_of_bounds="clamp", rng=1)
-    assert rel.clamped == 2
+    assert rel.clamped_records == 2
     assert rel.value == pytest.approx(pn.release(np.clip(spoiled, 0, BOUND), q, noise, rng=1).value, rel=1e-13)
 
 
@@ -303,7 +303,7 @@ def _same_statement(on_dask, in_memory) -> None:
     assert on_dask.guarantee.as_dict() == in_memory.guarantee.as_dict()
     assert on_dask.grid == in_memory.grid > 0.0
     assert on_dask.query == in_memory.query and on_dask.mechanism == in_memory.mechanism
-    assert on_dask.clamped == in_memory.clamped
+    assert on_dask.clamped_records == in_memory.clamped_records
 
 
 def test_every_path_states_the_in_memory_guarantee_grid_and_descriptions(records, tmp_path: Path) -> None:
@@ -369,9 +369,9 @@ def test_one_column_frames_float_indexes_and_bad_records(records) -> None:
         with pytest.raises(InvalidParameterError, match="outside the declared bounds"):
             pn.release(dd.from_pandas(pd.Series(outside), npartitions=PARTS), query, noise)
     empty = da.from_array(records, chunks=((0, 50_000, 0, 50_000),))
-    assert pn.release(empty, q, mech, out_of_bounds="clamp").clamped == 0
+    assert pn.release(empty, q, mech, out_of_bounds="clamp").clamped_records == 0
     assert pn.release(empty, mean, pn.dp.laplace_for_epsilon(1.0, sensitivity=mean.sensitivity("l1")),
-                      out_of_bounds="clamp").clamped == 0
+                      out_of_bounds="clamp").clamped_records == 0
     variance = pn.queries.variance(N, bounds=(0, BOUND))
     with pytest.raises(InvalidParameterError, match="every record in one place"):
         pn.release(series, variance, pn.dp.laplace_for_epsilon(1.0, sensitivity=variance.sensitivity("l1")))

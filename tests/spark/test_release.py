@@ -75,7 +75,7 @@ def test_identity_release_states_the_in_memory_guarantee_and_grid(kwh) -> None:
         on_spark, in_memory = pn.release(frame, q, mech), pn.release(x, q, mech)
         assert on_spark.guarantee.as_dict() == in_memory.guarantee.as_dict()
         assert on_spark.grid == in_memory.grid and on_spark.mechanism == in_memory.mechanism
-        assert on_spark.query == in_memory.query and on_spark.clamped == 0
+        assert on_spark.query == in_memory.query and on_spark.clamped_records == 0
         assert on_spark.value.shape == (N,)
         assert np.all(on_spark.value / on_spark.grid == np.rint(on_spark.value / on_spark.grid))  # hardened
     scaled = pn.queries.identity(N, bounds=(0, 60), scale=2.0)
@@ -204,7 +204,7 @@ def test_bad_input_is_refused(spark, kwh, tmp_path: Path) -> None:
         pn.release(frame, short, pn.fisher.optimal_noise(short, quality_budget=N))
     with pytest.raises(InvalidParameterError, match="outside the declared bounds"):
         pn.release(frame, pn.queries.identity(N, bounds=(0, 30)), mech)
-    assert pn.release(frame, pn.queries.identity(N, bounds=(0, 30)), mech, out_of_bounds="clamp").clamped > 0
+    assert pn.release(frame, pn.queries.identity(N, bounds=(0, 30)), mech, out_of_bounds="clamp").clamped_records > 0
     holes = spark.createDataFrame([(1.0,), (None,), (float("nan"),)], "x double")
     three = pn.queries.identity(3, bounds=(0, 2))
     with pytest.raises(InvalidParameterError, match="only finite numbers"):

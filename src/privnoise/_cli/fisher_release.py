@@ -90,7 +90,7 @@ def fisher_release(
     if clamp:  # the count depends on the data: it goes to the owner on stderr, never into the release
         log.info(
             "owner note: %d record(s) clamped to the declared bounds (not part of the release)",
-            result.clamped,
+            result.clamped_records,
         )
     if as_json:
         from .budget import state_payload

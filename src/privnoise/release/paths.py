@@ -30,6 +30,7 @@ from ..io import Source, open_writer
 from ..mechanisms import Mechanism, Noise, NoiseDesign
 from ..queries import Query
 from ..snapping import MAX_GRID_UNITS, exact_exponent
+from .accuracy import direct_interval
 from .reading import BLOCK, BlockReader, OutOfBounds
 from .result import Release
 
@@ -91,16 +92,20 @@ class ReleasePlan:
         return k, reach, self.design.guarantee_for(self.query, x, delta=self.delta, grid=grid)
 
     def _result(
-        self, value: Any, guarantee: Guarantee, reader: BlockReader, k: int | None, output: str | None = None
+        self, value: Any, guarantee: Guarantee, reader: BlockReader, k: int | None, noise: Any,
+        output: str | None = None,
     ) -> Release:
         grid = 0.0 if k is None else math.ldexp(1.0, k)
         describe = self.query.describe(), self.design.describe()
-        return Release(value, guarantee, *describe, reader.clamped, grid, output)
+        interval = None if self.design.output_range() is not None else direct_interval(noise, value, grid)
+        return Release(value, guarantee, *describe, clamped_records=reader.clamped, grid=grid, output=output,
+                       interval=interval)
 
-    def _publish(self, value: NDArray[np.float64], guarantee: Guarantee, reader: BlockReader, k: int | None) -> Release:
+    def _publish(self, value: NDArray[np.float64], guarantee: Guarantee, reader: BlockReader, k: int | None,
+                 noise: Any) -> Release:
         """A release computed whole: returned, or written to ``path``."""
         if self.path is None:
-            return self._result(float(value) if value.ndim == 0 else value, guarantee, reader, k)
+            return self._result(float(value) if value.ndim == 0 else value, guarantee, reader, k, noise)
         writer = open_writer(self.path, int(value.size))
         try:
             for start in range(0, value.size, BLOCK):
@@ -109,7 +114,7 @@ class ReleasePlan:
         except BaseException:
             writer.abort()
             raise
-        return self._result(None, guarantee, reader, k, output)
+        return self._result(None, guarantee, reader, k, noise, output)
 
     def by_blocks(self, noise: Noise, operator: Any) -> Release:
         """Identity-like queries: every block of records gives the same block of outputs, with its own noise."""
@@ -135,7 +140,7 @@ class ReleasePlan:
             if writer is not None:
                 writer.abort()
             raise
-        return self._result(result, guarantee, reader, k, output)
+        return self._result(result, guarantee, reader, k, noise, output)
 
     def accumulated(self, noise: Noise, operator: Any) -> Release:
         """Linear queries with few outputs: Cx = Σ_blocks C[:, block] x[block], in one pass over the data."""
@@ -145,7 +150,7 @@ class ReleasePlan:
         total = accumulate((operator.apply_columns(block, start) for start, block in reader.blocks()), query)
         value = total.reshape(noise.shape)
         noisy = noise.add_to(value, rng=self.generator, harden=self.harden, grid_exponent=k)
-        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k)
+        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k, noise)
 
     def whole(self) -> Release:
         """Nonlinear queries, policies, correlated noise: read the whole database, then release."""
@@ -164,4 +169,4 @@ class ReleasePlan:
             noisy = np.clip(noisy, np.ceil(box[0] / lattice) * lattice, np.floor(box[1] / lattice) * lattice)
         if not np.all(np.isfinite(noisy)):  # defensive: a release never contains NaN or inf
             raise InvalidParameterError("the release would not be finite; check the query's scale.")
-        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k)
+        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k, law)

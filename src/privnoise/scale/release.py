@@ -40,6 +40,7 @@ from ..mechanisms import Mechanism, Noise, NoiseDesign
 from ..queries import Query
 from ..random import RNGLike, default_rng
 from ..release import ACCUMULATE_LIMIT, Release, accumulate, check_block, output_grid
+from ..release.accuracy import direct_interval
 from .publish import check_directory, publish_partition, write_manifest
 from .shipping import pack, unpack
 from .streams import partition_generator, partition_keys
@@ -244,8 +245,10 @@ def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNG
         noisy = np.asarray(mechanism.add_to(total.reshape(mechanism.shape), rng=generator, harden=harden,
                                             grid_exponent=k)).reshape(query.output_shape)
         value: Any = float(noisy) if noisy.ndim == 0 else noisy
-        return Release(value, guarantee, query.describe(), mechanism.describe(), sum(c for _, c in results),
-                       0.0 if k is None else math.ldexp(1.0, k))
+        grid_out = 0.0 if k is None else math.ldexp(1.0, k)
+        return Release(value, guarantee, query.describe(), mechanism.describe(),
+                       clamped_records=sum(c for _, c in results), grid=grid_out,
+                       interval=direct_interval(mechanism, value, grid_out))
     keys = partition_keys(generator, len(ranges))
     tasks = [dask.delayed(release_partition, pure=False)(part, i, start, rows, keys[i], packed,
                                                           dask_key_name=f"privnoise-release-{token}-{i}")
@@ -255,8 +258,10 @@ def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNG
     grid_out = 0.0 if k is None else math.ldexp(1.0, k)
     if directory is None:
         value = np.concatenate([block for block, _ in results]) if results else np.empty(0)
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped, grid_out)
-    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped, grid_out, str(directory))
+        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
+                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
+    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
+                   grid=grid_out, output=str(directory))
     write_manifest(directory, [published for published, _ in results], {**made.as_dict(), "records": query.n})
     return made
 

@@ -2,7 +2,7 @@
 at :data:`LEVEL`, from the law of the noise, through the library's accuracy code
 (:mod:`privnoise.analysis.accuracy`, :mod:`privnoise.analysis.plans`).
 
-It describes the **noise only** (:data:`~privnoise.analysis.estimate.NOISE_ONLY`): with the stated probability over
+It describes the **noise only** (:data:`~privnoise.results.NOISE_ONLY`): with the stated probability over
 the noise, the interval covers the exact answer on the stored (clamped) records that the noise was added to. It
 says nothing of sampling error, nor of what clamping removed.
 
@@ -33,12 +33,12 @@ from typing import Any
 import numpy as np
 
 from ..analysis.accuracy import NoiseLaw, ratio_interval, variance_interval
-from ..analysis.estimate import NOISE_ONLY, RANK
 from ..analysis.plans import rank_radius, vector_interval
 from ..dp.hardening import HardenedMechanism
 from ..dp.profile import NoProfile, profile_of
 from ..exceptions import InvalidParameterError
 from ..mechanisms.error_laws import ErrorLaw
+from ..results import NOISE_ONLY, RANK
 
 __all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]
 

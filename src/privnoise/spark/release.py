@@ -56,6 +56,7 @@ from ..mechanisms import Mechanism, NoiseDesign
 from ..queries import Query
 from ..random import RNGLike, default_rng
 from ..release import Release, accumulate, output_grid
+from ..release.accuracy import direct_interval
 from ..scale.publish import Published, write_manifest
 from ..scale.release import PartitionJob, checked_release, partial_sums, release_partition
 from ..scale.shipping import pack
@@ -264,7 +265,8 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
                                             grid_exponent=k)).reshape(query.output_shape)
         value: Any = float(noisy) if noisy.ndim == 0 else noisy
         clamped = int(sum(table.column("clamped").to_pylist()))
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped, grid_out)
+        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
+                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
     table = _collect(noised(frame, job))
     clamped = int(np.asarray(table.column("clamped")).sum()) if table.num_rows else 0
     if directory is None:
@@ -273,11 +275,13 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
         found, counts = np.unique(partition, return_counts=True)
         _once([int(p) for p in found], rows, [int(c) for c in counts])
         value = np.asarray(table.column("value"), dtype=np.float64)[order]
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped, grid_out)
+        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
+                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
     published = [Published(int(p), f, int(first), int(n), sha, bool(here)) for p, f, first, n, sha, here in zip(
         *(table.column(c).to_pylist() for c in ("partition", "file", "first_record", "rows", "sha256",
                                                    "published_here")), strict=True)]
     _once([p.partition for p in published], rows, [p.rows for p in published])
-    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped, grid_out, str(directory))
+    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
+                   grid=grid_out, output=str(directory))
     write_manifest(Path(directory), published, {**made.as_dict(), "records": query.n})
     return made
