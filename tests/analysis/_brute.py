@@ -115,3 +115,34 @@ def score_sensitivity(values: np.ndarray, q: float, grid: np.ndarray, k: int) ->
             changed = quantile_scores(np.concatenate([values, extra]), q, grid)
             best = max(best, float(np.max(np.abs(changed - base))))
     return best
+
+
+# -- one row replaced (a session with neighbours="replaced", the query server's neighbours) ----------------------
+def replaced_sensitivity(aggregate: Callable[[Sequence[Row]], Any], values: Sequence[float], cells: int = 1,
+                         norm: int = 1) -> float:
+    """max ‖aggregate(after) − aggregate(before)‖ over one row added, removed, or replaced by any other row."""
+    rows = [(float(v), c) for v in values for c in range(cells)]
+    changes = [aggregate([r]) for r in rows]  # added or removed
+    changes += [np.asarray(aggregate([b]), dtype=float) - np.asarray(aggregate([a]), dtype=float)
+                for a in rows for b in rows]  # replaced
+    best = 0.0
+    for change in changes:
+        vector = np.atleast_1d(np.asarray(change, dtype=float))
+        best = max(best, float(np.abs(vector).sum() if norm == 1 else np.sqrt((vector**2).sum())))
+    return best
+
+
+def replaced_score_sensitivity(values: np.ndarray, q: float, grid: np.ndarray) -> float:
+    """The largest change of any candidate's score when one row of ``values`` is replaced by any grid point, or one
+    row is added or removed."""
+    base = quantile_scores(values, q, grid)
+    best = 0.0
+    for i in range(values.size):
+        best = max(best, float(np.max(np.abs(quantile_scores(np.delete(values, i), q, grid) - base))))
+        for g in grid:
+            changed = values.copy()
+            changed[i] = g
+            best = max(best, float(np.max(np.abs(quantile_scores(changed, q, grid) - base))))
+    for g in grid:
+        best = max(best, float(np.max(np.abs(quantile_scores(np.append(values, g), q, grid) - base))))
+    return best

@@ -17,13 +17,36 @@ from typing import Any
 import numpy as np
 
 from .._validation import describe
-from ..core import Bounds
+from ..core import Adjacency, Bounds, RecordReplaced, UnitAddedOrRemoved
 from ..engines import engine_for
 from ..exceptions import InvalidParameterError
 from .backend import Backend, InMemoryBackend
 from .table import Table
 
-__all__ = ["backend_for", "bounds_of", "categories", "edges", "levels"]
+__all__ = ["NEIGHBOURS", "backend_for", "bounds_of", "categories", "edges", "levels", "neighbours_of"]
+
+#: The neighbours a session may be stated for.
+NEIGHBOURS = ("added-or-removed", "replaced")
+
+
+def neighbours_of(neighbours: Any, privacy_unit: str | None, max_contributions: int) -> Adjacency:
+    """The adjacency of a session: a unit (or row) of at most k rows added or removed, or a row replaced.
+
+    >>> neighbours_of("replaced", None, 1).describe()
+    'one record added, removed or replaced'
+    """
+    if not isinstance(neighbours, str) or neighbours not in NEIGHBOURS:
+        raise InvalidParameterError(
+            f"`neighbours` of `Session` must be one of {', '.join(repr(n) for n in NEIGHBOURS)}; got {describe(neighbours)}."
+        )
+    if neighbours == "added-or-removed":
+        return UnitAddedOrRemoved(max_contributions)
+    if privacy_unit is not None:
+        raise InvalidParameterError(
+            "`neighbours` of `Session` may be 'replaced' only for rows (without `privacy_unit`): a unit's rows are "
+            "added or removed together."
+        )
+    return RecordReplaced()
 
 
 def backend_for(data: Any) -> Backend:

@@ -26,7 +26,7 @@ from .arguments import edges, levels
 from .dry_run import DryRun, NoiseRadius, RankRadius
 from .estimate import RANK, Estimate
 from .plans import rank_radius, split, vector_interval
-from .quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
+from .quantiles import grid_steps, quantile_blocks, sample_quantile
 from .steps import SessionSteps
 
 if TYPE_CHECKING:
@@ -56,7 +56,6 @@ class DistributionQueries(SessionSteps):
         if (bins is None) == (categories is None):
             raise InvalidParameterError("`histogram` needs exactly one of `bins` (edges) and `categories`.")
         plan = self._plan("histogram", epsilon, rho)
-        k = self.max_contributions
         if bins is not None:
             name = self._value_column(column, "histogram", dry_run)
             found = edges(bins)
@@ -68,7 +67,7 @@ class DistributionQueries(SessionSteps):
             request = self._request("categories", name, categories=cats)
             keys = list(cats)
         component = plan.add("cells", self._neighbours.cells(1.0, 1.0, plan.norm), plan.price, integer=True,
-                             vector=True, unit_cells=k > 1, discrete=True)
+                             vector=True, unit_cells=self._neighbours.several_cells, discrete=True)
         if dry_run:
             return self._dry_run(plan, {"column": name, "bins": keys}, NoiseRadius(component.law, "rows per cell"))
         aggregates = self._run(plan, request)
@@ -104,13 +103,13 @@ class DistributionQueries(SessionSteps):
         scalar = isinstance(q, int | float)
         query = {"column": name, "q": found, "bounds": [b.low, b.high], "grid": step, "epsilon_each": eps}
         if dry_run:  # every grid point is a candidate: the radius needs no data
-            radii = [rank_radius(eps, score_sensitivity(v, self.max_contributions), high - low + 1) for v in found]
+            radii = [rank_radius(eps, self._neighbours.quantile_score(v), high - low + 1) for v in found]
         else:
             aggregates = self._run(plan, self._request("grid", name, b, grid=(step, low, high)))
             values, radii = [], []
             for level in found:
                 blocks = quantile_blocks(aggregates.grid_points, aggregates.grid_counts, level, low, high, step)
-                sensitivity = score_sensitivity(level, self.max_contributions)
+                sensitivity = self._neighbours.quantile_score(level)
                 values.append(sample_quantile(blocks, eps, sensitivity, None, self._generator))
                 radii.append(rank_radius(eps, sensitivity, blocks.candidates))
 
@@ -142,13 +141,14 @@ class DistributionQueries(SessionSteps):
         eps = plan.family.selection_epsilon(plan.price, bounded_range=bounded)
         for _ in range(chosen):
             plan.selection(eps / chosen, bounded_range=bounded)
-        radius = rank_radius(eps / chosen, float(self.max_contributions), len(cats), monotone=True)
+        per_count, monotone = self._neighbours.count(), self._neighbours.monotone_counts
+        radius = rank_radius(eps / chosen, per_count, len(cats), monotone=monotone)
         query = {"column": name, "k": chosen, "method": method}
         if dry_run:
             return self._dry_run(plan, query, RankRadius(radius))
         aggregates = self._run(plan, self._request("categories", name, categories=cats))
-        order = report_noisy_max(aggregates.cells[0], eps, sensitivity=float(self.max_contributions), k=chosen,
-                                 monotone=True, method=method, rng=self._generator)  # type: ignore[arg-type]
+        order = report_noisy_max(aggregates.cells[0], eps, sensitivity=per_count, k=chosen,
+                                 monotone=monotone, method=method, rng=self._generator)  # type: ignore[arg-type]
         selected = [cats[int(i)] for i in order]
         return self._estimate(plan, selected, query, radius=radius, keys=selected,
                               meaning=_TOP)

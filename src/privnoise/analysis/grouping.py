@@ -223,18 +223,18 @@ class GroupQueries(SessionSteps):
         name = None if column is None else self._value_column(column, label, dry_run)
         b = None if bounds is None else self._bounds(bounds, label)
         plan = self._plan(label, epsilon, rho)
-        k = self.max_contributions
         unknown = keys is None
         share = split(plan.price, parts)
         count, threshold = None, None
         if label != "group sum" or unknown:
-            count, threshold = group_plan(plan, unknown_keys=unknown, delta=delta, count_share=share, k=k,
+            count, threshold = group_plan(plan, unknown_keys=unknown, delta=delta, count_share=share,
+                                          neighbours=self._neighbours,
                                           integer=label == "group count" or unknown)
         total = None
         if b is not None:
             low, high = (-b.half, b.half) if label == "group mean" else (b.low, b.high)
             sensitivity = self._neighbours.cells(low, high, plan.norm)
-            total = plan.add("sum", sensitivity, share, vector=True, unit_cells=k > 1)
+            total = plan.add("sum", sensitivity, share, vector=True, unit_cells=self._neighbours.several_cells)
         several = not isinstance(key, str)
         query: dict[str, Any] = {"key": list(key) if several else key, "column": name,
                                  "keys": "declared" if not unknown else "selected", "threshold": threshold,

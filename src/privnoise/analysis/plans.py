@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..core import Bounds
-from ..core.adjacency import Norm
+from ..core.adjacency import Adjacency, Norm, UnitAddedOrRemoved
 from ..dp.events import PrivacyEvent, PureEvent, SelectionEvent
 from ..dp.families import NoiseFamily
 from ..dp.profile import profile_of
@@ -95,17 +95,27 @@ class Plan:
                     gaussian=self.gaussian and not self.delta)
 
 
-def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: Fraction, k: int,
+def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: Fraction, neighbours: Adjacency,
                integer: bool) -> tuple[Component, int | None]:
     """The count component of a group-by and, with unknown keys, the partition-selection threshold.
+
+    Declared keys: the counts' sensitivity is that of a vector of cells under ``neighbours`` (k for a unit of k
+    rows; 2 in ℓ1, √2 in ℓ2 for a record replaced). Keys drawn from the data: the threshold rules are stated for
+    units added or removed, so a session whose rows may be replaced must declare its keys.
 
     Families of ε: the count noise uses ε₀ = ε_count − log(1/(1 − δ)) (:func:`~privnoise.dp.partition.pure_budget_share`)
     so that the query is (ε, δ)-DP; families of ρ: the release is δ-approximate ρ-zCDP. A family without a
     threshold rule cannot select keys: the keys must be declared.
     """
     if not unknown_keys:
-        return plan.add("count", float(k), count_share, integer=integer, vector=True, unit_cells=k > 1,
-                        discrete=integer), None
+        return plan.add("count", neighbours.cells(1.0, 1.0, plan.norm), count_share, integer=integer, vector=True,
+                        unit_cells=neighbours.several_cells, discrete=integer), None
+    if not isinstance(neighbours, UnitAddedOrRemoved):
+        raise InvalidParameterError(
+            f"{plan.label} with keys drawn from the data selects them by a noisy count whose threshold is stated for "
+            f"rows added or removed; this session's neighbours are {neighbours.describe()}: declare the keys."
+        )
+    k = neighbours.k
     family = plan.family
     if family.threshold is None:
         raise InvalidParameterError(

@@ -34,13 +34,13 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .._validation import check_positive_int, check_probability
-from ..core import UnitAddedOrRemoved
+from ..core import RecordReplaced
 from ..core.predicates import describe_filter
 from ..exceptions import ContributionCapWarning, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
 from ..io.missing import validate_missing
 from ..random import RNGLike, default_rng, derived_generator
-from .arguments import backend_for, bounds_of
+from .arguments import backend_for, bounds_of, neighbours_of
 from .backend import AggregateRequest, Aggregates, Backend
 from .conveniences import DerivedQueries
 from .distributions import DistributionQueries
@@ -83,6 +83,12 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
     noise : str, optional
         The noise family by its registered name (:mod:`privnoise.dp.families`), of the accountant's currency;
         default "laplace" for the accountants of ε, "gaussian" for those of ρ.
+    neighbours : {"added-or-removed", "replaced"}, default "added-or-removed"
+        Which databases are neighbours (:mod:`privnoise.core.adjacency`): one unit (or row) added or removed, or
+        — rows only, without ``privacy_unit`` — one row added, removed or replaced by another, the query server's
+        neighbours (bounded and unbounded differential privacy at once: a replaced row may leave one cell for
+        another, so cell counts have sensitivity 2 in ℓ1, √2 in ℓ2, and a quantile's score 1). Keys drawn from the
+        data need rows added or removed: a group-by of a "replaced" session declares its keys.
     missing : "error", "drop" or float, default "error"
         Missing values (null, None, NaN): refuse, drop the row, or impute the constant (clamped to the bounds
         like any value, so no sensitivity changes; a dropped row is simply not one of the unit's k rows).
@@ -101,13 +107,14 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         accountant: str | None = None,
         missing: Any = "error",
         noise: str | None = None,
+        neighbours: str = "added-or-removed",
         rng: RNGLike = None,
     ) -> None:
         check_probability(delta, "delta", _OWNER)
         self._ledger = Ledger(accountant or ("pure" if not delta else "approximate"), epsilon, delta, noise)
         self.max_contributions = check_positive_int(1 if max_contributions is None else max_contributions,
                                                     "max_contributions", _OWNER)
-        self._neighbours = UnitAddedOrRemoved(self.max_contributions)
+        self._neighbours = neighbours_of(neighbours, privacy_unit, self.max_contributions)
         self.missing = validate_missing(missing, _OWNER)
         self._generator = default_rng(rng)
         # The backend's randomness (the contribution order, drawn once: :mod:`privnoise.analysis.bounding`): a
@@ -144,6 +151,8 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
     # -- shared steps ----------------------------------------------------------------------------------------------
     @property
     def adjacency(self) -> str:
+        if isinstance(self._neighbours, RecordReplaced):
+            return "one row added, removed or replaced"
         if self.privacy_unit is None:
             return "one row added or removed"
         k = self.max_contributions

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..core import Bounds, UnitAddedOrRemoved
+    from ..core import Adjacency, Bounds
     from .backend import AggregateRequest, Aggregates, Backend
     from .dry_run import DryRun
     from .estimate import Estimate
@@ -25,7 +25,7 @@ class SessionSteps:
     max_contributions: int
     _backend: Backend
     _ledger: Ledger
-    _neighbours: UnitAddedOrRemoved
+    _neighbours: Adjacency
     _generator: np.random.Generator
 
     if TYPE_CHECKING:

@@ -12,7 +12,9 @@ adjacency                  scalar sum                         vector of cells (�
 :class:`UnitAddedOrRemoved`  k·M                              k·M / k·M
 =========================  =================================  ===============================================
 
-with M = max(|low|, |high|). One record replaced by another moves g from one value to another (high − low) in
+with M = max(|low|, |high|). The quantile score s(c) = |(1 − q)·#{x < c} − q·#{x > c}| moves by at most 1 when one
+record is replaced (it leaves one side of c for the other: (1 − q) + q) and by k·max(q, 1 − q) when a unit of k
+rows is added or removed. One record replaced by another moves g from one value to another (high − low) in
 the same cell, or takes M out of one cell and puts M into another (2M in ℓ1, √2·M in ℓ2); added or removed, it
 changes one cell by at most M. A unit added or removed brings or takes at most k rows, each changing its cell by
 at most M: k·M in ℓ1, and in ℓ2 at most k·M, reached when all k rows fall in one cell.
@@ -26,6 +28,8 @@ Examples
 (60.0, 120.0)
 >>> UnitAddedOrRemoved(3).sum(-1.0, 0.5), UnitAddedOrRemoved(3).count()
 (3.0, 3.0)
+>>> RecordReplaced().quantile_score(0.9), UnitAddedOrRemoved(3).quantile_score(0.9)
+(1.0, 2.7)
 """
 
 from __future__ import annotations
@@ -92,6 +96,20 @@ class Adjacency(ABC):
     def describe(self) -> str:
         """The neighbours in words (stated with every guarantee)."""
 
+    @abstractmethod
+    def quantile_score(self, q: float) -> float:
+        """Δ of the quantile score s(c) = |(1 − q)·#{x < c} − q·#{x > c}| at level ``q``."""
+
+    @property
+    @abstractmethod
+    def several_cells(self) -> bool:
+        """Whether one neighbour may change more than one cell of a vector of disjoint cells."""
+
+    @property
+    @abstractmethod
+    def monotone_counts(self) -> bool:
+        """Whether the counts of disjoint cells all move the same way between neighbours (none up, one down)."""
+
     def count(self) -> float:
         """Δ of a count of rows (g = 1)."""
         return self.sum(1.0, 1.0)
@@ -112,6 +130,17 @@ class RecordReplaced(Adjacency):
 
     def describe(self) -> str:
         return "one record added, removed or replaced"
+
+    def quantile_score(self, q: float) -> float:
+        return 1.0  # added or removed: max(q, 1 − q); replaced: one record from below c to above, (1 − q) + q
+
+    @property
+    def several_cells(self) -> bool:
+        return True  # replaced: out of one cell, into another
+
+    @property
+    def monotone_counts(self) -> bool:
+        return False  # replaced: one count down, another up
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +163,14 @@ class UnitAddedOrRemoved(Adjacency):
 
     def describe(self) -> str:
         return f"one unit added or removed (at most {self.k} rows used)"
+
+    def quantile_score(self, q: float) -> float:
+        return self.k * max(q, 1.0 - q)  # each of the k rows moves one of the two counts by one
+
+    @property
+    def several_cells(self) -> bool:
+        return self.k > 1
+
+    @property
+    def monotone_counts(self) -> bool:
+        return True  # rows only arrive (or only leave)
