@@ -152,7 +152,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
     @property
     def adjacency(self) -> str:
         if isinstance(self._neighbours, RecordReplaced):
-            return "one row added, removed or replaced"
+            return self._neighbours.describe()  # the query server's words: the same neighbours, stated alike
         if self.privacy_unit is None:
             return "one row added or removed"
         k = self.max_contributions
