@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -419,3 +420,32 @@ def test_every_library_mode_names_its_extra(monkeypatch):
             accountant_for(mode=mode)
     for mode in ("pure", "approximate"):
         accountant_for(mode=mode).record_epsilon(0.5)  # the exact modes need nothing
+
+
+def test_the_running_sums_equal_the_sums_of_the_charges_through_refusals_and_restores() -> None:
+    """The exact totals are kept as running sums; they must equal Σ count·ε_i, Σ count·δ_i recomputed here from the
+    recorded charges after refusals (not kept), restores to a checkpoint, and further charges."""
+    from fractions import Fraction as F
+
+    from privnoise.exceptions import BudgetExceededError
+
+    acc = accountant_for("approximate", epsilon_budget=5.0, delta_budget=1e-3)
+    rng = np.random.default_rng(3)
+
+    def recomputed() -> tuple[F, F]:
+        return (sum((c.count * c.epsilon for c in acc.charges), F(0)),
+                sum((c.count * c.delta for c in acc.charges), F(0)))
+
+    mark = None
+    for step in range(60):
+        eps, dl = float(rng.uniform(0.01, 0.3)), float(rng.choice([0.0, 1e-6]))
+        try:
+            acc.record_epsilon(eps, dl, count=int(rng.integers(1, 3)))
+        except BudgetExceededError:
+            assert (acc.total_epsilon, acc.total_delta) == recomputed()  # the refused charge is not counted
+        if step == 10:
+            mark = acc.checkpoint()
+        if step == 30:
+            acc.restore(mark)
+        assert (acc.total_epsilon, acc.total_delta) == recomputed()
+    assert acc.total_epsilon <= 5

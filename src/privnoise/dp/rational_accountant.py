@@ -80,21 +80,39 @@ class RationalAccountant(PrivacyAccountant):
     (Dwork, Rothblum & Vadhan 2010, Theorem III.3) in its heterogeneous form and reports the smaller value.
     """
 
-    __slots__ = ()
+    __slots__ = ("_running",)
     modes = ("pure", "approximate")
 
     def __init__(self, mode: AccountingMode = "approximate", **options: Any) -> None:
         super().__init__(mode, **options)
+        # (the charges summed, the last of them, Σ count·ε_i, Σ count·δ_i): a session of m releases adds each
+        # charge once, not m times (exact rational sums of binary fractions cost a gcd each).
+        self._running: tuple[int, Charge | None, Fraction, Fraction] = (0, None, Fraction(0), Fraction(0))
+
+    def _sums(self, charges: list[Charge]) -> tuple[Fraction, Fraction]:
+        """(Σ count·ε_i, Σ count·δ_i) over ``charges``, exactly: the running sums extended by the charges added since
+        (recomputed whole when the charges are no longer those summed: a checkpoint restored)."""
+        done, last, eps, dl = self._running
+        if done > len(charges) or (done and charges[done - 1] is not last):
+            done, eps, dl = 0, Fraction(0), Fraction(0)
+        for c in charges[done:]:
+            if c.epsilon is not None:
+                eps += c.count * c.epsilon
+            if c.delta is not None:
+                dl += c.count * c.delta
+        if charges:
+            self._running = (len(charges), charges[-1], eps, dl)
+        return eps, dl
 
     @property
     def total_epsilon(self) -> Fraction:
         """Σ count·ε_i, exactly."""
-        return sum((c.count * c.epsilon for c in self._charges if c.epsilon is not None), Fraction(0))
+        return self._sums(list(self._charges))[0]
 
     @property
     def total_delta(self) -> Fraction:
         """Σ count·δ_i, exactly."""
-        return sum((c.count * c.delta for c in self._charges if c.delta is not None), Fraction(0))
+        return self._sums(list(self._charges))[1]
 
     def record_epsilon(self, epsilon: Any, delta: Any = 0, *, count: int = 1, label: str = "") -> None:
         owner = f"{OWNER}.record_epsilon"
@@ -137,14 +155,15 @@ class RationalAccountant(PrivacyAccountant):
         self._commit(Charge(round_up(profile.epsilon(sensitivity, float(dl))), dl, None, count, label))
 
     def _check_budget(self, charges: list[Charge]) -> None:
-        eps = sum((c.count * c.epsilon for c in charges if c.epsilon is not None), Fraction(0))
-        dl = sum((c.count * c.delta for c in charges if c.delta is not None), Fraction(0))
+        asked = charges[-1]
+        eps, dl = self._sums(charges[:-1])  # what is spent: the candidate is added here, not kept if refused
+        eps += asked.count * (asked.epsilon or 0)
+        dl += asked.count * (asked.delta or 0)
         budget = (
             self._budget_epsilon if self._budget_epsilon is not None else eps,
             self._budget_delta if self._budget_delta is not None else dl,
         )
         if compose((Fraction(0), Fraction(0)), (eps, dl), budget) is None:
-            asked = charges[-1]
             asked_eps, asked_dl = asked.count * (asked.epsilon or 0), asked.count * (asked.delta or 0)
             spent_eps, spent_dl = eps - asked_eps, dl - asked_dl
             raise BudgetExceededError(
