@@ -449,3 +449,17 @@ def test_the_running_sums_equal_the_sums_of_the_charges_through_refusals_and_res
             acc.restore(mark)
         assert (acc.total_epsilon, acc.total_delta) == recomputed()
     assert acc.total_epsilon <= 5
+
+
+def test_the_running_sums_follow_a_restore_then_more_charges_than_were_summed() -> None:
+    """Without a budget nothing is summed on record: a restore followed by more charges than were summed before must
+    still give the sums of the charges now recorded."""
+    acc = accountant_for("approximate")
+    for eps in (0.5, 0.25, 0.125, 0.0625, 0.03125):
+        acc.record_epsilon(eps)
+    assert acc.total_epsilon == Fraction(31, 32)
+    mark = acc.checkpoint()[:2]
+    acc.restore(mark)
+    for eps in (1.0, 2.0, 4.0, 8.0):
+        acc.record_epsilon(eps)
+    assert acc.total_epsilon == Fraction(3, 4) + 15 and acc.total_delta == 0
