@@ -158,7 +158,7 @@ def _timings(task: Any, part: pd.DataFrame, every: bytes, none: bytes) -> tuple[
 def test_a_partitions_work_does_not_depend_on_how_many_records_a_filter_selects() -> None:
     part = pd.DataFrame({"x": np.linspace(10.0, 60.0, RECORDS), "region": ["north"] * RECORDS})
     columns = {"x": ("number", 10.0, 60.0), "region": ("text", 0.0, 0.0)}
-    terms = (("power", ("x", 1, 1.0)), ("count", ()))
+    terms = (("power", ("x", 1, 1.0, 0.0)), ("count", ()))
     every = pack(Evaluation(columns, (Condition("region", "=", "north"),), terms))
     none = pack(Evaluation(columns, (Condition("region", "=", "nortx"),), terms))
     assert evaluate_partition(part, every)[1] == RECORDS and evaluate_partition(part, none)[1] == 0.0

@@ -356,17 +356,21 @@ def reference_components(
     if kind == "mean" and fisher:
         # n is public for Fisher policies: neighbours replace one record.
         return [Component("mean", sum(xs) / n_all, (hi - lo) / n_all, {column: 1.0 / n_all})]
+    # a DP mean or variance sums x − c and (x − c)², c the middle of the declared bounds (g over the declared box;
+    # the square's extremes at the ends and at c)
+    centre = (lo + hi) / 2.0
+    centred = Component("sum", sum(v - centre for v in xs),
+                        neighbour_sensitivity(lambda v: v - centre, _corners((lo, hi))), {column: 1.0})
     if kind == "mean":
-        return [total_sum, count]
+        return [centred, count]
     if kind == "variance":
-        points = [(lo,), (hi,)] + ([(0.0,)] if lo <= 0.0 <= hi else [])
         squares = Component(
             "sum_of_squares",
-            sum(v * v for v in xs),
-            neighbour_sensitivity(lambda v: v * v, points),
-            {column: 2.0 * big},
+            sum((v - centre) ** 2 for v in xs),
+            neighbour_sensitivity(lambda v: (v - centre) ** 2, [(lo,), (hi,), (centre,)]),
+            {column: hi - lo},
         )
-        return [total_sum, squares, count]
+        return [centred, squares, count]
     if kind == "weighted_mean":
         wlo, whi = b[weights]
         ws = [clamped(r, weights) for r in selected]

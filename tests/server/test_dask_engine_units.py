@@ -231,6 +231,10 @@ def _loop(
         "weight_sum": math.fsum(wi * yi for wi, yi in zip(w, y, strict=True)),
         "mean": math.fsum(x) / len(rows),
     }
+    if kind in ("mean", "variance"):  # a DP mean or variance sums x − c, c the centre of x's bounds
+        c = sum(BOUNDS["x"]) / 2.0
+        out["sum"] = math.fsum(wi * (xi - c) for wi, xi in zip(w, x, strict=True))
+        out["sum_of_squares"] = math.fsum(wi * (xi - c) ** 2 for wi, xi in zip(w, x, strict=True))
     if kind == "linear":  # linear(2*x - 0.5*z + y)
         out["sum"] = math.fsum(
             wi * (2 * xi - 0.5 * zi + yi) for wi, xi, yi, zi in zip(w, x, y, z, strict=True)
@@ -443,8 +447,8 @@ def test_a_partition_task_reads_missing_numbers_as_the_lower_bound() -> None:
     columns = {"x": ("number", -1.0, 3.0), "t": ("text", 0.0, 0.0)}
     terms = (
         ("count", ()),
-        ("power", ("x", 1, 1.0)),
-        ("power", ("x", 2, 4.0)),
+        ("power", ("x", 1, 1.0, 0.0)),
+        ("power", ("x", 2, 4.0, 0.0)),
         ("product", ("x", "x")),
         ("linear", (("x", 3.0), ("x", -1.0))),
     )
@@ -465,7 +469,7 @@ def test_a_partition_task_reads_numbers_as_the_declaration_check_does() -> None:
         }
     )
     columns = {"flag": ("number", 0.25, 1.0), "v": ("number", -1.0, 2.0)}
-    job = dask_engine.Evaluation(columns, (), (("power", ("flag", 1, 1.0)), ("power", ("v", 1, 1.0))))
+    job = dask_engine.Evaluation(columns, (), (("power", ("flag", 1, 1.0, 0.0)), ("power", ("v", 1, 1.0, 0.0))))
     out = dask_engine.evaluate_partition(part, dask_engine.pack(job))
     np.testing.assert_array_equal(out, [1.0 + 0.25 + 0.25 + 1.0, 2.0 - 1.0 - 1.0 - 1.0, 4.0])
     assert dask_engine.check_partition(part, {"v": (-1.0, 2.0, False)}) == (
@@ -478,7 +482,7 @@ def test_a_partition_task_of_no_records_returns_zeros() -> None:
     part = pd.DataFrame({"x": pd.Series([], dtype=float)})
     job = dask_engine.pack(
         dask_engine.Evaluation(
-            {"x": ("number", 1.0, 2.0)}, (Condition("x", ">", 1.5),), (("count", ()), ("power", ("x", 1, 1.0)))
+            {"x": ("number", 1.0, 2.0)}, (Condition("x", ">", 1.5),), (("count", ()), ("power", ("x", 1, 1.0, 0.0)))
         )
     )
     np.testing.assert_array_equal(dask_engine.evaluate_partition(part, job), [0.0, 0.0, 0.0])

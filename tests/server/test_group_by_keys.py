@@ -216,6 +216,8 @@ def test_declared_products_give_the_pandas_groupby_of_every_cell(
     expected = [counts] if not values else [groups[values[0]].sum().reindex(index, fill_value=0.0).to_numpy()]
     if values and (values[-1] is None):
         expected.append(counts)
+    if q.kind == "mean":  # a mean's sums are centred on the middle of the declared bounds: Σ(x − c) = Σx − c·N
+        expected[0] = expected[0] - sum(BOUNDS[values[0]]) / 2.0 * counts
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-9)
@@ -247,7 +249,9 @@ def test_undeclared_keys_select_the_stored_tuples(
     assert [c.name for c in plan.components] == names
     assert selection.count_epsilon == pytest.approx(float(epsilon) / share + math.log1p(-float(partition)))
     count_noise = next(c.noise for c in plan.components if c.name == "count")
-    top = max(map(abs, BOUNDS[q.column or "x"]))
+    low, high = BOUNDS[q.column or "x"]
+    # a sum's values are in [low, high]; a mean's sums are centred (x − c ∈ [−h, h])
+    top = (high - low) / 2.0 if q.kind == "mean" else max(abs(low), abs(high))
     assert all(c.dim == 2 and c.noise.sensitivity == 2.0 * (1.0 if c.name == "count" else top)
                for c in plan.components)
     scale = float(profile_of(count_noise.mechanism).scale)
@@ -272,6 +276,8 @@ def test_undeclared_keys_select_the_stored_tuples(
     np.testing.assert_allclose([v[-2] for v in values], counts)  # the count component, then the record count
     if q.column is not None:
         sums = groups[q.column].sum().reindex(index, fill_value=0.0).to_numpy()
+        if q.kind == "mean":
+            sums = sums - (low + high) / 2.0 * counts
         np.testing.assert_allclose([v[0] for v in values], sums, rtol=1e-12, atol=1e-9)
 
 
@@ -473,7 +479,8 @@ def test_answers_name_their_key_columns_and_give_keys_as_lists(lab: Lab) -> None
     index = pd.MultiIndex.from_tuples(itertools.product(REGIONS, TARIFFS))
     groups = frame.groupby(["region", "tariff"])
     np.testing.assert_array_equal(counts, groups.size().reindex(index, fill_value=0).to_numpy(dtype=float))
-    np.testing.assert_allclose(sums, groups["x"].sum().reindex(index, fill_value=0.0).to_numpy(), rtol=1e-12)
+    centred = groups["x"].sum().reindex(index, fill_value=0.0).to_numpy() - sum(BOUNDS["x"]) / 2.0 * counts
+    np.testing.assert_allclose(sums, centred, rtol=1e-12, atol=1e-9)  # Σ(x − c) per cell
     assert Fraction(body["charged"]["epsilon"]) == Fraction(1, 5) and body["charged"]["delta"] == "0"
     # the structured form gives the same answer's shape; keys not declared are selected
     r = lab.post("q", {"kind": "count", "group_by": ["tariff", "region"], "dataset": "m"})

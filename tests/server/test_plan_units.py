@@ -116,6 +116,12 @@ def _one(r: dict[str, float]) -> float:
     return 1.0
 
 
+def _centred(c: str, power: int = 1) -> G:
+    """(x − m)^power, m the middle of the declared bounds: the sums of a mean and a variance are centred."""
+    middle = sum(BOUNDS[c]) / 2.0
+    return lambda r: (r[c] - middle) ** power
+
+
 # (name, g(record), columns) of each component, in the documented order
 SCALAR: dict[str, list[tuple[str, G, tuple[str, ...]]]] = {
     "count()": [("count", _one, ())],
@@ -123,26 +129,26 @@ SCALAR: dict[str, list[tuple[str, G, tuple[str, ...]]]] = {
     "sum(x)": [("sum", _x("x"), ("x",))],
     "sum(y) where x >= 30 and region != 'south'": [("sum", _x("y"), ("y",))],
     "sum(z) where x < 40": [("sum", _x("z"), ("z",))],
-    "mean(x) where y > 0": [("sum", _x("x"), ("x",)), ("count", _one, ())],
-    "mean(z) where x = 29": [("sum", _x("z"), ("z",)), ("count", _one, ())],
+    "mean(x) where y > 0": [("sum", _centred("x"), ("x",)), ("count", _one, ())],
+    "mean(z) where x = 29": [("sum", _centred("z"), ("z",)), ("count", _one, ())],
     "variance(y)": [
-        ("sum", _x("y"), ("y",)),
-        ("sum_of_squares", lambda r: r["y"] ** 2, ("y",)),
+        ("sum", _centred("y"), ("y",)),
+        ("sum_of_squares", _centred("y", 2), ("y",)),
         ("count", _one, ()),
     ],
     "variance(x) where region = 'east'": [
-        ("sum", _x("x"), ("x",)),
-        ("sum_of_squares", lambda r: r["x"] ** 2, ("x",)),
+        ("sum", _centred("x"), ("x",)),
+        ("sum_of_squares", _centred("x", 2), ("x",)),
         ("count", _one, ()),
     ],
     "variance(s) where t > -3": [
-        ("sum", _x("s"), ("s",)),
-        ("sum_of_squares", lambda r: r["s"] ** 2, ("s",)),
+        ("sum", _centred("s"), ("s",)),
+        ("sum_of_squares", _centred("s", 2), ("s",)),
         ("count", _one, ()),
     ],
     "variance(z)": [
-        ("sum", _x("z"), ("z",)),
-        ("sum_of_squares", lambda r: r["z"] ** 2, ("z",)),
+        ("sum", _centred("z"), ("z",)),
+        ("sum_of_squares", _centred("z", 2), ("z",)),
         ("count", _one, ()),
     ],
     "linear(2*x - 3*y)": [("sum", lambda r: 2 * r["x"] - 3 * r["y"], ("x", "y"))],
@@ -296,11 +302,11 @@ def test_combinations_clip_to_what_the_answer_can_be(db: tuple[Engine, Table]) -
     assert combine("count()")([-3.0]) == 0.0 and combine("count()")([0.0]) == 0.0
     assert combine("count()")([2.5]) == 2.5
     assert combine("sum(z)")([-7.5]) == -7.5 and combine("linear(2*x - y)")([-1.25]) == -1.25
-    mean = combine("mean(x)")
-    assert mean([90.0, 3.0]) == 30.0
-    assert mean([30.0, 0.5]) == 30.0 and mean([30.0, -2.0]) == 30.0  # the count is at least 1
-    assert mean([30.0, 1.0]) == 30.0 and mean([45.0, 1.5]) == 30.0
-    assert mean([1000.0, 2.0]) == 60.0 and mean([-50.0, 2.0]) == 10.0  # clipped to the declared bounds
+    mean = combine("mean(x)")  # c + Σ(x − c)/N̂, c = 35 the middle of x's declared [10, 60]
+    assert mean([-15.0, 3.0]) == 30.0
+    assert mean([-5.0, 0.5]) == 30.0 and mean([-5.0, -2.0]) == 30.0  # the count is at least 1
+    assert mean([-5.0, 1.0]) == 30.0 and mean([-7.5, 1.5]) == 30.0
+    assert mean([1000.0, 2.0]) == 60.0 and mean([-100.0, 2.0]) == 10.0  # clipped to the declared bounds
     variance = combine("variance(y)")  # the declared range [-5, 3]: a variance in [0, 16]
     s1, s2 = 2.0, 14.0
     for n in (2.0, 3.0, 7.5):
@@ -508,7 +514,7 @@ VECTORS: dict[str, tuple[str, list[Any], list[tuple[str, G, tuple[str, ...]]]]] 
     "mean(z) where x < 50 group by region": (
         "region",
         list(REGIONS),
-        [("sum", _x("z"), ("z",)), ("count", _one, ())],
+        [("sum", _centred("z"), ("z",)), ("count", _one, ())],
     ),
 }
 LABELS = {
@@ -555,8 +561,9 @@ def test_vector_plans_against_brute_force_and_the_rows(
         assert v.tolist() == pytest.approx(t, rel=1e-12, abs=1e-9)
     answer = plan.combine(values)
     if q.kind == "mean":
+        centre = sum(BOUNDS["z"]) / 2.0  # the sums are of z − c
         means = [
-            min(max(s / max(n, 1.0), BOUNDS["z"][0]), BOUNDS["z"][1]) for s, n in zip(*truth, strict=True)
+            min(max(centre + s / max(n, 1.0), BOUNDS["z"][0]), BOUNDS["z"][1]) for s, n in zip(*truth, strict=True)
         ]
         assert answer.tolist() == pytest.approx(means)
     else:
@@ -568,7 +575,7 @@ def test_vector_combinations_clip(db: tuple[Engine, Table]) -> None:
     counts = _plan(db, "histogram(region)", spec).combine([np.array([-2.0, 0.0, 3.5, 1.0])])
     assert counts.tolist() == [0.0, 0.0, 3.5, 1.0]
     means = _plan(db, "mean(x) group by region", spec).combine(
-        [np.array([90.0, 30.0, 5.0, 45.0]), np.array([3.0, 0.2, 1.0, 1.5])]
+        [np.array([-15.0, -5.0, -30.0, -7.5]), np.array([3.0, 0.2, 1.0, 1.5])]  # Σ(x − 35) per cell
     )
     assert means.tolist() == [30.0, 30.0, 10.0, 30.0]
 
@@ -606,8 +613,9 @@ def test_partition_selection_plans(
             count_noise = component.noise
         else:
             lo, hi = BOUNDS[q.column or ""]
-            assert component.noise.sensitivity == 2.0 * max(abs(lo), abs(hi))
-            _check_noise(component.noise, "laplace", 2.0 * max(abs(lo), abs(hi)), float(epsilon) / 2, 0.0)
+            top = (hi - lo) / 2.0 if q.kind == "mean" else max(abs(lo), abs(hi))  # a mean's sums are centred
+            assert component.noise.sensitivity == 2.0 * top
+            _check_noise(component.noise, "laplace", 2.0 * top, float(epsilon) / 2, 0.0)
     assert selection.threshold == selection_threshold(_scale(count_noise), float(partition)) + math.ceil(
         count_noise.grid
     )
@@ -624,7 +632,7 @@ def test_partition_selection_plans(
                 (
                     [
                         sum(
-                            clamp(r[q.column], q.column)
+                            clamp(r[q.column], q.column) - (sum(BOUNDS[q.column]) / 2.0 if q.kind == "mean" else 0.0)
                             for r in ROWS
                             if r["free"] == key and selected(r, where)
                         )
@@ -808,7 +816,8 @@ def test_ratio_and_variance_intervals_lie_in_the_declared_range(db: tuple[Engine
         assert out["level"] == LEVEL
         low, high = np.asarray(out["low"]), np.asarray(out["high"])
         assert np.all(lo <= low) and np.all(low <= high) and np.all(high <= hi)
-        ratio = np.clip(np.asarray(s) / np.asarray(n), lo, hi)
+        centre = (lo + hi) / 2.0 if text.startswith("mean") else 0.0  # a mean's sums are centred
+        ratio = np.clip(centre + np.asarray(s) / np.asarray(n), lo, hi)
         assert np.all(low <= ratio) and np.all(ratio <= high)
     plan = _plan(db, "variance(y)", spec)
     top = (BOUNDS["y"][1] - BOUNDS["y"][0]) ** 2 / 4.0
@@ -919,7 +928,7 @@ def test_partition_selection_counts_use_the_pure_share() -> None:
     sums, counts = plan.components
     eps0 = 0.5 + math.log1p(-0.05)
     _check_noise(counts.noise, "laplace", 2.0, eps0, 0.0)
-    _check_noise(sums.noise, "laplace", 120.0, 0.5, 0.0)
+    _check_noise(sums.noise, "laplace", 50.0, 0.5, 0.0)  # Σ(x − 35) per cell, x ∈ [10, 60]: max(50, 2·25)
     assert plan.charge.epsilon == 1 and plan.charge.delta == F(1, 20)
     plan = make_plan(parse_query("count() group by free"), spec, table, records=N, dialect=engine.dialect)
     _check_noise(plan.components[0].noise, "laplace", 2.0, 1.0 + math.log1p(-0.05), 0.0)

@@ -239,10 +239,15 @@ def test_vector_parts(norm: str) -> None:
     parts, combine = _parts("sum", norm, counted=True)
     assert len(parts) == 2 and _same(parts[0], sums) and _same(parts[1], counts)
     assert combine([np.array([-1.0, 2.0]), np.array([5.0, 5.0])]).tolist() == [-1.0, 2.0]
-    parts, combine = _parts("mean", norm)
-    assert len(parts) == 2 and _same(parts[0], sums) and _same(parts[1], counts)
+    parts, combine = _parts("mean", norm)  # a mean's sums are of x − c, c = −1 the middle of [−5, 3]
+    (name, terms, sensitivity, slopes), count_part = parts
+    assert len(parts) == 2 and _same(count_part, counts)
+    assert name == "sum" and slopes == {"x": 1.0} and sensitivity == pytest.approx(_brute(-4.0, 4.0, norm))
+    engine = create_engine("sqlite://")
+    with engine.connect() as conn:
+        assert [conn.execute(select(term)).scalar() for _, term in terms] == [8.0, 0.0]  # (7 − c)·test
     means = combine([np.array([-20.0, 2.0, 6.0, 1.0, 2.0]), np.array([2.0, 0.5, 1.0, -3.0, 4.0])])
-    assert means.tolist() == [-5.0, 2.0, 3.0, 1.0, 0.5]  # Σ/max(n, 1), clipped to [−5, 3]
+    assert means.tolist() == [-5.0, 1.0, 3.0, 0.0, -0.5]  # c + Σ/max(n, 1), clipped to [−5, 3]
 
 
 # --- partition selection ---------------------------------------------------------------------------------------

@@ -140,7 +140,7 @@ def test_the_job_and_each_tasks_output_do_not_depend_on_what_a_filter_selects(la
     frame = server.app.state.service.spark.frames["meters_spark"]
     columns = {"x": ("number", 10.0, 60.0), "y": ("number", -5.0, 3.0), "w": ("number", 0.5, 2.0),
                "region": ("text", 0.0, 0.0)}
-    terms = (("power", ("x", 1, 1.0)), ("count", ()))
+    terms = (("power", ("x", 1, 1.0, 0.0)), ("count", ()))
     names = ["x", "y", "w", "region"]
     outputs = {}
     for value in ("north", "nowhere"):

@@ -109,9 +109,11 @@ def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, flo
 
         def ratio(noisy: list[Any]) -> dict[str, Any]:
             s, n = np.asarray(noisy[0], dtype=float), np.asarray(noisy[1], dtype=float)
-            # centred: Ŝ − cN̂ estimates Σ(x − c) with error W₁ − cW₂; the library's test uses the law of
-            # W₁ − mW₂ at the ratio m, so the centred ratio m − c is tested with the offset c.
-            a, b = ratio_interval(s - centre * n, n, first, second, LEVEL, half_range=half, offset=centre)
+            if kind == "mean":  # the sum is already centred (Σ(x − c), the planner): the library's ratio as is
+                a, b = ratio_interval(s, n, first, second, LEVEL, half_range=half)
+            else:  # Σwx: Ŝ − cN̂ estimates Σw(x − c) with error W₁ − cW₂; the library's test uses the law of
+                # W₁ − mW₂ at the ratio m, so the centred ratio m − c is tested with the offset c.
+                a, b = ratio_interval(s - centre * n, n, first, second, LEVEL, half_range=half, offset=centre)
             scalar = np.ndim(noisy[0]) == 0
             return _interval(centre + (a[0] if scalar else a), centre + (b[0] if scalar else b), LEVEL)
 

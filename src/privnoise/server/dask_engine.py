@@ -23,9 +23,9 @@ component, and its number of records:
 component          term
 =================  =========================================
 count              1
-sum                x (``linear``: Σ a_j x_j)
+sum                x (``linear``: Σ a_j x_j; of a mean or variance, x − c, c the bounds' centre)
 mean (Fisher)      x / n
-sum_of_squares     x²
+sum_of_squares     (x − c)²
 weighted_sum       w·x
 weight_sum         w
 =================  =========================================
@@ -215,9 +215,9 @@ def evaluate_partition(part: Any, packed: bytes) -> NDArray[np.float64]:
             term = sum(a * _column(part, job, c) for c, a in args)
         elif kind == "product":
             term = _column(part, job, args[0]) * _column(part, job, args[1])
-        else:  # "power": (column, exponent, divisor)
-            column, exponent, divisor = args
-            term = _column(part, job, column) ** exponent / divisor
+        else:  # "power": (column, exponent, divisor, shift)
+            column, exponent, divisor, shift = args
+            term = (_column(part, job, column) - shift) ** exponent / divisor
         out[i] = float(np.dot(weight, np.broadcast_to(term, weight.shape)))
     out[-1] = len(part)
     return out
@@ -242,11 +242,16 @@ def plan_terms(plan: Plan) -> tuple[tuple[str, tuple[Any, ...]], ...]:
             out.append(("linear", tuple(query.coefficients)))
         elif name in ("sum", "mean", "sum_of_squares"):
             divisor = float(max(plan.records or 1, 1)) if name == "mean" else 1.0
-            out.append(("power", (query.column, 2 if name == "sum_of_squares" else 1, divisor)))
+            shift = 0.0
+            if query.kind in ("mean", "variance") and name != "mean":  # DP means and variances: centred sums
+                assert query.column is not None
+                lo, hi = plan.spec.columns[query.column].bounds or (0.0, 0.0)
+                shift = (lo + hi) / 2.0
+            out.append(("power", (query.column, 2 if name == "sum_of_squares" else 1, divisor, shift)))
         elif name == "weighted_sum":
             out.append(("product", (query.weights, query.column)))
         elif name == "weight_sum":
-            out.append(("power", (query.weights, 1, 1.0)))
+            out.append(("power", (query.weights, 1, 1.0, 0.0)))
         else:  # pragma: no cover - the planner makes no other component
             raise InvalidParameterError(f"component {name!r} is not computed by the Dask engine.")
     return tuple(out)

@@ -128,7 +128,8 @@ def plan_radius(plan: Plan) -> Any:
     if kind in ("mean", "weighted_mean", "variance") and not plan.policy.is_fisher:
         assert column is not None
         lo, hi = plan.spec.columns[column].bounds or (0.0, 0.0)
-        largest = max(abs(lo), abs(hi))  # the sums are of raw values: the mean lies in [−largest, largest]
+        # a mean's and a variance's sums are centred (x − c ∈ [−h, h]); a weighted mean's are of raw values
+        largest = (hi - lo) / 2.0 if kind in ("mean", "variance") else max(abs(lo), abs(hi))
         per = " per group" if keyed else ""
         if kind == "variance":
             s1, s2, n = laws  # the planner's order: sum, sum of squares, count

@@ -7,9 +7,12 @@ numeric values are clamped to the declared bounds, NULL to the lower bound):
 * ``count``: Δ = 1. ``sum``/``linear``: a sum over records of g(record) with g ∈ [g̲, ḡ] (interval arithmetic
   on the declared bounds), Δ = max(ḡ − g̲, |g̲|, |ḡ|): adding a record at 60 to a column declared [10, 60]
   changes the sum by 60, not by 50.
-* ``mean`` = noisy sum / noisy count, ``weighted_mean`` = noisy Σwx / noisy Σw, ``variance`` from noisy count,
-  sum and sum of squares: the subset size is never treated as public; the policy's (ε, δ) is split evenly over
-  the components and the ratio (clipped to the declared range) is post-processing. Components come in this
+* ``mean`` = c + noisy Σ(x − c) / noisy count (c the centre of the declared bounds, h their half-width: the centred
+  sum has Δ = 2h, less than the raw sum's whenever the bounds exclude 0), ``weighted_mean`` = noisy Σwx / noisy
+  Σw, ``variance`` from the noisy count and the noisy sums of x − c and (x − c)² (Δ = 2h and h²; the variance does
+  not change with the shift): the subset size is never treated as public; the policy's (ε, δ) is split evenly
+  over the components and the ratio (clipped to the declared range) is post-processing. The library's Session
+  computes the same components (:mod:`privnoise.analysis.plans`). Components come in this
   order: (sum, count), (weighted_sum, weight_sum), (sum, sum_of_squares, count).
 * ``identity``: every record of a column in record order; the number of records is public, neighbours replace
   one record (Δ₁ = Δ₂ = hi − lo).
@@ -17,7 +20,7 @@ numeric values are clamped to the declared bounds, NULL to the lower bound):
 
 Every release adds Fisher information about the records, whatever its policy: per column, Σ over components of
 slope² 𝓘_w, the slope being sup over the declared domain of |∂ component / ∂ x_i| (1 for a sum, 1/n for a
-Fisher mean, |a| for a coefficient a, 2 max|x| for a sum of squares, max|w| and max|x| for Σwx). It is computed
+Fisher mean, |a| for a coefficient a, 2h for a sum of (x − c)², max|w| and max|x| for Σwx). It is computed
 exactly in rationals, rounded up to the next double (never below the information released), checked finite and
 positive, and charged as the exact rational of that double. That charge bounds differentiable answers only: a
 step function of a column with a Fisher floor (a filter, bins, a quantile, a group key on it — each key column of
@@ -227,20 +230,22 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
             def combine(v: list[Any]) -> Any:
                 return v[0]
-        elif kind == "mean":
-            parts = [total_sum, count]
+        elif kind == "mean":  # Σ(x − c) and the count: c + Ŝ/N̂ (the Session's design)
+            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+            centred = total(x - literal(centre, Float))
+            parts = [("sum", centred, _sensitivity(-half, half), {column: 1.0}), count]
 
             def combine(v: list[Any]) -> Any:
-                return min(max(v[0] / max(v[1], 1.0), lo), hi)
-        elif kind == "variance":
-            sq = _range_product((lo, hi), (lo, hi))
-            sq = (0.0, sq[1]) if lo <= 0 <= hi else (min(lo * lo, hi * hi), sq[1])
+                return min(max(centre + v[0] / max(v[1], 1.0), lo), hi)
+        elif kind == "variance":  # Σ(x − c), Σ(x − c)² ∈ [0, h²] and the count: the variance is shift-invariant
+            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
+            shifted = x - literal(centre, Float)
             parts = [
-                total_sum,
-                ("sum_of_squares", total(x * x), _sensitivity(*sq), {column: 2.0 * max(abs(lo), abs(hi))}),
+                ("sum", total(shifted), _sensitivity(-half, half), {column: 1.0}),
+                ("sum_of_squares", total(shifted * shifted), _sensitivity(0.0, half * half), {column: 2.0 * half}),
                 count,
             ]
-            top = (hi - lo) ** 2 / 4.0
+            top = half * half
 
             def combine(v: list[Any]) -> Any:
                 m = max(v[2], 2.0)

@@ -74,8 +74,8 @@ def interval_at(plan: Plan, noisy: list[Any]) -> Interval | None:
     counts = np.atleast_1d(np.asarray(noisy[1], dtype=float))
     centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
 
-    def ratio(level: float) -> tuple[np.ndarray, np.ndarray]:
-        a, b = ratio_interval(values - centre * counts, counts, first, second, level, half_range=half, offset=centre)
+    def ratio(level: float) -> tuple[np.ndarray, np.ndarray]:  # the sums are centred (Σ(x − c), the planner)
+        a, b = ratio_interval(values, counts, first, second, level, half_range=half)
         return centre + np.atleast_1d(a), centre + np.atleast_1d(b)
 
     return ratio

@@ -289,11 +289,14 @@ def vector_parts(
     assert query.column is not None
     lo, hi = bounds(query.column)
     x = clamped(query.column)
-    sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, norm), {query.column: 1.0})
     if query.kind == "sum":
+        sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, norm), {query.column: 1.0})
         return ([sums, counts] if counted else [sums]), lambda v: v[0]
+    centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0  # a mean per cell: c + Σ(x − c)/N, as the scalar mean
+    shifted = x - literal(centre, Float)
+    centred = ("sum", [total(t * shifted) for t in tests], vector_sensitivity(-half, half, norm), {query.column: 1.0})
 
     def ratio(v: list[Any]) -> Any:
-        return np.clip(v[0] / np.maximum(v[1], 1.0), lo, hi)
+        return np.clip(centre + v[0] / np.maximum(v[1], 1.0), lo, hi)
 
-    return [sums, counts], ratio
+    return [centred, counts], ratio
