@@ -20,7 +20,8 @@ integrates to one, vanishes on ∂R and outside R, and its information is 𝓘_w
 
 As D → 0 with R ⊂ W, 2A → L_v and Tr 𝓘⁻¹ → L_v² vᵀBv/(4π²): the *chord limit* V = sup_v L_v² vᵀBv/(4π²) is a lower
 bound of sup Tr 𝓘⁻¹, approached by an explicit sequence of feasible densities whose information across the chord
-blows up (π²/D²). Such a sequence has no limit density, so where V is the supremum it is not attained.
+blows up (π²/D²), so that the sequence has no limit density. Whether V is the supremum, and whether some other
+density attains it, is decided by the upper bounds of :mod:`~privnoise.fisher.problem1_bounds`.
 
 References
 ----------

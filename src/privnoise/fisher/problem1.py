@@ -21,8 +21,10 @@ Cutting planes at the relaxation's maximiser X_U (the eigenproblem for M ∝ X_U
 the best value reached.
 
 Outcomes measured on the report's supports (C = [[1, 0.6], [0, 1]]): on the square [−1, 1]² and the L-shape the
-supremum is the chord limit 8 vᵀBv/(4π²) = 0.36070 along (1, −1) (the L-shape's chord passes its re-entrant
-corner), not attained; on the unit disc it is attained by a finite-element density (≈ 0.2062) that solves (11).
+upper bound meets the chord limit 8 vᵀBv/(4π²) = 0.3607034 along (1, −1) to 2·10⁻⁸ relative (the L-shape's chord
+passes its re-entrant corner); the relaxation reaches it only as the information across the chord grows without
+bound, and the best finite-element density stays near 0.21, so it is a limit, reached by the chord sequence. On
+the unit disc the bracket closes to 10⁻⁵ on a finite-element density (≈ 0.206420) that solves (11): attained.
 
 References
 ----------

@@ -4,8 +4,8 @@ Let 𝒦 be the set of 𝓘_w = 4∫∇u∇uᵀ over u ∈ H¹₀(W) with ∫u²
 sup_{X ∈ 𝒦} f(X), f(X) = Tr(X⁻¹B) = Tr((CᵀXC)⁻¹). Three facts give an upper bound that needs no density.
 
 1. *f is convex and decreasing* in the Loewner order, and the Fisher information is matrix-convex in the density
-   (Proposition 2 for the trace, Cohen's inequality for the matrix), so a mixture of densities has information
-   ⪯ the mixture of their informations. Hence sup_𝒦 f = sup_𝒦̂ f with 𝒦̂ = conv 𝒦 + PSD, a closed convex set.
+   (Proposition 2 for the trace; for the matrix, ∇γ∇γᵀ/γ is the perspective of the matrix-convex xxᵀ), so a
+   mixture of densities has information ⪯ the mixture of their informations. Hence sup_𝒦 f = sup_𝒦̂ f with 𝒦̂ = conv 𝒦 + PSD, a closed convex set.
 2. *Its support function is Theorem 2's eigenvalue*: for M ⪰ 0, min_{X ∈ 𝒦̂} Tr(MX) = 4λ₁(M), λ₁(M) the
    principal Dirichlet eigenvalue of −∇·(M∇u) on W (the Rayleigh quotient of u is Tr(M𝓘_w)/4). So every
    X ∈ 𝒦̂ satisfies Tr(MX) ≥ 4λ for any λ ≤ λ₁(M). For M = vvᵀ this is (C1) of :mod:`~privnoise.fisher.chords`,

@@ -108,7 +108,8 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "Faber–Krahn, bounding rectangles, finite-element eigenvalues). On the box and the L-shape with "
             "C = [[1, 0.6], [0, 1]] the supremum is the chord limit 8vᵀBv/(4π²) = 0.36070 of the (1, −1) "
             "diagonal: cos² on ever thinner rectangles along it approach it, their information across the chord "
-            "growing without bound, and no density attains it. On the unit disc an interior maximiser attains "
+            "growing without bound; the upper bound meets it only in that limit and no finite-element density "
+            "comes near, so it is a limit, not a maximiser found. On the unit disc an interior maximiser attains "
             "0.20642 and solves (11). On the separable box the product cos² attains the supremum and the "
             "closed-form planes leave a gap of 0.4 %.",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",

@@ -4,8 +4,8 @@ Theorem 1 states only a necessary condition, (11), for the non-concave Problem 1
 its existence open. :func:`privnoise.fisher.solve_problem1` brackets the supremum between explicit feasible
 densities and an upper bound from the planes Tr(MX) ≥ 4λ₁(M) that every density's information satisfies. On the
 box and the L-shape with a correlated CCᵀ the bracket closes on the chord limit L²vᵀBv/(4π²) of the (1, −1)
-diagonal, which densities concentrating on that chord approach but no density reaches; on the disc it closes on
-an interior maximiser that solves (11).
+diagonal, which densities concentrating on that chord approach and the upper bound meets only in that limit; on
+the disc it closes on an interior maximiser that solves (11).
 
 Each row has a second method independent of the code under test: the chord limit by hand from the support's
 corners, the explicit densities' Tr 𝓘⁻¹ by a midpoint rule with central differences of their pdf, and (11) at the
@@ -112,7 +112,7 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             make_row(
                 key=f"thm1-{key}",
                 claim=f"Thm 1 / Problem 1 on the {label}: sup Tr 𝓘⁻¹ is the chord limit L²vᵀBv/(4π²) of the (1, −1) "
-                "diagonal, approached by cos² densities on thinner rectangles and not attained (printed = that "
+                "diagonal, approached by cos² densities on thinner rectangles, a limit (printed = that "
                 "limit by hand from the corners, computed = the upper bound; the paper prints neither)",
                 printed=closed,
                 computed=p1.upper_bound,
@@ -235,6 +235,6 @@ def figure(output: Path, s: SupportsSetup, solutions: dict[str, Any]) -> tuple[s
     return (
         "problem1-maximisers.png",
         "Problem 1's maximising densities: on the box and the L-shape cos² on ever thinner rectangles along the "
-        "(1, −1) chord (dashed) approach the supremum, which no density attains; on the disc an interior "
+        "(1, −1) chord (dashed) approach the supremum, a limit; on the disc an interior "
         "maximiser attains it and solves (11).",
     )
