@@ -181,5 +181,9 @@ def test_bad_input_names_the_parameter() -> None:
         longest_chord(Box([0, 0], [1, 1]), [0, 0])
     with pytest.raises(InvalidParameterError, match="`half_width` of `chord_density`"):
         chord_density(Box([0, 0], [1, 1]), longest_chord(Box([0, 0], [1, 1]), [1, 0]), -1.0)
+    with pytest.raises(InvalidParameterError, match="`gram` of `chord_limit`"):
+        chord_limit(Box([0, 0], [1, 1]), [[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(InvalidParameterError, match="`frames` of `relaxation_bound`"):
+        relaxation_bound(Box([0, 0], [1, 1]), np.eye(2), chord_planes(Box([0, 0], [1, 1]), [0.0]), frames=3)
     with pytest.raises(InvalidParameterError, match="`matrix` of `eigenvalue_lower_bound`"):
         eigenvalue_lower_bound(Box([0, 0], [1, 1]), [[1, 2], [2, 1]])

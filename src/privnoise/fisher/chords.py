@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import as_finite_array
-from ..exceptions import InvalidParameterError
+from .._validation import as_finite_array, as_matrix, check_positive_int
+from ..exceptions import DimensionError, InvalidParameterError
 from .supports import Box, Ellipsoid, Polygon, Support
 
 __all__ = ["Chord", "ChordDensity", "ChordLimit", "chord_density", "chord_kinks", "chord_limit", "longest_chord"]
@@ -298,8 +298,14 @@ def chord_limit(support: Support, gram: ArrayLike, *, samples: int = 720, terms:
     >>> round(lim.value, 6), np.round(np.abs(lim.chord.direction), 6).tolist()       # the (1, −1) diagonal
     (0.360703, [0.707107, 0.707107])
     """
-    b = np.linalg.inv(np.asarray(gram, dtype=float))
-    vertices = _polygon_vertices(support, "chord_limit")
+    owner = "chord_limit"
+    vertices = _polygon_vertices(support, owner)
+    g = as_matrix(gram, "gram", owner, positive_definite=True)
+    if g.shape != (2, 2):
+        raise DimensionError(f"`gram` of `{owner}` must be 2×2 (CCᵀ of a plane support); got {g.shape}.")
+    samples = check_positive_int(samples, "samples", owner, minimum=8)
+    terms = check_positive_int(terms, "terms", owner)
+    b: FloatArray = np.asarray(np.linalg.inv(g), dtype=np.float64)
     if vertices is None:
         assert isinstance(support, Ellipsoid)
         shape = np.asarray(support.shape)

@@ -37,7 +37,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import jn_zeros
 
-from ..exceptions import InvalidParameterError
+from .._validation import as_matrix, check_positive_int
+from ..exceptions import DimensionError, InvalidParameterError
 from .chords import longest_chord
 from .supports import Box, Ellipsoid, Polygon, Support
 
@@ -203,7 +204,16 @@ def relaxation_bound(
     -------
     RelaxationBound
     """
-    b = np.linalg.inv(np.asarray(gram, dtype=float))
+    owner = "relaxation_bound"
+    if not isinstance(support, Box | Polygon | Ellipsoid) or support.dim != 2:
+        raise InvalidParameterError(f"`support` of `{owner}` must be a 2-D Box, Polygon or Ellipsoid.")
+    g = as_matrix(gram, "gram", owner, positive_definite=True)
+    if g.shape != (2, 2):
+        raise DimensionError(f"`gram` of `{owner}` must be 2×2 (CCᵀ of a plane support); got {g.shape}.")
+    if not isinstance(planes, Planes):
+        raise InvalidParameterError(f"`planes` of `{owner}` must be Planes; got {type(planes).__name__}.")
+    frames = check_positive_int(frames, "frames", owner, minimum=8)
+    b: FloatArray = np.asarray(np.linalg.inv(g), dtype=np.float64)
 
     def edge(phi: float) -> Planes:
         return chord_planes(support, [phi, phi + math.pi / 2])
