@@ -67,7 +67,8 @@ class Problem1Solution:
     Attributes
     ----------
     noise : FiniteElementNoise
-        The best finite-element density u_M² found (a feasible density: ∫u² = 1, u = 0 on ∂W).
+        The best finite-element density u_M² found (a feasible density: ∫u² = 1, u = 0 on ∂W). When the
+        closed-form planes alone close the bracket on the chord limit, no search runs and this is Problem 2's.
     trace_inverse : float
         Its Tr 𝓘⁻¹.
     weight : ndarray (2, 2)
