@@ -111,7 +111,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "growing without bound; the upper bound meets it only in that limit and no finite-element density "
             "comes near, so it is a limit, not a maximiser found. On the unit disc an interior maximiser attains "
             "0.20642 and solves (11). On the separable box the product cos² attains the supremum and the "
-            "closed-form planes leave a gap of 0.4 %.",
+            "closed-form planes leave a gap of 0.11 %.",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
             "In 'check' rows the printed column holds the bound the paper states (evaluated) "
             "or the value of the "
