@@ -9,12 +9,15 @@
 * :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
   :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support.
-* :func:`solve_problem1` — Theorem 1 (max Tr 𝓘⁻¹), the nonlinear eigenproblem (11).
+* :func:`solve_problem1` — Problem 1 / Theorem 1 (max Tr 𝓘⁻¹): its supremum bracketed between explicit densities
+  and the planes of :mod:`~privnoise.fisher.problem1_bounds`; :func:`chord_limit` and :func:`longest_chord` —
+  the value reached by densities concentrating on a chord (:mod:`~privnoise.fisher.chords`).
 * :func:`minimum_fisher_noise` — the Fisher program: minimum Fisher information under a support and/or
   second-moment budget by finite elements in u = √g (recovers cos² and the Gaussian numerically).
 """
 
 from . import comparison, cramer_rao
+from .chords import ChordDensity, ChordLimit, chord_limit, longest_chord
 from .cramer_rao import biased_bound, cramer_rao_bound, jensen_bound, record_bounds, trace_bound
 from .design import gram_sqrt, gram_sqrt_form, optimal_noise, problem3_objective
 from .ellipsoidal import EllipsoidalNoise, unit_ball_eigenvalue
@@ -30,11 +33,14 @@ from .information import (
 )
 from .policies import OutputConstrainedPolicy, Policy
 from .problem1 import Problem1Solution, solve_problem1
+from .problem1_bounds import eigenvalue_lower_bound, relaxation_bound
 from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
 __all__ = [
     "Ball",
     "Box",
+    "ChordDensity",
+    "ChordLimit",
     "EigenSolution",
     "Ellipsoid",
     "EllipsoidalNoise",
@@ -49,20 +55,24 @@ __all__ = [
     "OutputConstrainedPolicy",
     "Policy",
     "biased_bound",
+    "chord_limit",
     "comparison",
     "cramer_rao",
     "cramer_rao_bound",
+    "eigenvalue_lower_bound",
     "fisher_guarantee",
     "fisher_information_monte_carlo",
     "fisher_information_quadrature",
     "gram_sqrt",
     "gram_sqrt_form",
     "jensen_bound",
+    "longest_chord",
     "minimum_fisher_noise",
     "optimal_noise",
     "problem3_objective",
     "query_information",
     "record_bounds",
+    "relaxation_bound",
     "solve_dirichlet_eigenproblem",
     "solve_problem1",
     "trace_bound",

@@ -21,7 +21,8 @@ Corollary 3, the regions of condition (16), the finite-element solutions) is ret
 :mod:`.estimation_bounds`              Section 2: Proposition 5, eq. (8), Proposition 1
 :mod:`.dp_comparison`                  Section 5: Propositions 3 and 4, condition (16); Figure 2 (ERRATA 7–10)
 :mod:`.dynamic`                        Section 4: Theorem 4, Remark 8, Example 4 (ERRATA 4–6)
-:mod:`.general_supports`               Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1
+:mod:`.general_supports`               Theorem 2 on general supports, Remark 7, Proposition 2, Remark 3
+:mod:`.problem1_rows`                  Problem 1 / Theorem 1 bracketed on a box, an L-shape and a disc; figure
 =====================================  ==========================================================================
 
 The paper's printed forms, which the library does not offer, are kept beside them: :mod:`.printed_policy`
@@ -63,6 +64,7 @@ from . import (
     estimation_bounds,
     general_supports,
     nonlinear,
+    problem1_rows,
     unbounded_support,
 )
 from .general_supports import SUPPORTS_SETUP, SupportsSetup
@@ -98,11 +100,18 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
         notes=[
             "Section 4 (dynamic estimation): Theorem 4 and Example 4 rows use the corrected Σ; the (T+1)²n² "
             "bound is shown failing and is never reported as a guarantee (ERRATA 4–6).",
-            "General supports (thm2-*, remark7-*, prop2-*, thm1-*): Remark 7 leaves the PDE (12) open beyond "
-            "separable boxes; privnoise solves it by P2 finite elements and checks it against every closed form. "
-            "Problem 1 (thm1-*) agrees with Problem 2 where the support is separable or matched to CCᵀ; elsewhere "
-            "each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density, so no maximiser is "
-            "reached (Remark 2: existence is open), bounded by Tr(Cov(w)(CCᵀ)⁻¹).",
+            "General supports (thm2-*, remark7-*, prop2-*): Remark 7 leaves the PDE (12) open beyond "
+            "separable boxes; privnoise solves it by P2 finite elements and checks it against every closed form.",
+            "Problem 1 (thm1-*): Theorem 1 gives only a necessary condition and Remark 2 leaves existence open. "
+            "privnoise brackets sup Tr 𝓘⁻¹ between explicit feasible densities and an upper bound from the planes "
+            "Tr(M𝓘_w) ≥ 4λ₁(M) that every density satisfies (vᵀ𝓘_w v ≥ 4π²/L_v² along chords of length L_v, "
+            "Faber–Krahn, bounding rectangles, finite-element eigenvalues). On the box and the L-shape with "
+            "C = [[1, 0.6], [0, 1]] the supremum is the chord limit 8vᵀBv/(4π²) = 0.36070 of the (1, −1) "
+            "diagonal: cos² on ever thinner rectangles along it approach it, their information across the chord "
+            "growing without bound; the upper bound meets it only in that limit and no finite-element density "
+            "comes near, so it is a limit, not a maximiser found. On the unit disc an interior maximiser attains "
+            "0.20642 and solves (11). On the separable box the product cos² attains the supremum and the "
+            "closed-form planes leave a gap of 0.11 %.",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
             "In 'check' rows the printed column holds the bound the paper states (evaluated) "
             "or the value of the "
@@ -125,6 +134,8 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
     # Computed in the order of the rows: ARPACK draws its start vectors from a state that persists in the process.
     solutions = general_supports.solve(SUPPORTS_SETUP)
     rows += general_supports.rows(SUPPORTS_SETUP, solutions)
+    problem1 = problem1_rows.solve(SUPPORTS_SETUP)
+    rows += problem1_rows.rows(SUPPORTS_SETUP, problem1)
     for row in rows:
         report.add(row)
     if output is not None:
@@ -139,5 +150,6 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
                 ]
             )
             report.figures.extend(general_supports.figures(directory, SUPPORTS_SETUP, solutions))
+            report.figures.append(problem1_rows.figure(directory, SUPPORTS_SETUP, problem1))
         report.write(directory)
     return report

@@ -1,10 +1,10 @@
-"""Farokhi & Sandberg beyond the paper's closed forms: Theorem 2 on general supports, and Problem 1 (Theorem 1).
+"""Farokhi & Sandberg beyond the paper's closed forms: Theorem 2 on general supports.
 
 Remark 7 leaves the PDE (12) on general supports open; privnoise solves it by finite elements
 (:func:`privnoise.fisher.solve_dirichlet_eigenproblem`). These rows check the solver against every closed form
 (boxes with diagonal CCᵀ, ellipsoids matched to CCᵀ), against second methods where none exists (a correlated CCᵀ
-on a box is the Laplacian on the sheared box; the L-shape's λ₁ from the literature), and compare Problem 1's
-stationary iteration (11) with Problem 2's solution on the same supports.
+on a box is the Laplacian on the sheared box; the L-shape's λ₁ from the literature). Problem 1 (Theorem 1) on the same supports
+is in :mod:`.problem1_rows`.
 
 The finite-element solutions are computed once by :func:`solve` and passed explicitly to :func:`rows` and
 :func:`figures`.
@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ... import queries
 from ...fisher import (
     Ball,
     Box,
@@ -29,7 +28,6 @@ from ...fisher import (
     Polygon,
     Polyhedron,
     solve_dirichlet_eigenproblem,
-    solve_problem1,
     unit_ball_eigenvalue,
 )
 from .._report import Row, make_row
@@ -59,8 +57,10 @@ class SupportsSetup:
     correlated_c3: tuple[tuple[float, ...], ...] = ((1.0, 0.4, 0.0), (0.0, 1.0, 0.3), (0.0, 0.0, 1.0))
     rtol: float = 1e-6
     rtol_3d: float = 1e-3
-    problem1_rtol: float = 1e-3
-    problem1_iterations: int = 3
+    problem1_rtol: float = 1e-6
+    problem1_tol: float = 1e-5
+    problem1_frames: int = 360
+    disc_radius: float = 1.0
     mixture_weights: tuple[float, ...] = (0.25, 0.5, 0.75)
     grid: int = 400
 
@@ -92,28 +92,7 @@ def solve(s: SupportsSetup) -> dict[str, Any]:
         Polyhedron(np.array(cube, dtype=float) @ _inverse_sqrt(gram3).T), rtol=s.rtol_3d
     )
     out["ball3"] = solve_dirichlet_eigenproblem(Ball([0, 0, 0], 1.0), rtol=s.rtol_3d)
-    q = queries.LinearQuery(c)
-    out["p1-box"] = solve_problem1(q, box, rtol=s.problem1_rtol, max_iterations=s.problem1_iterations)
-    out["p1-l-shape"] = solve_problem1(
-        q, Polygon(s.l_shape), rtol=s.problem1_rtol, max_iterations=s.problem1_iterations
-    )
-    out["p1-ellipse"] = solve_problem1(
-        q, Ellipsoid([0.0, 0.0], s.ellipse_scale * gram), rtol=s.problem1_rtol, max_iterations=2
-    )
-    out["p1-separable"] = solve_problem1(
-        queries.LinearQuery(np.diag(np.sqrt(s.diagonal_a))),
-        Box(*s.rectangle),
-        rtol=s.problem1_rtol,
-        max_iterations=2,
-    )
     return out
-
-
-def _b_radius(support_vertices: NDArray[np.float64], c: NDArray[np.float64]) -> float:
-    """max over vertices of (v − centre)ᵀ(CCᵀ)⁻¹(v − centre), with the vertex mean as centre: ≥ sup Tr 𝓘⁻¹."""
-    b = np.linalg.inv(c @ c.T)
-    centred = support_vertices - support_vertices.mean(axis=0)
-    return float(np.max(np.einsum("ni,ij,nj->n", centred, b, centred)))
 
 
 def _mixture_information(
@@ -135,7 +114,7 @@ def _mixture_information(
 
 
 def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
-    """Rows for Theorem 2 on general supports, Remark 7, Problem 1 / Theorem 1 and Proposition 2."""
+    """Rows for Theorem 2 on general supports, Remark 7, Proposition 2 and Remark 3."""
     sol = solutions
     rows: list[Row] = []
     gram = sol["gram"]
@@ -249,38 +228,6 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             f"t ∈ {list(s.mixture_weights)}",
         )
     )
-    # Problem 1 against Problem 2
-    for key, label in (("p1-separable", "box with diagonal CCᵀ"), ("p1-ellipse", "ellipse matched to CCᵀ")):
-        p1 = sol[key]
-        rows.append(
-            make_row(
-                key=f"thm1-{key[3:]}",
-                claim=f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = "
-                "Problem 1; the paper prints neither)",
-                printed=p1.history[0],
-                computed=p1.trace_inverse,
-                status="check",
-                reason="Problem 2's solution is a fixed point of (11): M = C𝓘⁻²Cᵀ ∝ CCᵀ there",
-            )
-        )
-    for key, support_vertices, label in (
-        ("p1-box", np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float), "correlated box"),
-        ("p1-l-shape", np.array(s.l_shape, dtype=float), "L-shape"),
-    ):
-        p1 = sol[key]
-        bound = _b_radius(support_vertices, c)
-        rows.append(
-            make_row(
-                key=f"thm1-{key[3:]}",
-                claim=f"Thm 1 vs Problem 2 on the {label}: Tr 𝓘⁻¹ (printed = Problem 2's solution, computed = Problem 1 "
-                f"after {len(p1.history) - 1} ascent steps)",
-                printed=p1.history[0],
-                computed=p1.trace_inverse,
-                status="check",
-                reason=f"every step of the iteration on (11) increases Tr 𝓘⁻¹ ({', '.join(f'{h:.4g}' for h in p1.history)}); "
-                f"bounded by Tr(Cov(w)(CCᵀ)⁻¹) ≤ {bound:.4g}; converged: {p1.converged}",
-            )
-        )
     # Remark 3: post-processing can only lose Fisher information (Tr 𝓘⁻¹ can only grow)
     sigma = np.array([[0.5, 0.2], [0.2, 0.3]])
     extra = np.array([[0.4, -0.1], [-0.1, 0.2]])  # z = y + w₂, w₂ ~ N(0, Σ₂) independent: a randomised f(y)
@@ -298,22 +245,11 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             f"{float(np.linalg.eigvalsh(info_y - info_z)[0]):.4g} ≥ 0",
         )
     )
-    p1 = sol["p1-box"]
-    rows.append(
-        make_row(
-            key="thm1-multiplier",
-            claim="Thm 1 / Remark 5: the multiplier of (11) is μ = Tr 𝓘⁻¹/4 (correlated box, last iterate)",
-            printed=p1.trace_inverse / 4.0,
-            computed=p1.multiplier,
-            status="check",
-            reason="μ = ∫∇uᵀ(C𝓘⁻²Cᵀ)∇u = Tr(𝓘⁻²Cᵀ𝓘_wC)/4 from the density's exact 𝓘_w",
-        )
-    )
     return rows
 
 
 def figures(output: Path, s: SupportsSetup, solutions: dict[str, Any]) -> list[tuple[str, str]]:
-    """Figures of the optimal densities on general supports, and Problem 1 against Problem 2."""
+    """Figures of the optimal densities on general supports."""
     import matplotlib.tri as mtri
 
     from ...plotting import figure, save
@@ -364,30 +300,4 @@ def figures(output: Path, s: SupportsSetup, solutions: dict[str, Any]) -> list[t
         ("general-supports-3d.png", "Three slices of the optimal 3-D density on a cube with correlated CCᵀ.")
     )
 
-    fig = figure(figsize=(13, 4.2), layout="constrained")
-    axes = fig.subplots(1, 3)
-    density_panel(axes[0], sol["box-correlated"], r"Problem 2 (min Tr $\mathcal{I}$)")
-    density_panel(
-        axes[1], sol["p1-box"].noise.solution, r"Problem 1 (max Tr $\mathcal{I}^{-1}$), last iterate"
-    )
-    for key, label in (
-        ("p1-box", "correlated box"),
-        ("p1-l-shape", "L-shape"),
-        ("p1-separable", "diagonal box"),
-    ):
-        hist = np.array(sol[key].history)
-        axes[2].plot(np.arange(hist.size), hist / hist[0], marker="o", label=label)
-    axes[2].set_xlabel("iteration on (11)")
-    axes[2].set_ylabel(r"Tr $\mathcal{I}^{-1}$ relative to Problem 2's solution")
-    axes[2].legend(fontsize=8)
-    axes[2].grid(alpha=0.3)
-    fig.suptitle("Problem 1 against Problem 2 on the same supports")
-    save(fig, output / "problem1-vs-problem2.png")
-    out.append(
-        (
-            "problem1-vs-problem2.png",
-            "Problem 1 (Theorem 1) against Problem 2: they coincide where the support is separable or matched to "
-            "CCᵀ; elsewhere each step of the iteration on (11) raises Tr 𝓘⁻¹ and concentrates the density.",
-        )
-    )
     return out
