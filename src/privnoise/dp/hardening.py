@@ -216,7 +216,7 @@ class HardenedMechanism(Noise):
             noise = self._units(how.count, how.generator).reshape(values.shape)
             return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, k), how.out)
         bound: Any = self.bound
-        if np.all(bound == bound.flat[0]):
+        if bound.size == 1 or np.all(bound == bound.flat[0]):
             bound = float(bound.flat[0])
         else:  # per-coordinate bounds: chunks of whole draws
             width = self.dim

@@ -19,6 +19,7 @@ from .protocol import GridFiller
 
 __all__ = ["Laplace", "flip_signs", "random_bits", "random_signs", "select"]
 
+_WORD = np.iinfo(np.uint64).max  # the largest 64-bit word (integers up to it: whole words of the bit generator)
 
 
 def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
@@ -26,7 +27,7 @@ def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
     # Full-range 64-bit integers come straight from the bit generator's next_uint64 (the same words as
     # random_raw for 64-bit generators such as AESCounter, ChaCha and PCG64); random_raw itself is not used
     # because some bit generators (MT19937) return only 32 random bits per raw value.
-    raw = generator.integers(0, np.iinfo(np.uint64).max, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
+    raw = generator.integers(0, _WORD, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
     return np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n].view(np.bool_)
 
 
