@@ -122,7 +122,11 @@ class Laplace(Mechanism):
     def _filler(self, generator: np.random.Generator, scale: Any) -> tuple[GridFiller, int]:
         """``fill(buffer, start)``: ± exponentials times ``scale`` (per coordinate), a fair sign per draw."""
         b = np.asarray(scale, dtype=np.float64)
-        factor: Any = float(b.flat[0]) if b.ndim == 0 or np.all(b == b.flat[0]) else b
+        factor: Any = b
+        if isinstance(scale, float):
+            factor = scale
+        elif b.ndim == 0 or np.all(b == b.flat[0]):
+            factor = float(b.flat[0])
         width = 1 if isinstance(factor, float) else len(factor)
 
         def fill(buffer: NDArray[np.float64], start: int) -> None:
@@ -138,9 +142,14 @@ class Laplace(Mechanism):
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled); None for a subclass that draws
         otherwise (its own ``_sample``)."""
-        if self._sample.__func__ is not _LAPLACE_SAMPLE or np.any(self.loc != 0.0):  # type: ignore[attr-defined]
+        if self._sample.__func__ is not _LAPLACE_SAMPLE:  # type: ignore[attr-defined]
             return None
-        return self._filler(generator, np.ldexp(self.scale, -exponent))
+        scale, loc = self.scale, self.loc
+        if scale.ndim == 0 and loc.ndim == 0:  # a scalar law (a server answer's): no array operations
+            return None if float(loc) != 0.0 else self._filler(generator, math.ldexp(float(scale), -exponent))
+        if np.any(loc != 0.0):
+            return None
+        return self._filler(generator, np.ldexp(scale, -exponent))
 
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         per = -np.log(2.0 * self.scale) - np.abs(x - self.loc) / self.scale
