@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,11 @@ def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
 def flip_signs(buffer: NDArray[np.float64], generator: np.random.Generator) -> NDArray[np.float64]:
     """Flip the sign of each value of a flat float64 ``buffer`` with an independent fair bit (in place, by the sign
     bit: no masked arithmetic)."""
+    if buffer.size == 1:  # one value: the first bit of one word, as random_bits takes it, without arrays
+        word = int(generator.integers(0, _WORD, dtype=np.uint64, endpoint=True))
+        if word.to_bytes(8, sys.byteorder)[0] >> 7:
+            buffer[0] = -buffer[0]
+        return buffer
     (work,) = scratch("flip signs", 1, buffer.size)
     mask = work.view(np.uint64)
     np.copyto(mask, random_bits(buffer.size, generator).view(np.uint8), casting="unsafe")
