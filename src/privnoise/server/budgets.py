@@ -25,22 +25,18 @@ about the column has been released (``information`` is ``"0"``); it has no other
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import sys
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..dp.accounting import Charge
 from ..dp.rational_accountant import compose
 from .checks import decimal_fraction
 from .config import DatasetSpec
 from .steps import querier_refusal, step_entry
-
-if TYPE_CHECKING:
-    from .datasets import ColumnSpec
 
 __all__ = [
     "Charge",
@@ -276,29 +272,19 @@ def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | 
     return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _column_view(col: ColumnSpec, querier_floor: float | None, total: Fraction) -> dict[str, Any]:
-    """A querier's Fisher view of column ``col`` (cached: it changes only when information is spent on it)."""
-    floor = querier_floor if querier_floor is not None else col.fisher_floor
-    return _fisher_entry(floor, total, step_entry(col, querier_floor))
-
-
-@functools.lru_cache(maxsize=1024)
-def _cached_amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
-    return _amount(total, spent)
-
-
 def querier_view(state: QuerierState, spec: DatasetSpec) -> dict[str, Any]:
-    """What a querier may know of its own budget on one dataset (never anything of other queriers). The parts
-    are cached by their values and copied, so a caller may change what it gets."""
+    """What a querier may know of its own budget on one dataset (never anything of other queriers)."""
     fisher = {}
     for name, col in spec.columns.items():
         if col.type != "number" or col.fisher_floor is None:
             continue
-        fisher[name] = dict(_column_view(col, state.fisher_floor, state.information.get(name, Fraction(0))))
+        floor = state.fisher_floor if state.fisher_floor is not None else col.fisher_floor
+        fisher[name] = _fisher_entry(
+            floor, state.information.get(name, Fraction(0)), step_entry(col, state.fisher_floor)
+        )
     out: dict[str, Any] = {
-        "epsilon": dict(_cached_amount(state.epsilon, state.spent_epsilon)),
-        "delta": dict(_cached_amount(state.delta, state.spent_delta)),
+        "epsilon": _amount(state.epsilon, state.spent_epsilon),
+        "delta": _amount(state.delta, state.spent_delta),
     }
     if fisher:
         out["fisher"] = fisher
