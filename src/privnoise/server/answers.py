@@ -156,7 +156,7 @@ async def answer_query(
     charged = None
     for _attempt in range(3):
         try:
-            charged = await asyncio.wrap_future(service.committer.submit(plan, who["id"]))
+            charged = await service.committer.charge((plan,), who["id"])
             break
         except StalePlan as stale:
             plan = service.refreshed(plan, stale.records)
