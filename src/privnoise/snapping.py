@@ -299,7 +299,7 @@ def _lattice_one(v: float, fill: Callable[[NDArray[np.float64], int], object], e
     (u,) = scratch("lattice_add", 1, 1)
     fill(u, 0)
     if bound is not None:
-        high = float(np.reshape(bound, -1)[0])
+        high = bound if isinstance(bound, float) else float(np.reshape(bound, -1)[0])
         v = min(max(v, -high), high)
     o = float(round(v * math.ldexp(1.0, -exponent))) + float(u[0]) + 0.0
     if abs(o) >= 2.0**52:

@@ -25,6 +25,7 @@ about the column has been released (``information`` is ``"0"``); it has no other
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -258,6 +259,12 @@ def _float(q: Fraction) -> float:
         return sys.float_info.max
 
 
+@functools.lru_cache(maxsize=256)
+def _allowed_information(floor: float) -> Fraction:
+    """1/floor, exactly (a configuration's few floors are read at every budget view)."""
+    return 1 / decimal_fraction(floor)
+
+
 def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "floor": floor,
@@ -267,7 +274,7 @@ def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | 
         "record_bound": None if total == 0 else _float(1 / total),
     }
     if floor is not None:
-        out["remaining_information"] = float(max(1 / decimal_fraction(floor) - total, Fraction(0)))
+        out["remaining_information"] = float(max(_allowed_information(floor) - total, Fraction(0)))
         out.update(steps or {})
     return out
 
