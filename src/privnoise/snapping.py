@@ -50,6 +50,7 @@ __all__ = [
     "grid_exponent_for",
     "grid_exponent_for_variances",
     "lattice_add",
+    "lattice_point",
     "lattice_sum",
     "scratch",
     "snapped_add",
@@ -298,10 +299,17 @@ def _lattice_one(v: float, fill: Callable[[NDArray[np.float64], int], object], e
     without the chunk loop's array set-up (a server answer releases one or two scalars)."""
     (u,) = scratch("lattice_add", 1, 1)
     fill(u, 0)
+    high = None if bound is None else bound if isinstance(bound, float) else float(np.reshape(bound, -1)[0])
+    return lattice_point(v, float(u[0]), exponent, high)
+
+
+def lattice_point(v: float, units: float, exponent: int, bound: float | None = None) -> float:
+    """Λ·(rint(clip(v, −B, B)/Λ) + K) of one finite value ``v`` and K = ``units`` (an integer-valued float): the
+    operations of :func:`lattice_add` on Python floats (exact scaling by 2^∓k, rounding half to even, +0 for a
+    zero), with its range check."""
     if bound is not None:
-        high = bound if isinstance(bound, float) else float(np.reshape(bound, -1)[0])
-        v = min(max(v, -high), high)
-    o = float(round(v * math.ldexp(1.0, -exponent))) + float(u[0]) + 0.0
+        v = min(max(v, -bound), bound)
+    o = float(round(v * math.ldexp(1.0, -exponent))) + units + 0.0
     if abs(o) >= 2.0**52:
         raise _too_large(exponent)
     return o * math.ldexp(1.0, exponent)

@@ -157,6 +157,17 @@ class Laplace(Mechanism):
             return None
         return self._filler(generator, np.ldexp(scale, -exponent))
 
+    def grid_draw(self, generator: np.random.Generator, exponent: int) -> float | None:
+        """One draw of :meth:`grid_filler` for a scalar law: ±exponential·b·2^−k with the same exponential and the
+        same sign bit (:func:`flip_signs` of one value) as its ``fill`` of a one-value buffer."""
+        if self._sample.__func__ is not _LAPLACE_SAMPLE or self.scale.ndim or self.loc.ndim:  # type: ignore[attr-defined]
+            return None
+        if float(self.loc) != 0.0:
+            return None
+        w = generator.standard_exponential() * math.ldexp(float(self.scale), -exponent)
+        word = int(generator.integers(0, _WORD, dtype=np.uint64, endpoint=True))
+        return -w if word.to_bytes(8, sys.byteorder)[0] >> 7 else w
+
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         per = -np.log(2.0 * self.scale) - np.abs(x - self.loc) / self.scale
         return per.sum(axis=tuple(range(x.ndim - len(self.shape), x.ndim))) if self.shape else per
