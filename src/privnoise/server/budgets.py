@@ -242,6 +242,8 @@ def apply_charges(
 
 
 def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
+    if not spent:  # nothing spent (a δ budget of pure-ε releases): the same view at every answer
+        return dict(_unspent(total))
     rest = max(total - spent, Fraction(0))
     return {
         "budget": text(total),
@@ -249,6 +251,11 @@ def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
         "remaining": text(rest),
         "remaining_float": float(rest),
     }
+
+
+@functools.lru_cache(maxsize=256)
+def _unspent(total: Fraction) -> dict[str, Any]:
+    return {"budget": text(total), "spent": "0", "remaining": text(total), "remaining_float": float(total)}
 
 
 def _float(q: Fraction) -> float:
