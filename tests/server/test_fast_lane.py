@@ -1,5 +1,6 @@
-"""The app a server process serves (:class:`privnoise.server.app.FastLane`): queries answered by a gate of their own
-ahead of the framework's middleware, as the gate inside answers them; every other path served by the app."""
+"""The app a server process serves (:class:`privnoise.server.app.FastLane`): queries answered by a gate
+of their own ahead of the framework's middleware, as the gate inside answers them; every other path
+served by the app."""
 
 from __future__ import annotations
 
