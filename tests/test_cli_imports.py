@@ -1,5 +1,7 @@
 """The command line imports only what a command needs: a DP release of a CSV file loads neither pandas nor scipy
-nor pyarrow's compute functions (each costs more import time than the whole release)."""
+nor pyarrow's compute functions (each costs more import time than the whole release); a plain release command line
+is parsed without pydantic (typer's per-option converters), prints without rich's console and scans no installed
+distribution's entry points."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from pathlib import Path
 import pytest
 
 PROBE = """
-import json, sys
+import importlib.metadata, json, sys
+scans = []
+every_entry_point = importlib.metadata.entry_points
+def counted(**selection):
+    scans.append(selection)
+    return every_entry_point(**selection)
+importlib.metadata.entry_points = counted
 sys.argv = ["privnoise", "release", "small.csv", "--column", "kwh", "--query", "mean", "--bounds", "0,10",
             "--epsilon", "0.01"]
 from privnoise.cli import main
@@ -22,7 +30,9 @@ except SystemExit as exc:
 else:
     code = 0
 heavy = sorted(m for m in ("pandas", "scipy", "pyarrow.compute", "sqlglot", "matplotlib") if m in sys.modules)
-print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
+unneeded = sorted(m for m in ("pydantic", "typer._adapters", "rich.console") if m in sys.modules)
+scanned = len(scans)
+print(json.dumps({"code": code, "heavy": heavy, "unneeded": unneeded, "scanned": scanned}), file=sys.stderr)
 """
 
 
@@ -36,3 +46,16 @@ def test_a_dp_release_of_a_csv_file_imports_no_pandas_scipy_or_sqlglot(tmp_path:
     assert report["code"] in (0, None), done.stderr
     assert "mean:" in done.stdout
     assert report["heavy"] == [], report
+
+
+def test_a_plain_release_loads_no_pydantic_no_rich_console_and_scans_no_entry_points(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    rows = "\n".join(f"{v:.3f}" for v in [1.5, 2.25, 3.0, 9.5, 0.0] * 40)
+    (tmp_path / "small.csv").write_text("kwh\n" + rows + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          check=False)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] in (0, None), done.stderr
+    assert "mean:" in done.stdout
+    assert report["unneeded"] == [], report
+    assert report["scanned"] == 0, report

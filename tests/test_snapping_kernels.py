@@ -96,3 +96,23 @@ def test_a_subclass_that_draws_otherwise_is_drawn_from():
     lattice = ConstantLattice(sigma=1.0, grid_exponent=-2, dimension=3)
     assert np.all(lattice.add_to(np.zeros((CHUNK // 3 + 5, 3)), rng=1) == 1.25)
     assert np.all(hardened(lattice, sensitivity=1.0, bound=10.0).release(np.zeros((9, 3)), rng=1) == 1.25)
+
+
+@pytest.mark.parametrize("exponent", [-12, 0, 5])
+def test_one_value_is_released_as_in_an_array(exponent):
+    """The one-value path of lattice_add (a server answer's scalars) gives the bits of the array path: clamping,
+    half-way values rounded to even, zeros as +0 and the range check."""
+    grid = math.ldexp(1.0, exponent)
+    values = [3.7, -0.2, 0.0, -0.0, 2.5 * grid, -2.5 * grid, 0.5 * grid, -0.5 * grid, 1e9, -1e9, 999.99]
+    units = [0.0, -0.0, 3.0, -3.0, 1.0, -1.0]
+    for v in values:
+        for k in units:
+
+            def fill(buffer: np.ndarray, start: int, k: float = k) -> None:
+                buffer[...] = k
+
+            one = lattice_add(np.array([v]), fill, exponent, bound=np.array([1000.0]))
+            many = lattice_add(np.array([v, v]), fill, exponent, bound=np.array([1000.0]))
+            assert one.view(np.uint64)[0] == many.view(np.uint64)[0], (v, k)
+    with pytest.raises(InvalidParameterError):
+        lattice_add(np.array([2.0**60 * grid]), lambda b, s: b.fill(0.0), exponent)

@@ -6,6 +6,7 @@ the form "`name` of `owner` must be <rule>; got <value>." and returns the cleane
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -103,6 +104,8 @@ def as_finite_array(
     value: ArrayLike, name: str, owner: str, *, ndim: int | tuple[int, ...] | None = None
 ) -> NDArray[np.float64]:
     """Return ``value`` as a float array whose entries are all finite (no NaN, no inf)."""
+    if type(value) is float and ndim in (None, 0) and math.isfinite(value):  # one number: no array checks needed
+        return np.array(value)
     if isinstance(value, str | bytes):
         raise _fail(name, owner, "a numeric array", value)
     try:

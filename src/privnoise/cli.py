@@ -21,6 +21,7 @@ root options (``--version``, ``-v``, ``-q``) and adds the commands in the order 
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -108,8 +109,12 @@ _register_commands()
 
 
 def main() -> None:
-    """Entry point of the ``privnoise`` console script."""
-    app()
+    """Entry point of the ``privnoise`` console script (a plain ``release`` command line is parsed without
+    typer's per-option converters: :mod:`privnoise._cli.quick`)."""
+    from ._cli.quick import run_plain_release
+
+    if not run_plain_release(sys.argv[1:]):
+        app()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,10 +30,13 @@ from .exceptions import InvalidParameterError
 if TYPE_CHECKING:
     from .analysis.backend import Backend
 
-__all__ = ["GROUP", "Engine", "engine_for", "engine_names"]
+__all__ = ["GROUP", "IN_MEMORY", "Engine", "engine_for", "engine_names"]
 
 #: The entry-point group engines register under.
 GROUP = "privnoise.engines"
+#: The packages whose data the core computes in memory: never handed to an engine, so that a session over such
+#: data does not scan every installed distribution's entry points (a few tens of milliseconds).
+IN_MEMORY = frozenset({"builtins", "pathlib", "numpy", "pyarrow", "pandas", "polars"})
 
 
 @runtime_checkable
@@ -73,10 +76,11 @@ def _load(name: str) -> Engine:
 def engine_for(data: Any) -> Engine | None:
     """The engine that takes ``data``, or None for data the core handles in memory.
 
-    Only the engine registered under the top-level package of ``type(data)`` is loaded (and only then).
+    Only the engine registered under the top-level package of ``type(data)`` is loaded (and only then); data of
+    the packages in :data:`IN_MEMORY` has none.
     """
     package = type(data).__module__.partition(".")[0]
-    if package not in _registered():
+    if package in IN_MEMORY or package not in _registered():
         return None
     engine = _load(package)
     return engine if engine.accepts(data) else None

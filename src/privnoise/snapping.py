@@ -50,6 +50,7 @@ __all__ = [
     "grid_exponent_for",
     "grid_exponent_for_variances",
     "lattice_add",
+    "lattice_point",
     "lattice_sum",
     "scratch",
     "snapped_add",
@@ -260,6 +261,9 @@ def lattice_add(
     flat = np.reshape(values, -1)
     result = np.empty(flat.size) if out is None else out.reshape(-1)
     inverse, grid = math.ldexp(1.0, -exponent), math.ldexp(1.0, exponent)
+    if flat.size == 1 and math.isfinite(flat[0]):  # one value: the same draw and arithmetic, in Python floats
+        result[0] = _lattice_one(float(flat[0]), fill, exponent, bound)
+        return result.reshape(shape) if out is None else out
     step = max(1, CHUNK // width) * width
     (u,) = scratch("lattice_add", 1, min(step, flat.size))
     high: Any = None
@@ -287,6 +291,28 @@ def lattice_add(
             raise _too_large(exponent)
         o *= grid
     return result.reshape(shape) if out is None else out
+
+
+def _lattice_one(v: float, fill: Callable[[NDArray[np.float64], int], object], exponent: int, bound: Any) -> float:
+    """:func:`lattice_add` of one finite value: the same draw (``fill`` of a one-value buffer) and the same exact
+    operations (clamp, scale by 2^−k, round half to even, add K, +0 for a zero, scale by 2^k) on Python floats,
+    without the chunk loop's array set-up (a server answer releases one or two scalars)."""
+    (u,) = scratch("lattice_add", 1, 1)
+    fill(u, 0)
+    high = None if bound is None else bound if isinstance(bound, float) else float(np.reshape(bound, -1)[0])
+    return lattice_point(v, float(u[0]), exponent, high)
+
+
+def lattice_point(v: float, units: float, exponent: int, bound: float | None = None) -> float:
+    """Λ·(rint(clip(v, −B, B)/Λ) + K) of one finite value ``v`` and K = ``units`` (an integer-valued float): the
+    operations of :func:`lattice_add` on Python floats (exact scaling by 2^∓k, rounding half to even, +0 for a
+    zero), with its range check."""
+    if bound is not None:
+        v = min(max(v, -bound), bound)
+    o = float(round(v * math.ldexp(1.0, -exponent))) + units + 0.0
+    if abs(o) >= 2.0**52:
+        raise _too_large(exponent)
+    return o * math.ldexp(1.0, exponent)
 
 
 def lattice_sum(values: NDArray[np.float64], units: NDArray[np.float64], exponent: int) -> NDArray[np.float64]:

@@ -315,3 +315,28 @@ def test_hardened_zero_output_has_no_sign(make):
         y = h.release(np.full(shape, x), rng=47)
         zeros = y[y == 0]
         assert zeros.size and not np.signbit(zeros).any()
+
+
+@pytest.mark.parametrize(
+    "noise",
+    [
+        hardened(laplace_for_epsilon(0.05, sensitivity=10.0), sensitivity=10.0, bound=1000.0),
+        hardened(Laplace(scale=3.0), sensitivity=1.0, bound=50.0, grid_exponent=-2),
+        hardened(Gaussian(cov=4.0), sensitivity=1.0, bound=50.0),
+        hardened(DiscreteLaplace(scale=4.0, grid_exponent=-3), sensitivity=1.0, bound=50.0),
+    ],
+)
+def test_one_float_is_released_as_a_one_value_array(noise: HardenedMechanism) -> None:
+    """The scalar path of a release (a server answer's value) gives, bit for bit, what the array path gives a
+    one-value array from the same generator state (the same draws in the same order): clamping, half-way values,
+    zeros, both signs; and it leaves the generator where the array path does."""
+    grid = noise.grid
+    values = [3.7, -0.2, 0.0, -0.0, 2.5 * grid, -0.5 * grid, 1e9, -1e9, 49.999, -50.0]
+    for seed in range(40):
+        for v in values:
+            first, second = np.random.default_rng(seed), np.random.default_rng(seed)
+            one = noise.release(v, rng=first)
+            array = noise.release(np.array([v]), rng=second)
+            assert isinstance(one, float)
+            assert np.float64(one).view(np.uint64) == array.view(np.uint64)[0], (seed, v, one, array[0])
+            assert first.integers(1 << 62) == second.integers(1 << 62)

@@ -293,3 +293,14 @@ def test_replace_revalidates_and_describe_round_trips() -> None:
     np.testing.assert_array_equal(again.loc, m.loc)
     with pytest.raises(InvalidParameterError, match="`scale`"):
         dataclasses.replace(m, scale=[1.0, -1.0, 1.0])
+
+
+def test_one_sign_is_the_first_of_many_from_the_same_generator() -> None:
+    """flip_signs of one value (its word-level path) flips it by the bit the array path gives the first value."""
+    from privnoise.mechanisms.laplace import flip_signs
+
+    for seed in range(200):
+        one, many = np.array([1.5]), np.array([1.5, -2.0, 3.0])
+        flip_signs(one, np.random.default_rng(seed))
+        flip_signs(many, np.random.default_rng(seed))
+        assert one[0] == many[0]

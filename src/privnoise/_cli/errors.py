@@ -29,6 +29,7 @@ __all__ = [
     "fail",
     "flag_aliases",
     "one_line",
+    "use_flags",
     "verbosity",
 ]
 
@@ -73,6 +74,16 @@ def fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+#: Parameter name → flag of the command running without a click context (:mod:`.quick`), for its messages.
+_PLAIN_FLAGS: dict[str, str] = {}
+
+
+def use_flags(flags: Mapping[str, str]) -> None:
+    """Name the flags of the command that runs without a click context (:mod:`.quick`), for its messages."""
+    _PLAIN_FLAGS.clear()
+    _PLAIN_FLAGS.update(flags)
+
+
 def current_context() -> Any:
     """The click context of the running command, or None outside a command."""
     try:  # recent typer versions carry their own copy of click
@@ -114,7 +125,7 @@ def cli_message(message: str, flags: Mapping[str, str] | None = None) -> str:
     """
     if flags is None:
         ctx = current_context()
-        flags = _flags(ctx) if ctx is not None else {}
+        flags = _flags(ctx) if ctx is not None else dict(_PLAIN_FLAGS)
     return _PARAMETER.sub(lambda m: flags.get(m.group(1), m.group(0)), message)
 
 
@@ -126,6 +137,8 @@ def flag_aliases(**aliases: str) -> None:
     ctx = current_context()
     if ctx is not None:
         ctx.meta.setdefault("privnoise.flag_aliases", {}).update(aliases)
+    else:
+        _PLAIN_FLAGS.update(aliases)
 
 
 #: Errors of the libraries that read files, by module: their text may quote the file, so only their kind is shown.

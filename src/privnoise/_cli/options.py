@@ -6,6 +6,7 @@ printed on stdout by :func:`stdout_console` or as JSON by :func:`print_json`.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +15,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["AsJson", "Bounds", "Budget", "Support", "Weight", "print_json", "stdout_console"]
+__all__ = ["AsJson", "Bounds", "Budget", "Support", "Weight", "print_json", "print_text", "stdout_console"]
 
 
 # Options shared by several commands.
@@ -48,6 +49,21 @@ def stdout_console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=True)
+
+
+#: What the results console would change in a text: a tab (expanded) or an emoji code such as ``:smile:``.
+_CONSOLE_WORK = re.compile(r"\t|:\S+?:")
+
+
+def print_text(text: str) -> None:
+    """Print ``text`` on stdout as :func:`stdout_console` prints it without markup: written as it is, unless it
+    holds something the console would change (a tab, an emoji code), which the console then prints (the rich
+    console's import costs more than a small release)."""
+    if _CONSOLE_WORK.search(text):
+        stdout_console().print(text, markup=False)
+        return
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 def print_json(payload: dict[str, Any]) -> None:

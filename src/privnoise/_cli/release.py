@@ -31,7 +31,7 @@ from .options import (
     Support,
     Weight,
     print_json,
-    stdout_console,
+    print_text,
 )
 
 __all__ = ["ReleaseQuery", "release_command"]
@@ -186,7 +186,7 @@ def release_command(
         if as_json:
             print_json(payload)
         else:
-            stdout_console().print(text, markup=False)
+            print_text(text)
         return
     if query.value not in ("mean", "sum", "variance"):
         raise CliInputError(f"--query {query.value} is a differentially private release: give --epsilon.")

@@ -19,7 +19,7 @@ import typer
 
 from .budget import DatasetOption, LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from .errors import CliInputError, errors_exit_2
-from .options import Accountant, AsJson, MissingValues, print_json, stdout_console
+from .options import Accountant, AsJson, MissingValues, print_json, print_text
 
 __all__ = ["sql_command"]
 
@@ -156,7 +156,7 @@ def sql_command(
     if as_json:
         print_json(payload)
     else:
-        stdout_console().print(text, markup=False)
+        print_text(text)
 
 
 def _answer(data: Path, parsed: Any, *, epsilon: float, delta: float, declared: dict[str, Any], keys: Any,

@@ -75,7 +75,7 @@ from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
 from ..mechanisms.protocol import GridFiller
 from ..random import RNGLike
-from ..snapping import lattice_add, lattice_sum
+from ..snapping import lattice_add, lattice_point, lattice_sum
 from .lattice import check_grid_exponent
 
 if TYPE_CHECKING:
@@ -190,8 +190,26 @@ class HardenedMechanism(Noise):
         """Release ``value`` (one query answer of shape ``shape``, or a batch ``(..., *shape)`` each with its own
         independent noise): clamp to [−B, B], round to the grid, add grid noise. NaN and inf are rejected.
         """
+        if type(value) is float and not self.shape and math.isfinite(value):  # one number (a server's answer)
+            one = self._release_one(value, rng)
+            if one is not None:
+                return one
         out = self.add_to(value, rng=rng)
         return float(out) if out.ndim == 0 else out
+
+    def _release_one(self, value: float, rng: RNGLike) -> float | None:
+        """The release of one finite float through the family's scalar draw (``grid_draw``: the value its filler
+        gives a one-value buffer), with :func:`~privnoise.snapping.lattice_point`'s arithmetic on Python floats:
+        the same result as the array path from the same generator state; None when the family has no such draw."""
+        from ..random import default_rng
+
+        if isinstance(self.mechanism, LatticeMechanism):
+            return None
+        w = self.mechanism.grid_draw(default_rng(rng), self.grid_exponent)
+        if w is None:
+            return None
+        bound = self.bound
+        return lattice_point(value, float(round(w)), self.grid_exponent, float(bound.flat[0]))
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """Clamp, round to the grid, add grid noise (always on the grid: a hardened mechanism cannot be unhardened).
@@ -216,7 +234,7 @@ class HardenedMechanism(Noise):
             noise = self._units(how.count, how.generator).reshape(values.shape)
             return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), noise, k), how.out)
         bound: Any = self.bound
-        if np.all(bound == bound.flat[0]):
+        if bound.size == 1 or np.all(bound == bound.flat[0]):
             bound = float(bound.flat[0])
         else:  # per-coordinate bounds: chunks of whole draws
             width = self.dim

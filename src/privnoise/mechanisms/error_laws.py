@@ -75,7 +75,7 @@ def _laplace_difference_tail(x: Any, a: float, c: Any) -> Any:
     """Two-sided tail of the difference of Laplace(a) and Laplace(c) at x ≥ 0:
     [a² e^{−x/a} − c² e^{−x/c}]/(a² − c²); near a = c the divided difference of s ↦ s² e^{−x/s}; c = 0 gives
     e^{−x/a}. Scalars go through ``math`` (a root search calls it a dozen times per answer)."""
-    if np.ndim(x) == 0 and np.ndim(c) == 0:
+    if (isinstance(x, float) or np.ndim(x) == 0) and (isinstance(c, float) or np.ndim(c) == 0):
         x, c = float(x), float(c)
         if c == 0:
             tail = math.exp(-x / a)

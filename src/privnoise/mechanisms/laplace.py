@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from .protocol import GridFiller
 
 __all__ = ["Laplace", "flip_signs", "random_bits", "random_signs", "select"]
 
+_WORD = np.iinfo(np.uint64).max  # the largest 64-bit word (integers up to it: whole words of the bit generator)
 
 
 def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
@@ -26,13 +28,18 @@ def random_bits(n: int, generator: np.random.Generator) -> NDArray[np.bool_]:
     # Full-range 64-bit integers come straight from the bit generator's next_uint64 (the same words as
     # random_raw for 64-bit generators such as AESCounter, ChaCha and PCG64); random_raw itself is not used
     # because some bit generators (MT19937) return only 32 random bits per raw value.
-    raw = generator.integers(0, np.iinfo(np.uint64).max, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
+    raw = generator.integers(0, _WORD, size=(n + 63) // 64, dtype=np.uint64, endpoint=True)
     return np.unpackbits(np.ascontiguousarray(raw).view(np.uint8))[:n].view(np.bool_)
 
 
 def flip_signs(buffer: NDArray[np.float64], generator: np.random.Generator) -> NDArray[np.float64]:
     """Flip the sign of each value of a flat float64 ``buffer`` with an independent fair bit (in place, by the sign
     bit: no masked arithmetic)."""
+    if buffer.size == 1:  # one value: the first bit of one word, as random_bits takes it, without arrays
+        word = int(generator.integers(0, _WORD, dtype=np.uint64, endpoint=True))
+        if word.to_bytes(8, sys.byteorder)[0] >> 7:
+            buffer[0] = -buffer[0]
+        return buffer
     (work,) = scratch("flip signs", 1, buffer.size)
     mask = work.view(np.uint64)
     np.copyto(mask, random_bits(buffer.size, generator).view(np.uint8), casting="unsafe")
@@ -121,7 +128,11 @@ class Laplace(Mechanism):
     def _filler(self, generator: np.random.Generator, scale: Any) -> tuple[GridFiller, int]:
         """``fill(buffer, start)``: ± exponentials times ``scale`` (per coordinate), a fair sign per draw."""
         b = np.asarray(scale, dtype=np.float64)
-        factor: Any = float(b.flat[0]) if b.ndim == 0 or np.all(b == b.flat[0]) else b
+        factor: Any = b
+        if isinstance(scale, float):
+            factor = scale
+        elif b.ndim == 0 or np.all(b == b.flat[0]):
+            factor = float(b.flat[0])
         width = 1 if isinstance(factor, float) else len(factor)
 
         def fill(buffer: NDArray[np.float64], start: int) -> None:
@@ -137,9 +148,25 @@ class Laplace(Mechanism):
     def grid_filler(self, generator: np.random.Generator, exponent: int) -> tuple[GridFiller, int] | None:
         """Centred noise: ± exponentials times b_i·2^−k (exactly ±b_i e scaled); None for a subclass that draws
         otherwise (its own ``_sample``)."""
-        if self._sample.__func__ is not _LAPLACE_SAMPLE or np.any(self.loc != 0.0):  # type: ignore[attr-defined]
+        if self._sample.__func__ is not _LAPLACE_SAMPLE:  # type: ignore[attr-defined]
             return None
-        return self._filler(generator, np.ldexp(self.scale, -exponent))
+        scale, loc = self.scale, self.loc
+        if scale.ndim == 0 and loc.ndim == 0:  # a scalar law (a server answer's): no array operations
+            return None if float(loc) != 0.0 else self._filler(generator, math.ldexp(float(scale), -exponent))
+        if np.any(loc != 0.0):
+            return None
+        return self._filler(generator, np.ldexp(scale, -exponent))
+
+    def grid_draw(self, generator: np.random.Generator, exponent: int) -> float | None:
+        """One draw of :meth:`grid_filler` for a scalar law: ±exponential·b·2^−k with the same exponential and the
+        same sign bit (:func:`flip_signs` of one value) as its ``fill`` of a one-value buffer."""
+        if self._sample.__func__ is not _LAPLACE_SAMPLE or self.scale.ndim or self.loc.ndim:  # type: ignore[attr-defined]
+            return None
+        if float(self.loc) != 0.0:
+            return None
+        w = generator.standard_exponential() * math.ldexp(float(self.scale), -exponent)
+        word = int(generator.integers(0, _WORD, dtype=np.uint64, endpoint=True))
+        return -w if word.to_bytes(8, sys.byteorder)[0] >> 7 else w
 
     def _logpdf(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
         per = -np.log(2.0 * self.scale) - np.abs(x - self.loc) / self.scale

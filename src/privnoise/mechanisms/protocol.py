@@ -235,6 +235,12 @@ class Noise(NoiseDesign):
         whole (:func:`privnoise.snapping.snapped_add` chunk by chunk otherwise)."""
         return None
 
+    def grid_draw(self, generator: np.random.Generator, exponent: int) -> float | None:
+        """One draw of :meth:`grid_filler`'s noise as a Python float, the same value its ``fill`` writes first
+        into a buffer of one value from the same generator state, or None when the family has no such draw
+        (a hardened release of one value then goes through the filler)."""
+        return None
+
     def law_at(self, query: Query, x: NDArray[np.float64]) -> Noise:
         return self
 

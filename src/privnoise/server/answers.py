@@ -27,8 +27,9 @@ Every refusal (budget, policy, syntax, rate: 422 before the charge, 429) is note
 
 Plans are cached per request body. A body not in the cache is parsed and planned in a worker thread, bounded in
 size and per querier, and not at all for a querier known to be out of budget (:mod:`.limits`). The release runs in the event loop for datasets of at most
-:data:`~.planner.INLINE_RECORDS` records (a few hundred microseconds, less than a hand-over to a thread costs
-under load) and in a worker thread for larger ones; either way the work does not depend on the data.
+:data:`~.planner.INLINE_RECORDS` records on SQLite (a few hundred microseconds, less than a hand-over to a thread
+costs under load), and in a worker thread for larger ones and on PostgreSQL, whose read waits for a round trip to
+the database server (the loop answers others meanwhile); either way the work does not depend on the data.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ async def answer_query(
     charged = None
     for _attempt in range(3):
         try:
-            charged = await asyncio.wrap_future(service.committer.submit(plan, who["id"]))
+            charged = await service.committer.charge((plan,), who["id"])
             break
         except StalePlan as stale:
             plan = service.refreshed(plan, stale.records)
@@ -173,7 +174,7 @@ async def answer_query(
     if charged is None:
         return error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
     try:
-        if plan.inline:
+        if plan.inline and service.dialect == "sqlite":  # PostgreSQL: the loop does not wait for its round trip
             value, stated = service.answer(plan, charged.ledger_id)
         else:
             value, stated = await to_thread.run_sync(service.answer, plan, charged.ledger_id)

@@ -54,7 +54,7 @@ from .querier_body import QuerierBody
 from .service import Service
 from .throttle import FailureThrottle
 
-__all__ = ["create_app"]
+__all__ = ["FastLane", "create_app"]
 
 DOCS_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 
@@ -102,6 +102,34 @@ def _served_methods(app: FastAPI, scope: dict[str, Any]) -> list[str]:
     return sorted(methods)
 
 
+class FastLane:
+    """The ASGI app a server process serves: the routes the gate answers itself (``POST /v1/queries``) go to a gate
+    of their own ahead of the framework's middleware (its error page, telemetry and body limit, the console's
+    guard: a layer of calls each per request), with the same authenticator, body limit, strict JSON and route as the
+    gate inside; every other request, and the lifespan, goes to ``app``.
+
+    An exception of the route is answered by the server's own 500 (uvicorn's), as the framework's error middleware
+    would answer it."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+        service: Service = app.state.service
+        self.gate = Gate(
+            app,
+            app.state.authenticator,
+            max_body=service.config.max_body_bytes,
+            open_paths=frozenset(),
+            routes=app.state.routes,
+        )
+        self.lanes = frozenset(app.state.routes)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and (scope["method"], scope["path"]) in self.lanes:
+            await self.gate(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool = True) -> FastAPI:
     """The query server of ``config``; with ``init`` it creates the tables and imports the datasets if needed
     (the worker processes of a multi-process server skip it: their parent did it)."""
@@ -136,12 +164,13 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     )
     app.state.authenticator = authenticator
     open_paths = frozenset({"/health"}) | (DOCS_PATHS if config.api_docs else frozenset())
+    app.state.routes = {("POST", "/v1/queries"): functools.partial(answer_query, service)}
     app.add_middleware(
         Gate,
         authenticator=authenticator,
         max_body=config.max_body_bytes,
         open_paths=open_paths | ({"/console"} if config.console.enabled else set()),
-        routes={("POST", "/v1/queries"): functools.partial(answer_query, service)},
+        routes=app.state.routes,
         open_prefixes=("/console/",) if config.console.enabled else (),
     )
     if config.console.enabled:

@@ -25,6 +25,7 @@ about the column has been released (``information`` is ``"0"``); it has no other
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
@@ -241,6 +242,8 @@ def apply_charges(
 
 
 def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
+    if not spent:  # nothing spent (a δ budget of pure-ε releases): the same view at every answer
+        return dict(_unspent(total))
     rest = max(total - spent, Fraction(0))
     return {
         "budget": text(total),
@@ -250,12 +253,23 @@ def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=256)
+def _unspent(total: Fraction) -> dict[str, Any]:
+    return {"budget": text(total), "spent": "0", "remaining": text(total), "remaining_float": float(total)}
+
+
 def _float(q: Fraction) -> float:
     """The float nearest ``q``, the largest finite float for a larger rational (views only)."""
     try:
         return float(q)
     except OverflowError:
         return sys.float_info.max
+
+
+@functools.lru_cache(maxsize=256)
+def _allowed_information(floor: float) -> Fraction:
+    """1/floor, exactly (a configuration's few floors are read at every budget view)."""
+    return 1 / decimal_fraction(floor)
 
 
 def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | None = None) -> dict[str, Any]:
@@ -267,7 +281,7 @@ def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | 
         "record_bound": None if total == 0 else _float(1 / total),
     }
     if floor is not None:
-        out["remaining_information"] = float(max(1 / decimal_fraction(floor) - total, Fraction(0)))
+        out["remaining_information"] = float(max(_allowed_information(floor) - total, Fraction(0)))
         out.update(steps or {})
     return out
 

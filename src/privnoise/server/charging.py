@@ -14,7 +14,9 @@ all in one transaction:
 3. The changed rows are written back, one ledger row per accepted charge is inserted, and the transaction
    commits: SQLite in WAL mode with ``synchronous=FULL``, PostgreSQL with its default synchronous commit, so the
    commit returns only once the charges are on disk.
-4. Only then is each waiting answer told its outcome (its ledger id and budget after, or its refusal).
+4. Only then is each waiting answer told its outcome (its ledger id and budget after, or its refusal). The
+   answers waiting in an event loop (:meth:`Committer.charge`) are told together, by one call into their loop
+   per transaction, instead of one wake-up of the loop per answer.
 
 Under load, when fewer charges wait than usually come together (their clients were just answered and are
 sending again), the committer waits up to 2 ms for them, so that one commit serves them all instead of two.
@@ -29,6 +31,7 @@ is refused with :class:`StalePlan` and changes nothing; the service makes a new 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections import deque
@@ -78,7 +81,8 @@ class Charged:
 class _Request:
     plans: tuple[Plan, ...]  # one answer's plan, or the plans of a statement's aggregates (on one dataset)
     querier_id: int
-    future: Future[Charged]
+    future: Future[Charged] | asyncio.Future[Charged]
+    loop: asyncio.AbstractEventLoop | None = None  # the loop of an asyncio future (Committer.charge)
 
     @property
     def plan(self) -> Plan:
@@ -115,9 +119,21 @@ class Committer:
     def submit_all(self, plans: tuple[Plan, ...], querier_id: int) -> Future[Charged]:
         """Queue the charges of ``plans`` (one dataset), recorded together or not at all: one ledger row each, in
         order, all in one transaction, or one refusal for all (:func:`.budgets.apply_charges`)."""
-        if not plans or len({p.spec.name for p in plans}) != 1:
-            raise ValueError("charges recorded together are one or more plans on one dataset")
         future: Future[Charged] = Future()
+        self._enqueue(_Request(tuple(plans), querier_id, future))
+        return future
+
+    async def charge(self, plans: tuple[Plan, ...], querier_id: int) -> Charged:
+        """:meth:`submit_all` awaited in the running event loop: the outcome, told to every answer of a
+        transaction waiting in this loop by one call into the loop. Raises as the future of :meth:`submit_all`."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Charged] = loop.create_future()
+        self._enqueue(_Request(tuple(plans), querier_id, future, loop))
+        return await future
+
+    def _enqueue(self, request: _Request) -> None:
+        if not request.plans or len({p.spec.name for p in request.plans}) != 1:
+            raise ValueError("charges recorded together are one or more plans on one dataset")
         with self._wake:
             if self._thread is None:
                 self._closing = False
@@ -128,9 +144,8 @@ class Committer:
                     threading.Thread(
                         target=self._checkpoints, name="privnoise-checkpoints", daemon=True
                     ).start()
-            self._queue.append(_Request(tuple(plans), querier_id, future))
+            self._queue.append(request)
             self._wake.notify()
-        return future
 
     def close(self) -> None:
         """Record what is queued, then stop the thread and close its connection."""
@@ -195,15 +210,10 @@ class Committer:
                         "a charge transaction failed; its %d charge(s) were rolled back", len(batch)
                     )
                     connection.discard()
-                    for request in batch:
-                        request.future.set_exception(ChargeUnavailable(type(exc).__name__))
+                    _tell(batch, [ChargeUnavailable(type(exc).__name__) for _ in batch])
                     continue
                 self._commits += 1  # read by the checkpointer: a plain int is enough
-                for request, outcome in zip(batch, outcomes, strict=True):
-                    if isinstance(outcome, Exception):
-                        request.future.set_exception(outcome)
-                    else:
-                        request.future.set_result(outcome)
+                _tell(batch, outcomes)
         finally:
             self._checkpoints_stop.set()
             connection.close()
@@ -329,3 +339,33 @@ class Committer:
             raise
         cur.close()
         return outcomes
+
+
+def _settle(future: Future[Charged] | asyncio.Future[Charged], outcome: Charged | Exception) -> None:
+    if future.cancelled():  # an asyncio future whose answer was abandoned (its client went away)
+        return
+    if isinstance(outcome, Exception):
+        future.set_exception(outcome)
+    else:
+        future.set_result(outcome)
+
+
+def _settle_all(told: list[tuple[asyncio.Future[Charged], Charged | Exception]]) -> None:
+    for future, outcome in told:
+        _settle(future, outcome)
+
+
+def _tell(batch: list[_Request], outcomes: list[Charged | Exception]) -> None:
+    """Give each request of a transaction its outcome: a concurrent future directly, the asyncio futures of
+    each event loop by one call into that loop."""
+    loops: dict[asyncio.AbstractEventLoop, list[tuple[Any, Charged | Exception]]] = {}
+    for request, outcome in zip(batch, outcomes, strict=True):
+        if request.loop is None:
+            _settle(request.future, outcome)
+        else:
+            loops.setdefault(request.loop, []).append((request.future, outcome))
+    for loop, told in loops.items():
+        try:
+            loop.call_soon_threadsafe(_settle_all, told)
+        except RuntimeError:  # the loop is closed: nobody waits for these answers any more
+            log.warning("%d charge outcome(s) for a closed event loop were dropped", len(told))

@@ -91,7 +91,9 @@ def checked_coefficient(value: float, name: str, owner: str) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)
 def decimal_fraction(value: float) -> Fraction:
     """The rational a float was written as (its shortest decimal form): 0.01 → 1/100, so a floor of 0.01
-    allows exactly 100 units of information."""
+    allows exactly 100 units of information (cached: a configuration's few floors are read at every charge and
+    every budget view)."""
     return Fraction(repr(float(value)))

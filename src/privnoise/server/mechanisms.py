@@ -184,7 +184,7 @@ def release_blocks(noise: HardenedMechanism, value: Any) -> Any:
     """``noise.release(value)``, and for vector noise of shape (d,) on a longer vector of n values: blocks of d
     consecutive values, each with its own draw (the last block padded, its padding dropped)."""
     shape = noise.shape
-    if np.ndim(value) != 1 or len(shape) != 1 or np.shape(value) == shape:
+    if isinstance(value, float) or np.ndim(value) != 1 or len(shape) != 1 or np.shape(value) == shape:
         return noise.release(value)
     d = shape[0]
     values: NDArray[np.float64] = np.asarray(value, dtype=float)

@@ -5,7 +5,8 @@
 processes that share the listening socket; each builds its own app (:func:`worker_app`) over the same database,
 whose transactions (and the row locks of PostgreSQL) keep the budgets exact across processes. A worker dies
 with its supervisor (Linux: ``PR_SET_PDEATHSIG``), so a ``kill -9`` of the server leaves no process behind.
-Once its app is built, a process freezes the objects it holds for the garbage collector (``gc.freeze``).
+Once its app is built, a process freezes the objects it holds for the garbage collector (``gc.freeze``). Each
+process serves its app behind :class:`~.app.FastLane`: queries skip the framework's middleware.
 
 Proxy headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are ignored unless ``[server] trusted_proxies`` names
 the peers allowed to send them (uvicorn's ``proxy_headers`` and ``forwarded_allow_ips``; uvicorn's own default
@@ -52,10 +53,10 @@ def _settled(app: Any) -> Any:
 
 def worker_app() -> Any:
     """The app of one worker process (uvicorn factory): the configuration named by the environment."""
-    from .app import create_app
+    from .app import FastLane, create_app
 
     _die_with_parent()
-    return _settled(create_app(load_config(os.environ[CONFIG_VARIABLE]), init=False))
+    return _settled(FastLane(create_app(load_config(os.environ[CONFIG_VARIABLE]), init=False)))
 
 
 def proxy_options(trusted: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -99,13 +100,13 @@ def serve(config: ServerConfig, *, host: str | None = None, port: int | None = N
     """Run the server of ``config`` until it is stopped (see the module docstring); ``logging`` as for
     :func:`serve_asgi`."""
     from . import store
-    from .app import create_app
+    from .app import FastLane, create_app
 
     host = host or config.host
     port = config.port if port is None else port
     if config.workers == 1:
-        serve_asgi(_settled(create_app(config)), host=host, port=port, **proxy_options(config.trusted_proxies),
-                   **logging)
+        app = _settled(FastLane(create_app(config)))
+        serve_asgi(app, host=host, port=port, **proxy_options(config.trusted_proxies), **logging)
         return
     store.init_database(config).dispose()
     os.environ[CONFIG_VARIABLE] = str(config.path)

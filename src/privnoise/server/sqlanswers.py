@@ -175,7 +175,7 @@ async def answer_sql(service: Service, who: dict[str, Any], body: bytes, parsed:
     charged = None
     for _attempt in range(3):
         try:
-            charged = await asyncio.wrap_future(service.committer.submit_all(plans, who["id"]))
+            charged = await service.committer.charge(tuple(plans), who["id"])
             break
         except StalePlan as stale:
             plans = tuple(service.refreshed(p, stale.records) for p in plans)

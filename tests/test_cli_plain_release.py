@@ -1,0 +1,81 @@
+"""The plain command line of ``privnoise release`` (:mod:`privnoise._cli.quick`): parsed into the values typer gives
+the command, and every other command line left to typer."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from privnoise._cli.quick import declared_options, parse_plain
+from privnoise._cli.release import release_command
+
+PLAIN = [
+    ["small.csv", "--column", "kwh", "--query", "mean", "--bounds", "2500,6500", "--epsilon", "0.001"],
+    ["small.csv", "--column=kwh", "--query=median", "--epsilon", "1e-3", "--json", "--delta", "-0", "--top", "3",
+     "--level", "0.5"],
+    ["--unit", "id", "d.parquet", "--column", "x", "--query", "count", "--epsilon", "2", "--max-contributions", "4",
+     "--seed", "0", "--ledger", "l.sqlite", "--total-epsilon", "1/3", "--where", "x > 0", "--dry-run"],
+]
+TO_TYPER = [
+    ["small.csv", "--column", "kwh", "--query", "mean", "--epsilon", "nan"],  # not a plain number
+    ["small.csv", "--column", "kwh", "--query", "mean", "--epsilon", "1", "--level", "2"],  # beyond its bound
+    ["small.csv", "--column", "kwh", "--query", "mean", "--epsilon", "1", "--max-contributions", "0"],
+    ["small.csv", "--column", "kwh", "--query", "average", "--epsilon", "1"],  # not a choice
+    ["small.csv", "--column", "kwh", "--column", "w", "--query", "mean"],  # given twice
+    ["small.csv", "--query", "mean"],  # --column missing
+    ["small.csv", "other.csv", "--column", "kwh", "--query", "mean"],  # a second argument
+    ["small.csv", "--column", "kwh", "--query", "mean", "-h"],
+    ["small.csv", "--column", "kwh", "--query", "mean", "--help"],
+    ["small.csv", "--column", "kwh", "--query", "mean", "--json=yes"],
+    ["small.csv", "--column", "kwh", "--query", "mean", "--epsilon"],  # no value
+    ["small.csv", "--column", "kwh", "--query", "mean", "--", "x"],
+    ["small.csv", "--column", "--query", "mean"],  # an option where a value is due
+]
+
+
+@pytest.fixture(scope="module")
+def typer_values() -> Any:
+    """The keyword arguments typer gives ``release`` for a command line (a spy with the command's signature)."""
+    captured: dict[str, Any] = {}
+
+    def spy(**kwargs: Any) -> None:
+        captured.clear()
+        captured.update(kwargs)
+
+    spy.__signature__ = inspect.signature(inspect.unwrap(release_command), eval_str=True)  # type: ignore[attr-defined]
+    app = typer.Typer()
+    app.command("release")(spy)
+    app.command("other")(lambda: None)
+
+    def values(line: list[str]) -> dict[str, Any]:
+        result = CliRunner().invoke(app, ["release", *line])
+        assert result.exit_code == 0, result.output
+        return dict(captured)
+
+    return values
+
+
+@pytest.mark.parametrize("line", PLAIN)
+def test_a_plain_command_line_gets_the_values_typer_gives(line: list[str], typer_values: Any) -> None:
+    found = declared_options(release_command)
+    assert found is not None
+    parsed = parse_plain(line, *found)
+    assert parsed is not None
+    mine, flags = parsed
+    theirs = typer_values(line)
+    assert mine == theirs
+    assert {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in theirs.items()}
+    assert flags["column"] == "--column" and flags["level"] == "--level"  # error messages name the flags
+    assert isinstance(mine["data"], Path)
+
+
+@pytest.mark.parametrize("line", TO_TYPER)
+def test_any_other_command_line_is_left_to_typer(line: list[str]) -> None:
+    found = declared_options(release_command)
+    assert found is not None
+    assert parse_plain(line, *found) is None
