@@ -159,7 +159,7 @@ class Laplace(Mechanism):
 
     def grid_draw(self, generator: np.random.Generator, exponent: int) -> float | None:
         """One draw of :meth:`grid_filler` for a scalar law: ±exponential·b·2^−k with the same exponential and the
-        same sign bit (:func:`flip_signs` of one value) as its ``fill`` of a one-value buffer."""
+        same sign bit (``flip_signs`` of one value) as its ``fill`` of a one-value buffer."""
         if self._sample.__func__ is not _LAPLACE_SAMPLE or self.scale.ndim or self.loc.ndim:  # type: ignore[attr-defined]
             return None
         if float(self.loc) != 0.0:
