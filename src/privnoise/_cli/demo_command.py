@@ -87,8 +87,9 @@ def demo(
         out.print(f"  {escape(entry['query'])}: {escape(entry['summary'])}")
     out.print(
         "[dim]DP answers are hardened (snapped to a 2^k grid) from the CSPRNG and charged exactly (rationals); "
-        "a mean is noisy sum / noisy count. Fisher record bound: variance floor of any unbiased estimate of one "
-        "household's consumption by someone who knows every other household (Farokhi & Sandberg, eq. 7).[/dim]"
+        "a mean is the bounds' centre plus noisy Σ(x − centre) / noisy count. Fisher record bound: variance "
+        "floor of any unbiased estimate of one household's consumption by someone who knows every other "
+        "household (Farokhi & Sandberg, eq. 7).[/dim]"
     )
     for label, path in (
         ("data", result.csv),
