@@ -65,7 +65,7 @@ mechanism = "laplace"
 epsilon = 0.1
 
 [datasets.households.policies.mean]
-mechanism = "laplace"        # noisy sum / noisy count, ε split evenly
+mechanism = "laplace"        # centre + noisy Σ(x − centre) / noisy count, ε split evenly
 epsilon = 0.2
 
 [datasets.households.policies.variance]

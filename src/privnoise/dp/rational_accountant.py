@@ -89,30 +89,31 @@ class RationalAccountant(PrivacyAccountant):
         # charge once, not m times (exact rational sums of binary fractions cost a gcd each).
         self._running: tuple[int, Charge | None, Fraction, Fraction] = (0, None, Fraction(0), Fraction(0))
 
-    def _sums(self, charges: list[Charge]) -> tuple[Fraction, Fraction]:
-        """(Σ count·ε_i, Σ count·δ_i) over ``charges``, exactly: the running sums extended by the charges added since
-        (recomputed whole when the charges are no longer those summed: a checkpoint restored)."""
+    def _sums(self, charges: list[Charge], end: int | None = None) -> tuple[Fraction, Fraction]:
+        """(Σ count·ε_i, Σ count·δ_i) over ``charges[:end]``, exactly: the running sums extended by the charges added
+        since (recomputed whole when the charges are no longer those summed: a checkpoint restored)."""
+        end = len(charges) if end is None else end
         done, last, eps, dl = self._running
-        if done > len(charges) or (done and charges[done - 1] is not last):
+        if done > end or (done and charges[done - 1] is not last):
             done, eps, dl = 0, Fraction(0), Fraction(0)
-        for c in charges[done:]:
+        for c in charges[done:end]:
             if c.epsilon is not None:
                 eps += c.count * c.epsilon
             if c.delta is not None:
                 dl += c.count * c.delta
-        if charges:
-            self._running = (len(charges), charges[-1], eps, dl)
+        if end:
+            self._running = (end, charges[end - 1], eps, dl)
         return eps, dl
 
     @property
     def total_epsilon(self) -> Fraction:
         """Σ count·ε_i, exactly."""
-        return self._sums(list(self._charges))[0]
+        return self._sums(self._charges)[0]
 
     @property
     def total_delta(self) -> Fraction:
         """Σ count·δ_i, exactly."""
-        return self._sums(list(self._charges))[1]
+        return self._sums(self._charges)[1]
 
     def record_epsilon(self, epsilon: Any, delta: Any = 0, *, count: int = 1, label: str = "") -> None:
         owner = f"{OWNER}.record_epsilon"
@@ -156,7 +157,7 @@ class RationalAccountant(PrivacyAccountant):
 
     def _check_budget(self, charges: list[Charge]) -> None:
         asked = charges[-1]
-        eps, dl = self._sums(charges[:-1])  # what is spent: the candidate is added here, not kept if refused
+        eps, dl = self._sums(charges, len(charges) - 1)  # what is spent; the candidate is added here, not kept
         eps += asked.count * (asked.epsilon or 0)
         dl += asked.count * (asked.delta or 0)
         budget = (
