@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 import privnoise as pn
-from privnoise.analysis.noise import calibrate
+from privnoise.planning import calibrate
 from privnoise.dp.families import LAPLACE
 
 EPSILON = 1.0

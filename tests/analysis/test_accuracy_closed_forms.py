@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.analysis.accuracy import NoiseLaw, exponential_rank_radius, variance_interval
+from privnoise.planning.accuracy import NoiseLaw, exponential_rank_radius, variance_interval
 from privnoise.mechanisms.error_laws import error_law
 
 LEVELS = [0.5, 0.9, 0.95, 0.999]
@@ -115,7 +115,7 @@ def test_rank_radius_meets_the_union_bound_with_equality(epsilon, sensitivity, c
 
 
 def test_a_level_is_strictly_between_0_and_1() -> None:
-    from privnoise.analysis.accuracy import check_level
+    from privnoise.planning.accuracy import check_level
     from privnoise.exceptions import InvalidParameterError
 
     for bad in (0.0, 1.0, 1.5, -0.1):

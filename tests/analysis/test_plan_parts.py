@@ -22,8 +22,9 @@ from scipy import stats
 import privnoise as pn
 import privnoise.analysis.distributions as distributions_module
 import privnoise.analysis.quantiles as quantiles_module
-from privnoise.analysis.accuracy import NoiseLaw
-from privnoise.analysis.plans import Bounds, variance_estimate, vector_interval
+from privnoise.planning.accuracy import NoiseLaw
+from privnoise.core import Bounds
+from privnoise.planning.estimates import variance_estimate, vector_interval
 from privnoise.dp.families import FAMILIES
 from privnoise.mechanisms.error_laws import error_law
 from tests.analysis import _brute as brute

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privnoise.analysis.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
+from privnoise.planning.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from privnoise.mechanisms.error_laws import error_law
 
 

@@ -34,7 +34,7 @@ from ..sql.statement import Aggregate, SqlError, Statement
 from .dry_run import DryRun, StatementDryRun, cost_of
 from .estimate import Estimate
 from .grouping import sort_key
-from .ledger import Cost
+from ..planning.plan import Cost
 
 if TYPE_CHECKING:
     from .backend import Backend

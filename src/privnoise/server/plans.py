@@ -1,7 +1,9 @@
 """A server plan and what it states: the components of an answer, their Fisher information and its guarantee.
 
 A :class:`Plan` is everything an answer needs besides the data (:mod:`.planner` makes it from the request and the
-configuration). Every component adds Fisher information about the records, per column Σ slope² 𝓘_w
+configuration): the core's components (:class:`~privnoise.planning.Component`, each holding its policy's hardened
+noise, 𝓘_w of that noise and its slope in each column), the statement that computes their exact aggregates, and
+the charge. Every component adds Fisher information about the records, per column Σ slope² 𝓘_w
 (:func:`information_of`, computed in rationals and rounded up: never below the information released), and the
 answer states its guarantee (:func:`plan_guarantee`): the Fisher information of Fisher policies, the (ε, δ)
 charged by differential-privacy policies.
@@ -19,6 +21,7 @@ import numpy as np
 from sqlalchemy.sql import Select
 
 from ..dp.accounting import Charge
+from ..planning.component import Component
 from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
 from .accuracy import Accuracy
@@ -29,18 +32,7 @@ from .quantiles import QuantileRelease
 from .querylang import QuerySpec
 from .vectors import PartitionSelection
 
-__all__ = ["Component", "Plan", "information_of", "plan_guarantee"]
-
-
-@dataclass(frozen=True)
-class Component:
-    """One noisy part of an answer: the library noise it is released with, 𝓘_w of that noise, and the slopes."""
-
-    name: str
-    noise: HardenedMechanism
-    information: float | None
-    slopes: dict[str, float]
-    dim: int = 1  # the number of cells of a vector component (histogram, group by)
+__all__ = ["Plan", "information_of", "plan_guarantee"]
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,15 @@
-"""The noise of a session's releases: one calibrated component per released aggregate, drawn centrally.
+"""A component: one released aggregate with its calibrated noise, the unit every plan is made of.
 
-A component is additive noise for one aggregate (a count, a sum, a vector of group counts or histogram cells) of
-declared sensitivity Δ, calibrated from the share of the query's budget it is given, by the session's noise family
-(:mod:`privnoise.dp.families`): the smallest scale whose exact share, read from the noise's own privacy profile, is
-within the share — ε in exact rationals for the families of the ε accountants ("pure", "approximate", "advanced",
-"pld"; Laplace by default, ℓ1 sensitivity), ρ for those of the zCDP accountants ("zcdp", "rdp"; Gaussian by
-default, ℓ2 sensitivity).
+A component is additive noise for one aggregate (a count, a sum, a vector of group counts or histogram cells, the
+records themselves) of declared sensitivity Δ under the plan's neighbours (:mod:`privnoise.core.adjacency`). The
+analyst's :class:`~privnoise.Session` calibrates its components here, from the share of the query's budget each is
+given, by the session's noise family (:mod:`privnoise.dp.families`): the smallest scale whose exact share, read from
+the noise's own privacy profile, is within the share — ε in exact rationals for the families of the ε accountants
+("pure", "approximate", "advanced", "pld"; Laplace by default, ℓ1 sensitivity), ρ for those of the zCDP accountants
+("zcdp", "rdp"; Gaussian by default, ℓ2 sensitivity). The query server's components are the same type, holding
+the hardened noise of a policy (``server.mechanisms``), the Fisher information 𝓘_w of that noise and the slope of
+the aggregate in each column (Farokhi & Sandberg, Proposition 1: a record's information is slope² 𝓘_w), and the
+number of cells ``dim`` of a vector aggregate.
 
 The noise is added by the noise protocol's hardened addition (:meth:`privnoise.mechanisms.Noise.add_to`): the exact
 sum is rounded to a power-of-two grid, post-processing that changes no guarantee. Counts are released as integers:
@@ -19,7 +23,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -33,17 +38,27 @@ from .accuracy import NoiseLaw
 __all__ = ["Component", "calibrate"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Component:
-    """Calibrated noise for one released aggregate (see the module docstring)."""
+    """Calibrated noise for one released aggregate (see the module docstring).
+
+    ``share`` is the ε or ρ (the family's currency) it spends and ``family`` the family it was drawn from (a
+    family's variant on ℤ for discrete counts); a component of a policy's noise that no family calibrated (the
+    server's Fisher designs, an owner's own noise) has neither. ``scale`` is the family's scale parameter: b
+    (Laplace), t (discrete Laplace, in integers), σ (Gaussian). ``information`` is 𝓘_w of the noise (per
+    coordinate), ``slopes`` the aggregate's slope in each column it reads, ``dim`` its number of cells.
+    """
 
     name: str
     noise: Noise
     sensitivity: float
-    share: Fraction  # the ε or ρ (the family's currency) it spends
-    family: NoiseFamily  # the family it was drawn from (a family's variant on ℤ for discrete counts)
-    integer: bool
-    scale: float  # the family's scale parameter: b (Laplace), t (discrete Laplace, in integers), σ (Gaussian)
+    share: Fraction | None = None
+    family: NoiseFamily | None = None
+    integer: bool = False
+    scale: float | None = None
+    dim: int = 1
+    information: float | None = None
+    slopes: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def grid_exponent(self) -> int:
@@ -52,12 +67,15 @@ class Component:
     @property
     def law(self) -> NoiseLaw:
         """The law of the released error (for accuracy)."""
-        error = self.family.law(self.noise)
-        assert error is not None  # a family without a law is refused when the session is built
+        error = None if self.family is None else self.family.law(self.noise)
+        if error is None:
+            raise ValueError(f"the noise of component {self.name!r} states no error law.")
         return NoiseLaw(error, math.ldexp(1.0, self.grid_exponent), self.integer)
 
     def event(self, *, scalar: bool) -> Any:
         """The privacy event of this part (:mod:`privnoise.dp.events`): the family's own on a scalar pair."""
+        if self.family is None or self.share is None:
+            raise ValueError(f"component {self.name!r} was not calibrated by a noise family: it has no event.")
         return self.family.event(self.noise, self.sensitivity, self.share, scalar=scalar)
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
@@ -86,4 +104,5 @@ def calibrate(name: str, family: NoiseFamily, sensitivity: float, share: Fractio
     """
     chosen = family.integer if discrete and family.integer is not None else family
     noise = chosen.calibrate(sensitivity, share, what=f"{chosen.name} noise for {name}")
-    return Component(name, noise, sensitivity, share, chosen, integer or chosen is not family, chosen.scale(noise))
+    return Component(name=name, noise=noise, sensitivity=sensitivity, share=share, family=chosen,
+                     integer=integer or chosen is not family, scale=chosen.scale(noise))
