@@ -7,7 +7,8 @@ Usage::
 Each figure is values per second of a full release (clamp, round, noise on the 2^k grid) or of a lattice sampler on
 privnoise's default cryptographically strong generator, the median of ``--rounds`` interleaved rounds (every case
 once per round, so a change of machine load hits all of them alike). Each row is divided by numpy's own
-(``Generator(PCG64())``, plain floating point, not hardened) closest computation in the same rounds:
+(``Generator(PCG64())``, plain floating point, not hardened) closest computation in the same rounds, by wall-clock
+time and by this process's CPU time (which leaves out the time spent waiting for a core on a loaded machine):
 
 * hardened Laplace release ÷ numpy ``x + laplace`` (target ≥ 0.8);
 * hardened Gaussian release ÷ numpy ``x + normal`` (target ≥ 0.8);
@@ -59,17 +60,24 @@ def best_rate(draw: Callable[[], Any], values: int, repeat: int) -> float:
     return values / best
 
 
-def interleaved_seconds(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
-    """Median seconds of each call over ``rounds`` rounds, every call once per round (after one warm-up each)."""
+def interleaved_seconds(
+    calls: dict[str, Callable[[], Any]], rounds: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall-clock and median CPU seconds (this process's) of each call over ``rounds`` rounds, every call
+    once per round (after one warm-up each). The CPU time leaves out the time the process waits for a core, so
+    its ratios hold still on a machine shared with other jobs, where wall-clock ratios move with their load."""
     for call in calls.values():
         call()
-    times: dict[str, list[float]] = {name: [] for name in calls}
+    wall: dict[str, list[float]] = {name: [] for name in calls}
+    cpu: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             call()
-            times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(seconds) for name, seconds in times.items()}
+            cpu[name].append(time.process_time() - start_cpu)
+            wall[name].append(time.perf_counter() - start)
+    median = statistics.median
+    return {k: median(v) for k, v in wall.items()}, {k: median(v) for k, v in cpu.items()}
 
 
 def opendp_rate(n: int, repeat: int) -> float | None:
@@ -141,11 +149,12 @@ def run(n: int, n_slow: int, rounds: int) -> dict[str, Any]:
     ]
     calls: dict[str, Callable[[], Any]] = dict(references)
     calls.update({label: call for label, (call, _) in timed.items()})
-    seconds = interleaved_seconds(calls, rounds)
+    seconds, cpu_seconds = interleaved_seconds(calls, rounds)
     rows = []
     for label, reference, target in cases:
         rate, reference_rate = timed[label][1] / seconds[label], n / seconds[reference]
         ratio = rate / reference_rate
+        cpu_ratio = (timed[label][1] / cpu_seconds[label]) / (n / cpu_seconds[reference])
         rows.append(
             {
                 "mechanism": label,
@@ -153,8 +162,10 @@ def run(n: int, n_slow: int, rounds: int) -> dict[str, Any]:
                 "reference": reference,
                 "reference_per_s": reference_rate,
                 "ratio": ratio,
+                "cpu_ratio": cpu_ratio,
                 "target": target,
                 "meets": None if target is None else ratio >= target,
+                "meets_cpu": None if target is None else cpu_ratio >= target,
             }
         )
     hardened_laplace = rows[0]["per_s"]
@@ -201,11 +212,12 @@ def print_report(report: dict[str, Any]) -> None:
     for name, rate in report["reference_per_s"].items():  # numpy: Generator(PCG64()); CSPRNG: the default
         source = "PCG64" if name.startswith("numpy") else report["default_bit_generator"]
         print(f"  {name} ({source}): {rate:.3g}/s")
-    print(f"{'mechanism':36s} {'values/s':>10s} {'÷ reference':>12s} {'target':>7s} {'met':>4s}  reference")
+    header = f"{'values/s':>10s} {'÷ ref':>6s} {'÷ ref CPU':>9s} {'target':>7s} {'met':>7s}"
+    print(f"{'mechanism':36s} {header}  reference")
     for r in report["results"]:
         target = "" if r["target"] is None else f"≥ {r['target']:.2f}"
-        met = "" if r["meets"] is None else ("yes" if r["meets"] else "NO")
-        figures = f"{r['per_s']:10.3g} {r['ratio']:12.2f} {target:>7s} {met:>4s}"
+        met = "" if r["meets"] is None else "/".join("yes" if m else "NO" for m in (r["meets"], r["meets_cpu"]))
+        figures = f"{r['per_s']:10.3g} {r['ratio']:6.2f} {r['cpu_ratio']:9.2f} {target:>7s} {met:>7s}"
         print(f"{r['mechanism']:36s} {figures}  {r['reference']}")
     for r in report["external"]:
         if r["per_s"] is None:
@@ -216,7 +228,7 @@ def print_report(report: dict[str, Any]) -> None:
             )
     print(
         "targets printed, not asserted; the identity release's 0.91 and 0.83 are its time targets ≤ 1.1× numpy "
-        "and ≤ 1.2× the CSPRNG floor; ours ÷ OpenDP ≥ 100×"
+        "and ≤ 1.2× the CSPRNG floor; ours ÷ OpenDP ≥ 100×; met: by wall-clock / by CPU time"
     )
 
 
