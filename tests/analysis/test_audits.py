@@ -11,14 +11,13 @@ import pytest
 
 import privnoise as pn
 from privnoise.analysis.backend import AggregateRequest, InMemoryBackend, bound_contributions
-from privnoise.core import Bounds
-from privnoise.planning import Plan, group_plan
-from privnoise.planning.estimates import ratio_estimate
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
-from privnoise.core import UnitAddedOrRemoved
+from privnoise.core import Bounds, UnitAddedOrRemoved
 from privnoise.dp.exponential import report_noisy_max
 from privnoise.dp.families import FAMILIES
+from privnoise.planning import Plan, group_plan
+from privnoise.planning.estimates import ratio_estimate
 
 CONFIDENCE = 1 - 1e-6
 SAMPLES = 400_000

@@ -12,14 +12,14 @@ import pytest
 from scipy import stats
 
 import privnoise as pn
-from privnoise.planning.accuracy import exponential_rank_radius, ratio_interval
 from privnoise.analysis.backend import AggregateRequest, InMemoryBackend
-from privnoise.planning import Plan
-from privnoise.planning.estimates import ratio_estimate, vector_interval
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
 from privnoise.dp.families import FAMILIES
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning import Plan
+from privnoise.planning.accuracy import exponential_rank_radius, ratio_interval
+from privnoise.planning.estimates import ratio_estimate, vector_interval
 
 ALPHA = 1e-6
 RUNS = 10_000

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from privnoise.planning.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from tests.analysis.test_ratio_interval_reference import _laplace_tail, _p_ref
 
 # (family, sum scale, count scale, offset, half range, level, Ŝ, N̂): each has a two-piece accepted set

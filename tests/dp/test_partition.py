@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.planning import Plan, group_plan
 from privnoise.core import UnitAddedOrRemoved
 from privnoise.dp.families import FAMILIES
 from privnoise.dp.partition import (
@@ -22,6 +21,7 @@ from privnoise.dp.partition import (
     worst_case_release_probability,
 )
 from privnoise.exceptions import CalibrationError, InvalidParameterError
+from privnoise.planning import Plan, group_plan
 
 ALPHA = 1e-6
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from privnoise.exceptions import InvalidParameterError
-from privnoise.server.charging import StalePlan
 from privnoise.planning import Component
+from privnoise.server.charging import StalePlan
 from privnoise.server.planner import Plan, _range_product, _sensitivity
 from privnoise.server.plans import information_of
 from privnoise.server.querylang import QueryError

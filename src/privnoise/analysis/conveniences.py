@@ -33,9 +33,9 @@ from .._validation import check_in_range
 from ..core.conditions import checked_condition
 from ..core.predicates import AnyOf
 from ..exceptions import InvalidParameterError
+from ..planning.estimates import count_finish
 from .arguments import bounds_of
 from .dry_run import DryRun, NoiseRadius
-from ..planning.estimates import count_finish
 from .steps import SessionSteps
 
 if TYPE_CHECKING:

@@ -21,12 +21,12 @@ from .._validation import check_positive_int
 from ..core import Bounds
 from ..dp.exponential import check_noisy_max_method, is_bounded_range, report_noisy_max
 from ..exceptions import InvalidParameterError
+from ..planning.estimates import rank_radius, vector_interval
+from ..planning.plan import split
 from .arguments import categories as category_list
 from .arguments import edges, levels
 from .dry_run import DryRun, NoiseRadius, RankRadius
 from .estimate import RANK, Estimate
-from ..planning.estimates import rank_radius, vector_interval
-from ..planning.plan import split
 from .quantiles import grid_steps, quantile_blocks, sample_quantile
 from .steps import SessionSteps
 

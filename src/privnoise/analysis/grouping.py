@@ -30,15 +30,15 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .._validation import describe
+from ..core import Bounds
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
-from .backend import Aggregates, Backend
-from .dry_run import DryRun, NoiseRadius, RatioRadius
-from .estimate import Estimate
-from ..core import Bounds
 from ..planning.component import Component
 from ..planning.estimates import ratio_estimate, vector_interval
 from ..planning.plan import group_plan, split
+from .backend import Aggregates, Backend
+from .dry_run import DryRun, NoiseRadius, RatioRadius
+from .estimate import Estimate
 from .steps import SessionSteps
 
 __all__ = ["GroupBy", "GroupQueries", "declared_keys", "group_columns", "in_key_order", "sort_key"]

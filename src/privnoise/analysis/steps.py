@@ -9,8 +9,8 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ..core import Bounds
-    from .backend import AggregateRequest, Aggregates, Backend
     from ..planning.plan import Finish, Plan
+    from .backend import AggregateRequest, Aggregates, Backend
     from .dry_run import DryRun
     from .estimate import Estimate
     from .ledger import Ledger

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..planning.accuracy import NoiseLaw
 from ..dp.profile import NoProfile, profile_of
+from ..planning.accuracy import NoiseLaw
 
 __all__ = ["direct_interval"]
 

@@ -21,9 +21,8 @@ import numpy as np
 from sqlalchemy.sql import Select
 
 from ..dp.accounting import Charge
-from ..planning.component import Component
-from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
+from ..planning.component import Component
 from .accuracy import Accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ..planning.accuracy import ratio_interval, variance_interval
 from ..analysis.grouping import sort_key
+from ..planning.accuracy import ratio_interval, variance_interval
 from ..planning.estimates import vector_interval
 from ..sql import Aggregate
 from ..sql.answers import Released
