@@ -148,7 +148,9 @@ def ask(session: Any, query: str, *, column: str, group_by: str | None, keys: An
     """The release (or, with ``dry_run``, the dry run) of ``query`` on ``session``."""
     budget: dict[str, Any] = {**spend, "dry_run": dry_run}
     if group_by is not None:
-        grouped = session.group_by(group_columns(group_by), keys=keys)
+        columns = group_columns(group_by)
+        assert columns is not None  # group_by is given
+        grouped = session.group_by(columns, keys=keys)
         if query == "count":
             return grouped.count(**budget)
         return (grouped.sum if query == "sum" else grouped.mean)(column, bounds=declared, **budget)
@@ -262,8 +264,9 @@ def dp_release(
             raise CliInputError(f"--where: {exc}") from None
     selection = group_by is not None and keys is None
     spend = whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
-    if group_by is not None:  # the keys and δ are checked before anything is charged
-        session.group_by(group_columns(group_by), keys=key_list)
+    by = group_columns(group_by)
+    if by is not None:  # the keys and δ are checked before anything is charged
+        session.group_by(by, keys=key_list)
     state = None
     if ledger is not None:
         options = {"bounds": bounds, "unit": unit, "max_contributions": cap, "accountant": accountant,

@@ -26,6 +26,7 @@ class SessionSteps:
     _backend: Backend
     _ledger: Ledger
     _generator: np.random.Generator
+    _rows_generator: np.random.Generator
 
     if TYPE_CHECKING:
         def where(self, conditions: Any = None, /, **equalities: Any) -> Any: ...

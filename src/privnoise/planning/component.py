@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,9 +37,12 @@ from .accuracy import NoiseLaw
 
 __all__ = ["Component", "calibrate"]
 
+#: The noise a component holds: any noise of the protocol (the server's components hold hardened noise).
+NoiseT = TypeVar("NoiseT", bound=Noise)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Component:
+class Component(Generic[NoiseT]):
     """Calibrated noise for one released aggregate (see the module docstring).
 
     ``share`` is the ε or ρ (the family's currency) it spends and ``family`` the family it was drawn from (a
@@ -50,7 +53,7 @@ class Component:
     """
 
     name: str
-    noise: Noise
+    noise: NoiseT
     sensitivity: float
     share: Fraction | None = None
     family: NoiseFamily | None = None
@@ -89,7 +92,7 @@ class Component:
 
 @functools.lru_cache(maxsize=256)
 def calibrate(name: str, family: NoiseFamily, sensitivity: float, share: Fraction, *, integer: bool = False,
-              discrete: bool = False) -> Component:
+              discrete: bool = False) -> Component[Noise]:
     """The smallest noise of ``family`` (its variant on ℤ for ``discrete`` counts, where it has one) whose exact share
     at sensitivity Δ is within ``share``. A function of public parameters only, into a frozen component: the
     calibrations of a session's repeated queries are computed once and kept.

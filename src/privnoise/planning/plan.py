@@ -51,6 +51,7 @@ from ..dp.families import NoiseFamily
 from ..dp.profile import profile_of
 from ..exceptions import InvalidParameterError
 from ..guarantees import Guarantee
+from ..mechanisms import Noise
 from ..results import Release
 from .component import Component, calibrate
 
@@ -94,7 +95,7 @@ class Plan:
     label: str
     family: NoiseFamily
     adjacency: Adjacency = field(default_factory=lambda: UnitAddedOrRemoved(1))
-    components: dict[str, Component] = field(default_factory=dict)
+    components: dict[str, Component[Noise]] = field(default_factory=dict)
     events: list[PrivacyEvent] = field(default_factory=list)
     price: Fraction = Fraction(0)
     delta: Fraction = Fraction(0)
@@ -108,7 +109,7 @@ class Plan:
         return self.family.norm
 
     def add(self, name: str, sensitivity: float, share: Fraction, *, integer: bool = False, vector: bool = False,
-            unit_cells: bool = True, discrete: bool = False) -> Component:
+            unit_cells: bool = True, discrete: bool = False) -> Component[Noise]:
         """Calibrate a component on ``share`` and record its privacy event.
 
         ``vector`` components (groups, cells) are composed by the numerical accountants as a worst-case pair of
@@ -140,7 +141,7 @@ class Plan:
                     gaussian=self.gaussian and not self.delta)
 
 
-def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: Fraction, integer: bool) -> tuple[Component, int | None]:
+def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: Fraction, integer: bool) -> tuple[Component[Noise], int | None]:
     """The count component of a group-by and, with unknown keys, the partition-selection threshold.
 
     Declared keys: the counts' sensitivity is that of a vector of cells under the plan's neighbours (k for a
@@ -173,6 +174,7 @@ def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: 
         plan.components["count"] = component
     else:
         component = plan.add("count", float(k), count_share, integer=True, vector=True)
+    assert component.scale is not None  # a family's calibration states its scale
     return component, family.threshold(component.scale, float(delta), k)
 
 

@@ -48,6 +48,7 @@ from sqlalchemy.sql import Select
 
 from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
+from ..dp.hardening import HardenedMechanism
 from ..planning import Component
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
@@ -263,7 +264,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
-    components = []
+    components: list[Component[HardenedMechanism]] = []
     for n_, expr, s, slopes in parts:
         dim = records if identity else (len(expr) if isinstance(expr, list) else 1)
         used = policy
@@ -374,7 +375,7 @@ def _quantile_plan(
     )
 
 
-def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component],
+def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component[HardenedMechanism]],
               bounds: Callable[[str], tuple[float, float]]) -> Accuracy:
     """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws (the family's own, for a
     registered family)."""

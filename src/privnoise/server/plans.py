@@ -21,6 +21,7 @@ import numpy as np
 from sqlalchemy.sql import Select
 
 from ..dp.accounting import Charge
+from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
 from ..planning.component import Component
 from .accuracy import Accuracy
@@ -41,7 +42,7 @@ class Plan:
     spec: DatasetSpec
     query: QuerySpec
     policy: PolicySpec
-    components: list[Component]
+    components: list[Component[HardenedMechanism]]
     combine: Callable[[list[Any]], Any]
     charge: Charge
     statement: Select[Any]
@@ -77,7 +78,7 @@ class Plan:
         return out
 
 
-def information_of(components: list[Component]) -> dict[str, Fraction]:
+def information_of(components: list[Component[HardenedMechanism]]) -> dict[str, Fraction]:
     """Per column, Σ over components of slope² 𝓘_w, each term the smallest double ≥ its exact value (computed in
     rationals, then rounded up: the charge is never below the information released)."""
     out: dict[str, Fraction] = {}
@@ -105,7 +106,7 @@ def information_of(components: list[Component]) -> dict[str, Fraction]:
 
 
 def plan_guarantee(
-    policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
+    policy: PolicySpec, components: list[Component[HardenedMechanism]], charge: Charge, identity: bool
 ) -> dict[str, Any]:
     """What an answer states of its privacy: Fisher information per record (Fisher policies), or the (ε, δ) charged
     and the adjacency (differential-privacy policies), with the noise of every component."""
