@@ -205,6 +205,12 @@ class RowBuilder:
     ) -> None:
         self.report.add(
             make_row(
-                key=key, claim=claim, printed=printed, computed=computed, status=status, reason=reason, method=method
+                key=key,
+                claim=claim,
+                printed=printed,
+                computed=computed,
+                status=status,
+                reason=reason,
+                method=method,
             )
         )

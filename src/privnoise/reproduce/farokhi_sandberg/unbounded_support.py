@@ -10,7 +10,7 @@ from scipy import optimize
 
 from ... import queries
 from ..._validation import check_positive
-from ...fisher import fisher_guarantee, gram_sqrt, optimal_noise, problem3_objective
+from ...fisher import fisher_guarantee, optimal_noise, problem3_objective
 from ...mechanisms import Gaussian
 from .._report import Row, make_row
 from .common import cholesky_matrix, noise_for
@@ -65,11 +65,11 @@ def rows(s: Setup) -> list[Row]:
     rows: list[Row] = []
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
-    root = gram_sqrt(q)
     printed = printed_corollary6_noise(q, quality_weight=rho)
     corrected = cast(Gaussian, noise_for(q, quality_weight=rho))
-    sigma_opt = _minimise_problem3(q.gram(), rho)
-    opt_value = problem3_objective(q, sigma_opt, rho)
+    gram = np.array(s.cor6_matrix) @ np.array(s.cor6_matrix).T  # CCᵀ from the matrix as given
+    sigma_opt = _minimise_problem3(gram, rho)
+    opt_value = float(np.trace(np.linalg.solve(sigma_opt, gram)) + rho * np.trace(sigma_opt))
     rows.append(
         make_row(
             key="cor6-p3-objective",
@@ -97,20 +97,24 @@ def rows(s: Setup) -> list[Row]:
             printed=opt_value,
             computed=problem3_objective(q, corrected.cov, rho),
             status="check",
-            reason="scipy BFGS over a Cholesky factor; "
+            reason="no covariance does better than privnoise's; "
             f"max entry of abs(Σ_opt − Σ) = {np.max(np.abs(sigma_opt - corrected.cov)):.2e}",
+            method="optimisation: scipy.optimize BFGS of Tr(Σ⁻¹CCᵀ) + ϱTrΣ, written out, over a log-Cholesky "
+            "factor of Σ",
         )
     )
 
     p4 = cast(Gaussian, noise_for(q, quality_budget=theta))
+    vals, vecs = np.linalg.eigh(gram)
+    root = (vecs * np.sqrt(vals)) @ vecs.T  # (CCᵀ)^{1/2} by its eigen-decomposition
     sigma_printed4 = theta * root / np.trace(root)
-    sigma_opt4 = _minimise_problem4(q.gram(), theta)
-    opt4 = float(np.trace(np.linalg.solve(sigma_opt4, q.gram())))
+    sigma_opt4 = _minimise_problem4(gram, theta)
+    opt4 = float(np.trace(np.linalg.solve(sigma_opt4, gram)))
     rows.append(
         make_row(
             key="cor6-p4-information",
             claim="Cor. 6 (Problem 4): Tr 𝓘 at Σ = ϑ(CCᵀ)^{1/2}/Tr(CCᵀ)^{1/2} (ϑ = 0.5)",
-            printed=float(np.trace(np.linalg.solve(sigma_printed4, q.gram()))),
+            printed=float(np.trace(np.linalg.solve(sigma_printed4, gram))),
             computed=fisher_guarantee(q, p4).information.trace(),
             status="match",
             reason=f"BFGS over Cholesky factors with TrΣ = ϑ finds {opt4:.10g} = (Tr(CCᵀ)^{{1/2}})²/ϑ",
