@@ -43,6 +43,8 @@ def add_rows(report: Report, s: Setup) -> list[tuple[int, float, float]]:
                 "check",
                 f"printed column: discrete optimum (2/ε²)(1 − (εν)²/4), ν = {nu:.4g}; gap to 2/ε² = "
                 f"{(sol.objective - 2 / le**2) / (2 / le**2):+.3%}",
+                "closed form: the MSE (2/ε²)(1 − (εν)²/4) of the two-sided geometric law gₖ ∝ ρ^{|k|}, "
+                "ρ = (1 − εν/2)/(1 + εν/2), written in the report",
             )
         )
     last = lp_table[-1]
