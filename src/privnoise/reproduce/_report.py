@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-__all__ = ["SECOND_METHODS", "Report", "Row", "RowBuilder", "Status", "make_row", "method_kind"]
+__all__ = [
+    "SECOND_METHODS",
+    "SECOND_METHOD_FUNCTIONS",
+    "Report",
+    "Row",
+    "RowBuilder",
+    "Status",
+    "make_row",
+    "method_kind",
+    "second_method",
+]
 
 Status = Literal["match", "erratum", "check"]
 
@@ -28,6 +39,20 @@ SECOND_METHODS: dict[str, str] = {
     "discretisation": "a different discretisation of the same problem (another mesh, basis or formulation)",
     "literature": "a value published elsewhere, with its source",
 }
+
+#: The functions of the report modules that compute a second method, by qualified name (filled by
+#: ``second_method`` as the modules are imported). The tests read their source: they may use numpy, scipy and
+#: the reproduction package, never the rest of privnoise.
+SECOND_METHOD_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def second_method(function: _F) -> _F:
+    """Register ``function`` as a second method (unchanged), so that the tests can check it uses no privnoise code
+    outside the reproduction package."""
+    SECOND_METHOD_FUNCTIONS[f"{function.__module__}.{function.__qualname__}"] = function
+    return function
 
 
 @dataclass(frozen=True, slots=True)

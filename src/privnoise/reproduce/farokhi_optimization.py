@@ -29,7 +29,7 @@ from .._validation import as_finite_array
 from ..exceptions import DimensionError
 from ..mechanisms import Laplace
 from ..random import default_rng
-from ._report import Report, Row
+from ._report import Report, Row, second_method
 
 __all__ = [
     "EPSILONS",
@@ -73,14 +73,14 @@ def printed_expansion(features: ArrayLike, labels: ArrayLike, *, ridge: float = 
     return q_mat, q_vec
 
 
+@second_method
 def ridge_minimum(features: ArrayLike, labels: ArrayLike, *, ridge: float) -> float:
     """min over x of (1/N)Σ(ũᵀx − z)² + ρ‖x‖², ũ = [u; 1], by least squares on the stacked system (a second method).
 
     The cost of Section III is minimised as the least-squares problem [Ũ/√N; √ρ I]x ≈ [z/√N; 0], without forming
     Q or q, and evaluated term by term at the solution.
     """
-    u = as_finite_array(features, "features", "ridge_minimum", ndim=2)
-    z = as_finite_array(labels, "labels", "ridge_minimum", ndim=1)
+    u, z = np.asarray(features, dtype=float), np.asarray(labels, dtype=float)
     ut = np.hstack([u, np.ones((z.size, 1))])
     n = ut.shape[1]
     stacked = np.vstack([ut / math.sqrt(z.size), math.sqrt(ridge) * np.eye(n)])
@@ -89,6 +89,7 @@ def ridge_minimum(features: ArrayLike, labels: ArrayLike, *, ridge: float) -> fl
     return float(np.mean((ut @ x - z) ** 2) + ridge * x @ x)
 
 
+@second_method
 def expected_objective_by_moments(
     features: ArrayLike, labels: ArrayLike, *, ridge: float, noise_variance: float, iterations: int
 ) -> float:
@@ -99,8 +100,7 @@ def expected_objective_by_moments(
     M = I − αQ and w[k] ~ N(0, (ε/n)I), so the mean obeys m ← Mm − αq and the covariance P ← MPMᵀ + α²(ε/n)I;
     then E f = f(m) + ½Tr(QP) for f(x) = ½xᵀQx + qᵀx + ‖z‖²/N.
     """
-    u = as_finite_array(features, "features", "expected_objective_by_moments", ndim=2)
-    z = as_finite_array(labels, "labels", "expected_objective_by_moments", ndim=1)
+    u, z = np.asarray(features, dtype=float), np.asarray(labels, dtype=float)
     ut = np.hstack([u, np.ones((z.size, 1))])
     n = ut.shape[1]
     q_mat = 2.0 * ridge * np.eye(n) + (2.0 / z.size) * (ut.T @ ut)

@@ -22,6 +22,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import linalg, stats
 
+from ._report import second_method
+
 __all__ = [
     "Law",
     "SectionIV",
@@ -50,6 +52,7 @@ class SectionIV(Protocol):
     horizon: int
 
 
+@second_method
 def stacked_matrix(a: float, horizon: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(O_t, N_t) of eq. (10) for the scalar system x(t+1) = a·x(t) + u(t), y(t) = x(t), written out."""
     steps = horizon + 1
@@ -58,6 +61,7 @@ def stacked_matrix(a: float, horizon: int) -> tuple[NDArray[np.float64], NDArray
     return obs, toeplitz
 
 
+@second_method
 def input_law(s: SectionIV, occupants: int, samples: int) -> Law:
     """The law of (x₀, u(0), …, u(samples − 1)) for ``occupants`` people: x₀ ~ N(90, 10), u ~ N(20 + n, 0.1n)."""
     mean = np.array([s.x0_mean] + [s.m_bar + occupants * s.m_u] * samples)
@@ -65,6 +69,7 @@ def input_law(s: SectionIV, occupants: int, samples: int) -> Law:
     return mean, cov
 
 
+@second_method
 def output_law_by_hand(s: SectionIV, occupants: int, sigma: float = 0.0) -> Law:
     """The law of y = [O_t N_t](x₀, U_t) + v with v ~ N(0, σ²I), t = ``s.horizon``."""
     obs, toeplitz = stacked_matrix(s.a, s.horizon)
@@ -73,6 +78,7 @@ def output_law_by_hand(s: SectionIV, occupants: int, sigma: float = 0.0) -> Law:
     return on @ mean, on @ cov @ on.T + sigma**2 * np.eye(on.shape[0])
 
 
+@second_method
 def gaussian_w2(p: Law, q: Law) -> float:
     """W₂(N(m₁, Σ₁), N(m₂, Σ₂))² = ‖m₁ − m₂‖² + Tr(Σ₁ + Σ₂ − 2(Σ₂^½Σ₁Σ₂^½)^½), by scipy.linalg.sqrtm (eq. (1))."""
     (m1, s1), (m2, s2) = p, q
@@ -81,6 +87,7 @@ def gaussian_w2(p: Law, q: Law) -> float:
     return math.sqrt(max(float(np.sum((m1 - m2) ** 2) + np.trace(s1 + s2 - 2.0 * cross)), 0.0))
 
 
+@second_method
 def gaussian_kl(p: Law, q: Law) -> float:
     """KL(N(m₁, Σ₁) ‖ N(m₂, Σ₂)) = ½[Tr(Σ₂⁻¹Σ₁) + (m₂ − m₁)ᵀΣ₂⁻¹(m₂ − m₁) − k + ln det Σ₂ − ln det Σ₁]."""
     (m1, s1), (m2, s2) = p, q
@@ -90,6 +97,7 @@ def gaussian_kl(p: Law, q: Law) -> float:
     return 0.5 * float(np.trace(inv @ s1) + d @ inv @ d - m1.size + logdet)
 
 
+@second_method
 def theorem_iii5_sigma(s: SectionIV, *, c: float, delta: float) -> float:
     """σ of Theorem III.5: σ² = c²λ_max(N_tᵀN_t)/(2δ²) − λ_min(O_tΣ_{x₀}O_tᵀ) (the last term 0 up to rounding)."""
     obs, toeplitz = stacked_matrix(s.a, s.horizon)
@@ -98,6 +106,7 @@ def theorem_iii5_sigma(s: SectionIV, *, c: float, delta: float) -> float:
     return math.sqrt(c * c * top / (2.0 * delta * delta) - floor)
 
 
+@second_method
 def total_variation_by_monte_carlo(p: Law, q: Law, *, draws: int, seed: int) -> tuple[float, float]:
     """TV(P, Q) = E_P[(1 − q/p)⁺] by Monte Carlo with scipy.stats.multivariate_normal; (estimate, standard error)."""
     law_p = stats.multivariate_normal(mean=p[0], cov=p[1])

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import recoverability as rec
-from ._report import RowBuilder
+from ._report import RowBuilder, second_method
 
 if TYPE_CHECKING:
     from .nageswaran import Setup
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = ["general_rows", "lemma_rows", "linear_mmse_by_hand", "privacy_by_hand"]
 
 
+@second_method
 def privacy_by_hand(
     n: int, singular_values: NDArray[np.float64], rho: float, *, ascending: bool = True
 ) -> float:
@@ -31,6 +32,7 @@ def privacy_by_hand(
     return total
 
 
+@second_method
 def linear_mmse_by_hand(cov: NDArray[np.float64], f: NDArray[np.float64]) -> float:
     """mmse(X | FX) = Tr(Σ − ΣFᵀ(FΣFᵀ)⁻¹FΣ) for X ~ N(0, Σ), a noiseless linear response (dense matrices)."""
     gain = cov @ f.T @ np.linalg.inv(f @ cov @ f.T)

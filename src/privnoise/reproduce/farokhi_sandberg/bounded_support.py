@@ -13,7 +13,7 @@ from scipy import integrate
 from ... import queries
 from ...fisher import fisher_guarantee
 from ...mechanisms import Mechanism, RaisedCosine
-from .._report import Row, Status, make_row
+from .._report import Row, Status, make_row, second_method
 from .common import PI2, noise_for, printed_cos2, quad
 from .parameters import Setup
 
@@ -28,6 +28,7 @@ class BoundedSupport:
     corollary3_noise: Mechanism
 
 
+@second_method
 def cos2_information_by_quadrature(lower: float, upper: float) -> float:
     """∫g′²/g of the cos² density (14) on [lower, upper] by adaptive quadrature (a second method, Corollary 1).
 

@@ -17,7 +17,7 @@ from ...fisher import comparison as cmp
 from ...fisher import fisher_guarantee, fisher_information_quadrature
 from ...mechanisms import Gaussian, Laplace
 from ...random import default_rng
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from . import printed_section5
 from .common import noise_for, quad
 from .parameters import Setup
@@ -56,6 +56,7 @@ def _laplace_loss_on_grid(scale: float, shift: float) -> float:
     return float(np.max(np.abs(lap.logpdf(y) - lap.logpdf(y - shift))))
 
 
+@second_method
 def laplace_entropy_bits_by_quadrature(variance: float) -> float:
     """−∫p log₂ p of the Laplace density of variance ϑ by adaptive quadrature (a second method, Section 5).
 
@@ -70,6 +71,7 @@ def laplace_entropy_bits_by_quadrature(variance: float) -> float:
     return 2.0 * quad(integrand, 0.0, math.inf) / math.log(2.0)
 
 
+@second_method
 def gaussian_dp_region(
     epsilons: NDArray[np.float64], deltas: NDArray[np.float64], sigma_over_sensitivity: float
 ) -> NDArray[np.bool_]:

@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from ...systems import initial_state_noise, observability_gramian
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .common import cholesky_matrix
 from .example4 import example4_closed_forms, example4_system, printed_initial_state_noise, theorem4_objective
 from .parameters import Setup
@@ -151,6 +151,7 @@ def rows(s: Setup) -> list[Row]:
     return rows
 
 
+@second_method
 def example4_gramian(horizon: int) -> NDArray[np.float64]:
     """Ψ_TᵀΨ_T of Example 4 by its entries (Remark 8): Σₖ1 = T+1, Σₖk = T(T+1)/2, Σₖk² = T(T+1)(2T+1)/6.
 
@@ -160,6 +161,7 @@ def example4_gramian(horizon: int) -> NDArray[np.float64]:
     return np.array([[t + 1, t * (t + 1) / 2], [t * (t + 1) / 2, t * (t + 1) * (2 * t + 1) / 6]], dtype=float)
 
 
+@second_method
 def _minimise_theorem4(gram: NDArray[np.float64], rho: float) -> float:
     m = gram.shape[0]
 

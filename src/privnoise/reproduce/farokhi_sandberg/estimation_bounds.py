@@ -11,7 +11,7 @@ from ... import queries
 from ...fisher import cramer_rao_bound, fisher_guarantee, jensen_bound
 from ...mechanisms import Gaussian, RaisedCosine
 from ...random import default_rng
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .parameters import Setup
 
 __all__ = ["cos2_by_rejection", "rows"]
@@ -58,6 +58,7 @@ def _proposition5_and_eq8(s: Setup) -> list[Row]:
     return rows
 
 
+@second_method
 def cos2_by_rejection(lower: float, upper: float, size: int, gen: np.random.Generator) -> NDArray[np.float64]:
     """``size`` draws of the cos² density (14) on [lower, upper] by rejection from the uniform law (a second
     sampler, independent of privnoise's): accept w with probability cos²(π(w − c)/L)."""

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ... import queries
 from ...fisher import Ball, Box, Polygon, solve_dirichlet_eigenproblem, solve_problem1
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .general_supports import SupportsSetup
 
 __all__ = ["figure", "rows", "solve", "trace_inverse_by_differences"]
@@ -44,6 +44,7 @@ def solve(s: SupportsSetup) -> dict[str, Any]:
     }
 
 
+@second_method
 def trace_inverse_by_differences(
     pdf: Any, lower: NDArray[np.float64], upper: NDArray[np.float64], gram: NDArray[np.float64], grid: int
 ) -> tuple[float, float]:

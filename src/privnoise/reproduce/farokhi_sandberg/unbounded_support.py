@@ -12,7 +12,7 @@ from ... import queries
 from ..._validation import check_positive
 from ...fisher import fisher_guarantee, optimal_noise, problem3_objective
 from ...mechanisms import Gaussian
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .common import cholesky_matrix, noise_for
 from .parameters import Setup
 
@@ -35,6 +35,7 @@ def printed_corollary6_noise(query: queries.Query, *, quality_weight: float) -> 
     return cast(Gaussian, optimal_noise(query, quality_weight=rho / 4.0))
 
 
+@second_method
 def _minimise_problem3(gram: NDArray[np.float64], rho: float) -> NDArray[np.float64]:
     m = gram.shape[0]
 
@@ -46,6 +47,7 @@ def _minimise_problem3(gram: NDArray[np.float64], rho: float) -> NDArray[np.floa
     return cholesky_matrix(res.x, m)
 
 
+@second_method
 def _minimise_problem4(gram: NDArray[np.float64], theta: float) -> NDArray[np.float64]:
     m = gram.shape[0]
 

@@ -23,12 +23,13 @@ from scipy import integrate, optimize
 
 from ...dp.lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 from ...mechanisms.norm_laplace import MultiUserLaplace
-from .._report import Report, Row
+from .._report import Report, Row, second_method
 from .parameters import Setup
 
 __all__ = ["add_figure3_row", "add_rows", "eta_by_ode", "figure3", "figures"]
 
 
+@second_method
 def eta_by_ode(radius: float, lam: float, *, epsilon: float, dim: int) -> float:
     """η(radius) of the dual ODE η′ = r² − λ − (n−1)η/r − ε|η|, η(0) = 0 (eqs. (9), (16)), integrated here by
     scipy's LSODA from the series η ≈ −λr/n at r₀ = 10⁻⁸ (a second method, independent of privnoise.dp)."""
