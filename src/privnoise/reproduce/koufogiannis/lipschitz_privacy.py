@@ -51,10 +51,12 @@ def add_rows(report: Report, s: Setup) -> None:
         Row(
             "prop4-laplace",
             f"Prop. 4, s = −|u − y| on ℝ (constant normaliser): the Laplace mechanism is εL-Lipschitz (ε = {eps:g})",
-            proposition4_epsilon(eps, 1.0, invariant_normaliser=True),
+            eps * 1.0,
             lipschitz_constant(Laplace(scale=1.0 / eps)).value,
             "match",
-            "lipschitz_constant of Laplace(1/ε): sup |∇ ln g| = ε",
+            "printed: Proposition 4's level εL with L = 1; computed: lipschitz_constant of Laplace(1/ε), "
+            f"sup |∇ ln g| = ε (proposition4_epsilon with a constant normaliser: "
+            f"{proposition4_epsilon(eps, 1.0, invariant_normaliser=True):g})",
         )
     )
     # Proposition 5: y ↦ max(y, 0) after the Laplace mechanism; the event {0} has P = F(−u)
