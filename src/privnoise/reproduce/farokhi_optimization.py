@@ -259,7 +259,8 @@ def build_report(output: Path | None, *, figures: bool = True, adult_file: Path 
                                       step=po.InverseTimeStep(strong_convexity=1.0))  # fmt: skip
     report.add(Row("prop2-counterexample", "Proposition 2: E f(x[T]) − min f ≤ 17(1+log T)/(λT)·Tr E{wwᵀ} at ε = 0",
                    0.0, far.objective_gap, "erratum",
-                   "errata 12: no noise, x[0] = (10³, −10³), α_k = 1/(λ(k+1)), T = 100: the gap is positive"))  # fmt: skip
+                   "errata 12: no noise, x[0] = (10³, −10³), α_k = 1/(λ(k+1)), T = 100: the gap is positive; no bound in "
+                   "the noise alone holds: for (3) E f(x[T]) = f(x̄[T]) + ½Σαₖ²Tr(ΦₖᵀQΦₖ)ε/n, x̄ the noiseless iterate"))  # fmt: skip
 
     # Section III expansion (errata 13) and Figure 1
     data = po.load_diabetes()
@@ -269,7 +270,8 @@ def build_report(output: Path | None, *, figures: bool = True, adult_file: Path 
     qp, qvp = printed_expansion(data.features, data.labels)
     report.add(Row("sec3-expansion-printed", "Section III expansion with inner products [u;1]ᵀ[u;1]", direct_cost,
                    float(0.5 * x @ qp @ x + qvp @ x + np.mean(data.labels**2)), "erratum",
-                   "errata 13: the quadratic term needs outer products"))  # fmt: skip
+                   "errata 13: the quadratic term needs outer products, "
+                   "Q = I + (2/N)Σ[u;1][u;1]ᵀ"))  # fmt: skip
     corrected = po.regression_problem(data.features, data.labels, ridge=RIDGE)
     report.add(Row("sec3-expansion-corrected", "Section III expansion corrected to outer products [u;1][u;1]ᵀ "
                    "(printed = the cost f(x) as defined, computed = the corrected expansion)", direct_cost,

@@ -92,7 +92,7 @@ def rows(s: Setup) -> list[Row]:
                 printed=q_closed,
                 computed=fixed.second_moment(),
                 status="erratum",
-                reason="ERRATA 4: the corrected Σ halves Q and the error",
+                reason="ERRATA 4: the corrected Σ = (Ψ_TᵀΨ_T)^(-1/2)/√ϱ halves Q and the error",
             )
         )
     t1, t2 = s.ex4_asymptotic

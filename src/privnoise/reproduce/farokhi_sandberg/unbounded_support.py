@@ -67,16 +67,18 @@ def rows(s: Setup) -> list[Row]:
     rows: list[Row] = []
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
-    printed = printed_corollary6_noise(q, quality_weight=rho)
     corrected = cast(Gaussian, noise_for(q, quality_weight=rho))
     gram = np.array(s.cor6_matrix) @ np.array(s.cor6_matrix).T  # CCᵀ from the matrix as given
+    vals, vecs = np.linalg.eigh(gram)
+    root = (vecs * np.sqrt(vals)) @ vecs.T  # (CCᵀ)^{1/2} by its eigen-decomposition
+    sigma_printed = 2.0 * root / np.sqrt(rho)  # Corollary 6 as printed for Problem 3
     sigma_opt = _minimise_problem3(gram, rho)
     opt_value = float(np.trace(np.linalg.solve(sigma_opt, gram)) + rho * np.trace(sigma_opt))
     rows.append(
         make_row(
             key="cor6-p3-objective",
             claim="Cor. 6 (Problem 3): Tr(Σ⁻¹CCᵀ) + ϱTrΣ at the printed Σ = 2(CCᵀ)^{1/2}/√ϱ (2×3 C, ϱ = 2)",
-            printed=problem3_objective(q, printed.cov, rho),
+            printed=float(np.trace(np.linalg.solve(sigma_printed, gram)) + rho * np.trace(sigma_printed)),
             computed=problem3_objective(q, corrected.cov, rho),
             status="erratum",
             reason=f"ERRATA 4: minimiser is (CCᵀ)^{{1/2}}/√ϱ; BFGS over a Cholesky factor finds {opt_value:.10g}",
@@ -86,10 +88,11 @@ def rows(s: Setup) -> list[Row]:
         make_row(
             key="cor6-p3-quality",
             claim="Cor. 6 (Problem 3): Q = TrΣ of the printed minimiser",
-            printed=printed.second_moment(),
+            printed=float(np.trace(sigma_printed)),
             computed=corrected.second_moment(),
             status="erratum",
-            reason=f"ERRATA 4: factor 2; the numerical minimiser has TrΣ = {np.trace(sigma_opt):.10g}",
+            reason="ERRATA 4: factor 2; Q = Tr((CCᵀ)^{1/2})/√ϱ at the minimiser (CCᵀ)^{1/2}/√ϱ; the numerical "
+            f"minimiser has TrΣ = {np.trace(sigma_opt):.10g}",
         )
     )
     rows.append(
@@ -107,8 +110,6 @@ def rows(s: Setup) -> list[Row]:
     )
 
     p4 = cast(Gaussian, noise_for(q, quality_budget=theta))
-    vals, vecs = np.linalg.eigh(gram)
-    root = (vecs * np.sqrt(vals)) @ vecs.T  # (CCᵀ)^{1/2} by its eigen-decomposition
     sigma_printed4 = theta * root / np.trace(root)
     sigma_opt4 = _minimise_problem4(gram, theta)
     opt4 = float(np.trace(np.linalg.solve(sigma_opt4, gram)))
