@@ -43,13 +43,20 @@ Law = tuple[NDArray[np.float64], NDArray[np.float64]]
 class SectionIV(Protocol):
     """The parameters of Section IV the second methods read (the report's ``Setup``)."""
 
-    a: float
-    x0_mean: float
-    x0_var: float
-    m_bar: float
-    m_u: float
-    var_u: float
-    horizon: int
+    @property
+    def a(self) -> float: ...
+    @property
+    def x0_mean(self) -> float: ...
+    @property
+    def x0_var(self) -> float: ...
+    @property
+    def m_bar(self) -> float: ...
+    @property
+    def m_u(self) -> float: ...
+    @property
+    def var_u(self) -> float: ...
+    @property
+    def horizon(self) -> int: ...
 
 
 @second_method
