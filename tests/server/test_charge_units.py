@@ -17,8 +17,9 @@ import pytest
 
 from privnoise.exceptions import InvalidParameterError
 from privnoise.planning import Component
+from privnoise.server.aggregates import range_product, sensitivity
 from privnoise.server.charging import StalePlan
-from privnoise.server.planner import Plan, _range_product, _sensitivity
+from privnoise.server.planner import Plan
 from privnoise.server.plans import information_of
 from privnoise.server.querylang import QueryError
 from privnoise.server.service import Service
@@ -38,7 +39,7 @@ F = Fraction
     ],
 )
 def test_range_product_is_the_interval_product(a: Any, b: Any, expected: Any) -> None:
-    assert _range_product(a, b) == expected
+    assert range_product(a, b) == expected
 
 
 @pytest.mark.parametrize(
@@ -53,11 +54,11 @@ def test_range_product_is_the_interval_product(a: Any, b: Any, expected: Any) ->
     ],
 )
 def test_sensitivity_is_the_largest_change_of_one_record(lo: float, hi: float, expected: float) -> None:
-    assert _sensitivity(lo, hi) == expected
+    assert sensitivity(lo, hi) == expected
     # by enumeration: add or remove a record at any value, or replace one value by another
     corners = [lo, hi]
     brute = max([abs(v) for v in corners] + [abs(u - v) for u in corners for v in corners])
-    assert _sensitivity(lo, hi) == brute
+    assert sensitivity(lo, hi) == brute
 
 
 def _component(name: str, information: float | None, slopes: dict[str, float]) -> Component:
@@ -169,7 +170,7 @@ def test_charge_gives_up_after_three_stale_plans() -> None:
 
 
 def test_sensitivity_of_a_degenerate_range_is_its_magnitude() -> None:
-    assert _sensitivity(-2.0, -2.0) == 2.0 and math.isfinite(_sensitivity(-1e100, 1e100))
+    assert sensitivity(-2.0, -2.0) == 2.0 and math.isfinite(sensitivity(-1e100, 1e100))
 
 
 def _components(policy: Any, n: int) -> list[Component]:

@@ -13,17 +13,29 @@ from typing import Any
 import numpy as np
 import pytest
 from scipy import stats
-from sqlalchemy import Column, Float, MetaData, Table, Text, create_engine, func, insert, literal, select
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    create_engine,
+    func,
+    insert,
+    literal,
+    select,
+)
 
 from privnoise.dp.hardened_calibration import hardened_laplace_for_epsilon
 from privnoise.dp.profile import profile_of
+from privnoise.server.cells import bin_index, bin_tests, key_index, key_tests
 from privnoise.server.config import ColumnSpec, DatasetSpec
 from privnoise.server.indicators import both_ways, compare, numeric_comparison
 from privnoise.server.querylang import QueryError, QuerySpec, parse_query
 from privnoise.server.vectors import (
     PartitionSelection,
     cell_keys,
-    cell_tests,
     declared_keys,
     vector_parts,
     vector_sensitivity,
@@ -172,39 +184,75 @@ def _execute(db: tuple[Any, Table], terms: list[Any]) -> list[tuple[Any, ...]]:
         return [tuple(r) for r in conn.execute(select(table.c.x, table.c.region, *terms)).all()]
 
 
-@pytest.mark.parametrize("edges", [(0.0, 10.5, 20.0, 60.0), (15.0, 20.0, 33.0), (12.0, 13.0)])
+@pytest.mark.parametrize("edges", [(0.0, 10.5, 20.0, 60.0), (15.0, 20.0, 33.0), (12.0, 13.0), (10.0, 60.0)])
 def test_bin_tests_are_the_bins_of_the_clamped_values(
     db: tuple[Any, Table], edges: tuple[float, ...]
 ) -> None:
     q = QuerySpec("histogram", column="x", bins=edges)
-    terms = cell_tests(q, db[1], _clamped(db[1]), (), "sqlite")
-    assert len(terms) == len(edges) - 1
-    for x, _, *got in _execute(db, terms):
+    index = bin_index(_clamped(db[1])("x"), q.bins)
+    terms = [index, *bin_tests(index, len(edges) - 1, "sqlite")]
+    for x, _, b, *got in _execute(db, terms):
         v = min(max(10.0 if x is None else x, 10.0), 60.0)  # the declared bounds, NULL at the lower one
         v = min(max(v, edges[0]), edges[-1])  # then the first and the last edge
         last = len(edges) - 2
         expected = [
-            float(a <= v < b or (i == last and v == b)) for i, (a, b) in enumerate(itertools.pairwise(edges))
+            int(a <= v < b or (i == last and v == b)) for i, (a, b) in enumerate(itertools.pairwise(edges))
         ]
-        assert got == expected, x
-        assert sum(got) == 1.0
+        assert got == expected and expected[b] == 1, x
+        assert sum(got) == 1  # every record in exactly one bin: one comparison holds for each (.cells)
+
+
+def test_bin_indices_at_edges_and_their_neighbouring_doubles() -> None:
+    engine = create_engine("sqlite://")
+    table = Table("v", MetaData(), Column("x", Float))
+    table.metadata.create_all(engine)
+    edges = (-1e100, -3.5, 0.0, 5e-324, 1e-300, 10.0, 1e100)
+    values = sorted({v for e in edges for v in (e, math.nextafter(e, -math.inf), math.nextafter(e, math.inf))})
+    with engine.begin() as conn:
+        conn.execute(insert(table), [{"x": v} for v in values])
+        got = conn.execute(select(table.c.x, bin_index(table.c.x, edges))).all()
+    for x, b in got:
+        expected = min(max(sum(x >= e for e in edges[1:-1]), 0), len(edges) - 2)
+        assert b == expected, x
 
 
 @pytest.mark.parametrize("query", ["histogram(region)", "count() group by region", "sum(x) group by region"])
 def test_key_tests_match_the_key_and_never_null(db: tuple[Any, Table], query: str) -> None:
-    terms = cell_tests(parse_query(query), db[1], _clamped(db[1]), REGIONS, "sqlite")
+    q = parse_query(query)
+    _, keys = cell_keys(q, SPEC)
+    index = key_index(db[1].c.region, REGIONS, "sqlite")
+    terms = key_tests([index], [REGIONS], keys, "sqlite")
     for _, k, *got in _execute(db, terms):
-        assert got == [float(k == key) for key in REGIONS], k
+        assert got == [int(k == key) for key in REGIONS], k
 
 
-def test_tests_of_other_dialects_use_least_and_greatest() -> None:
+def test_key_tests_on_several_columns_are_the_cells_of_the_product() -> None:
+    engine = create_engine("sqlite://")
+    table = Table("k", MetaData(), Column("a", Text), Column("b", Text))
+    table.metadata.create_all(engine)
+    first, second = ("n", "s", "e"), ("day", "night")
+    stored = [None, *first, "zz"]
+    with engine.begin() as conn:
+        conn.execute(insert(table), [{"a": a, "b": b} for a in stored for b in [None, *second, "x"]])
+        indices = [key_index(table.c.a, first, "sqlite"), key_index(table.c.b, second, "sqlite")]
+        cells = list(itertools.product(first, second))
+        rows = conn.execute(select(table.c.a, table.c.b, *key_tests(indices, [first, second], cells, "sqlite"))).all()
+    for a, b, *got in rows:
+        assert got == [int((a, b) == cell) for cell in cells], (a, b)
+
+
+def test_cell_sql_of_other_dialects() -> None:
     from sqlalchemy.dialects import postgresql
 
-    table = Table("t", MetaData(), Column("x", Float))
-    q = QuerySpec("histogram", column="x", bins=(0.0, 1.0))
-    (term,) = cell_tests(q, table, lambda c: table.c[c], (), "postgresql")
+    table = Table("t", MetaData(), Column("x", Float), Column("region", Text))
+    index = key_index(table.c.region, REGIONS, "postgresql")
+    (term, *_) = key_tests([Table("s", MetaData(), Column("i", Integer)).c.i], [REGIONS], REGIONS, "postgresql")
     text = str(term.compile(dialect=postgresql.dialect()))
-    assert "greatest" in text and "least" in text and "max(" not in text and "min(" not in text
+    assert text.startswith("CAST(s.i = 1 AS INTEGER)") and "max(" not in text
+    text = str(index.compile(dialect=postgresql.dialect()))
+    assert text.count("IS NOT DISTINCT FROM") == len(REGIONS) and text.count("AS INTEGER") == len(REGIONS)
+    (term,) = bin_tests(bin_index(table.c.x, (0.0, 1.0)), 1, "postgresql")
+    assert "CAST(" in str(term.compile(dialect=postgresql.dialect()))
 
 
 # --- the parts of a vector answer ------------------------------------------------------------------------------

@@ -29,9 +29,10 @@ before any charge, unless the column allows it (:mod:`.steps`; the plan keeps th
 
 Constant work: the statement aggregates over the whole table, each record weighted by the 0/1 value of its filter,
 one expression that does the same work whether each test holds or not (:mod:`.indicators`, :mod:`.weights`),
-every expression evaluated for every record, values clamped with ``max``/``min`` (``greatest``/``least``); so the
-work does not depend on which records a filter selects (SECURITY.md, requirement 16). It also counts the records,
-which the release checks against the number a plan was made for.
+every expression evaluated for every record (each once: :mod:`.row_source`; cells: :mod:`.cells`), values clamped
+with ``max``/``min`` (``greatest``/``least``); so the work does not depend on which records a filter selects
+(SECURITY.md, requirement 16). It also counts the records, which the release checks against the number a plan was
+made for.
 """
 
 from __future__ import annotations
@@ -51,15 +52,16 @@ from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
 from ..planning import Component
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
+from .aggregates import Part, scalar_parts
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
 from .plans import Plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
-from .row_source import numeric_columns, row_source
+from .row_source import Rows, fences_needed, row_source
 from .steps import floored_steps
-from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, group_keys, vector_parts
+from .vectors import PartitionSelection, cell_keys, group_keys, vector_parts
 from .weights import row_weight
 
 __all__ = ["INLINE_RECORDS", "Plan", "compiled", "make_plan"]
@@ -68,14 +70,9 @@ __all__ = ["INLINE_RECORDS", "Plan", "compiled", "make_plan"]
 INLINE_RECORDS = 5000
 
 
-def _range_product(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    p = [a[0] * b[0], a[0] * b[1], a[1] * b[0], a[1] * b[1]]
-    return min(p), max(p)
-
-
-def _sensitivity(lo: float, hi: float) -> float:
-    """max(hi − lo, |lo|, |hi|): one record replaced, or added or removed (:class:`~privnoise.core.RecordReplaced`)."""
-    return NEIGHBOURS.sum(lo, hi)
+def _flat(parts: list[Part]) -> list[Any]:
+    """The SQL terms of ``parts``, each cell of a vector part one term."""
+    return [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
 
 
 def _clamp(column: Any, lo: float, hi: float, dialect: str) -> Any:
@@ -135,132 +132,44 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         return _clamp(table.c[column], lo, hi, dialect.name)
 
     check_predicate_kinds(query.where, lambda column: spec.columns[column].type, QueryError)
-
-    def column_of(column: str) -> tuple[Any, bool]:
-        numeric = spec.columns[column].type == "number"
-        return (clamped(column) if numeric else table.c[column]), numeric
-
-    weight = row_weight(query.where, column_of, dialect.name)
-    source: Any = table
-    row_tests: list[Any] | None = None
-    if query.kind not in ("identity", "quantile"):  # aggregates: each row's values computed once (_row_source)
-        def tests_of(values: Any, clamped_value: Callable[[str], Any]) -> list[Any]:
-            if not vector or selection is not None:
-                return []
-            return cell_tests(query, values, clamped_value, keys or (), dialect.name)
-
-        key_columns = selection.columns if selection is not None else ()
-        text_columns = [c for c in (*query.key_columns(), query.column)
-                if c is not None and spec.columns[c].type == "text"]
-        source, weight, clamped, row_tests = row_source(table, weight, clamped, numeric_columns(query, spec),
-                                                          text_columns, tests_of, key_columns, dialect.name,
-                                                          binned=query.group_by is None and bool(query.bins))
-
-    def total(expr: Any) -> Any:
-        return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
-
-    # (name, SQL — a list of cells for a vector —, sensitivity, slopes)
-    parts: list[tuple[str, Any, float, dict[str, float]]] = []
-    count: tuple[str, Any, float, dict[str, float]] = ("count", total(literal(1.0, Float)), 1.0, {})
-    identity = False
-    uses_records = False
-    combine: Callable[[list[Any]], Any]
-    kind = query.kind
-    if kind == "quantile":
+    if query.kind == "quantile":
         assert query.column is not None
+        weight = row_weight(query.where, lambda c: ((clamped(c), True) if spec.columns[c].type == "number"
+                                                     else (table.c[c], False)), dialect.name)
         return _quantile_plan(query, spec, policy, table, clamped(query.column), weight, bounds(query.column),
                               dialect, steps)
-    if vector:
-        tests = [literal(1.0, Float)] if selection is not None else (row_tests or [])
-        assert norm is not None
-        parts, combine = vector_parts(query, norm, tests, total, clamped, bounds,
-                                      counted=selection is not None)
-    elif kind == "count":
-        parts = [count]
 
-        def combine(v: list[Any]) -> Any:
-            return max(v[0], 0.0)
-    elif kind == "linear":
-        g_lo = g_hi = 0.0
-        expr: Any = literal(0.0, Float)
-        coefficient: dict[str, float] = {}
-        for column, a in query.coefficients:
-            lo, hi = bounds(column)
-            g_lo += min(a * lo, a * hi)
-            g_hi += max(a * lo, a * hi)
-            expr = expr + literal(a, Float) * clamped(column)
-            coefficient[column] = coefficient.get(column, 0.0) + a
-        parts = [("sum", total(expr), _sensitivity(g_lo, g_hi), {c: abs(a) for c, a in coefficient.items()})]
+    def build(rows: Rows | None) -> tuple[list[Part], Callable[[list[Any]], Any], bool, bool]:
+        """The parts over the row source ``rows`` (None: identity, the stored table)."""
+        weight = literal(1.0, Float) if rows is None else rows.weight
 
-        def combine(v: list[Any]) -> Any:
-            return v[0]
-    elif kind == "weighted_mean":
-        assert query.column is not None and query.weights is not None
-        lo, hi = bounds(query.column)
-        wlo, whi = bounds(query.weights)
-        if wlo < 0:
-            raise QueryError(f"weight column {query.weights!r} must have bounds ≥ 0.")
-        x, w = clamped(query.column), clamped(query.weights)
-        big_x, big_w = max(abs(lo), abs(hi)), max(abs(wlo), abs(whi))
-        parts = [
-            (
-                "weighted_sum",
-                total(w * x),
-                _sensitivity(*_range_product((lo, hi), (wlo, whi))),
-                {query.column: big_w, query.weights: big_x},
-            ),
-            ("weight_sum", total(w), _sensitivity(wlo, whi), {query.weights: 1.0}),
-        ]
+        def total(expr: Any) -> Any:
+            return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
 
-        def combine(v: list[Any]) -> Any:
-            return (lo + hi) / 2.0 if v[1] <= 0 else min(max(v[0] / v[1], lo), hi)
+        if not vector:
+            return scalar_parts(query, policy, records, bounds, clamped if rows is None else rows.clamped, total)
+        assert norm is not None and rows is not None
+        tests = [literal(1.0, Float)] if selection is not None else rows.tests
+        return (*vector_parts(query, norm, tests, total, rows.clamped, bounds, counted=selection is not None),
+                False, False)
+
+    rows: Rows | None = None
+    if query.kind != "identity":  # aggregates: each record's values computed once (.row_source)
+        carried = selection.columns if selection is not None else ()
+        cells = keys if selection is None and vector else None
+
+        def source(fences: tuple[bool, bool]) -> Rows:
+            return row_source(table, query, spec, clamped, cells, carried, dialect.name, fences=fences)
+
+        rows = source((True, True))
+        parts, combine, identity, uses_records = build(rows)
+        key_terms = [rows.source.c[c] for c in carried]
+        fences = fences_needed(rows, [*key_terms, *_flat(parts)])
+        if fences != (True, True):  # the same statement, with the subqueries no expression needs kept apart
+            rows = source(fences)
+            parts, combine, identity, uses_records = build(rows)
     else:
-        assert query.column is not None
-        column = query.column
-        lo, hi = bounds(column)
-        x = clamped(column)
-        total_sum = ("sum", total(x), _sensitivity(lo, hi), {column: 1.0})
-        if kind == "sum":
-            parts = [total_sum]
-
-            def combine(v: list[Any]) -> Any:
-                return v[0]
-        elif kind == "mean" and policy.is_fisher:
-            uses_records = True
-            n = max(records, 1)
-            parts = [("mean", total(x) / literal(float(n), Float), (hi - lo) / n, {column: 1.0 / n})]
-
-            def combine(v: list[Any]) -> Any:
-                return v[0]
-        elif kind == "mean":  # Σ(x − c) and the count: c + Ŝ/N̂ (the Session's design)
-            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-            centred = total(x - literal(centre, Float))
-            parts = [("sum", centred, _sensitivity(-half, half), {column: 1.0}), count]
-
-            def combine(v: list[Any]) -> Any:
-                return min(max(centre + v[0] / max(v[1], 1.0), lo), hi)
-        elif kind == "variance":  # Σ(x − c), Σ(x − c)² ∈ [0, h²] and the count: the variance is shift-invariant
-            centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-            shifted = x - literal(centre, Float)
-            parts = [
-                ("sum", total(shifted), _sensitivity(-half, half), {column: 1.0}),
-                ("sum_of_squares", total(shifted * shifted), _sensitivity(0.0, half * half), {column: 2.0 * half}),
-                count,
-            ]
-            top = half * half
-
-            def combine(v: list[Any]) -> Any:
-                m = max(v[2], 2.0)
-                mu = v[0] / m
-                return min(max((v[1] - m * mu * mu) / (m - 1.0), 0.0), top)
-        elif kind == "identity":
-            identity = uses_records = True
-            parts = [("values", x, hi - lo, {column: 1.0})]
-
-            def combine(v: list[Any]) -> Any:
-                return v[0]
-        else:  # pragma: no cover - the parser knows no other kind
-            raise QueryError(f"unknown query kind {kind!r}.")
+        parts, combine, identity, uses_records = build(None)
 
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
@@ -286,14 +195,14 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         selecting = (policy.partition_delta or Fraction(0)) if selection is not None else Fraction(0)
         delta = (policy.delta or Fraction(0)) + selecting
         charge = Charge(policy.epsilon, delta, label=policy.mechanism, information=fisher)
-    if identity:
+    if rows is None:
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
-        flat = [e for p in parts for e in (p[1] if isinstance(p[1], list) else [p[1]])]
-        statement = select(*flat, func.count()).select_from(source)
+        flat = _flat(parts)
+        statement = select(*flat, func.count()).select_from(rows.source)
         if selection is not None:  # one group per stored key; the filter stays a weight (module docstring)
-            key = [source.c[c] for c in selection.columns]
-            statement = select(*key, *flat, func.count()).select_from(source).group_by(*key)
+            key = [rows.source.c[c] for c in selection.columns]
+            statement = select(*key, *flat, func.count()).select_from(rows.source).group_by(*key)
     q = query.on(name)
     sql, parameters = compiled(statement, dialect)
     charged = {

@@ -1,18 +1,36 @@
-"""The row source of the server's aggregate statements: each record's filter weight, clamped values and cell
-indicators computed once, in subqueries, so that the aggregates sum products of columns instead of evaluating the
-same expressions again inside every sum (:mod:`.planner`)."""
+"""The row source of the server's aggregate statements: each record's clamped values, filter weight and cell (bin
+or declared keys) computed once, so that the aggregates sum products of columns instead of evaluating the same
+expressions again inside every sum (:mod:`.planner`).
+
+Two subqueries over the table: ``pn_values`` clamps every numeric column the query reads (its aggregates, its
+``where``, its bins) and indexes the record's declared keys (:func:`.cells.key_index`); ``pn_rows`` computes, from
+those, the filter weight (:mod:`.weights`), the bin index (:func:`.cells.bin_index`) and the tests of the key cells
+(:func:`.cells.key_tests`). Neither SQLite nor PostgreSQL shares a subexpression, and both merge a subquery into the
+query around it (its expressions are then evaluated once per reference); a subquery is kept from being merged
+(:func:`fenced`) exactly when one of its computed columns would otherwise be evaluated more than once per record
+(:func:`fences_needed`), so that a statement reads each expression once and pays for no pass it does not need. The
+work per record is still the same whatever the filter selects: every record goes through the same expressions
+(SECURITY.md requirement 16, tested in tests/server/test_constant_work.py).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Table, literal_column, select
+from sqlalchemy import Float, Table, literal, literal_column, select
+from sqlalchemy.sql import visitors
+from sqlalchemy.sql.elements import ColumnClause
 
+from ..core.predicates import atoms_of
+from .cells import bin_index, bin_tests, key_index, key_tests
 from .config import DatasetSpec
 from .querylang import QueryError, QuerySpec
+from .weights import row_weight
 
-__all__ = ["fenced", "numeric_columns", "row_source"]
+__all__ = ["Rows", "fenced", "fences_needed", "numeric_columns", "row_source"]
 
 
 def numeric_columns(query: QuerySpec, spec: DatasetSpec) -> list[str]:
@@ -27,51 +45,111 @@ def fenced(statement: Any, dialect: str) -> Any:
     return statement.limit(literal_column("-1")) if dialect == "sqlite" else statement.offset(literal_column("0"))
 
 
-def row_source(table: Table, weight: Any, clamped: Callable[[str], Any], columns: list[str], text: list[str],
-                tests_of: Callable[[Any, Callable[[str], Any]], list[Any]], key_columns: tuple[str, ...],
-                dialect: str, *, binned: bool) -> tuple[Any, Any, Callable[[str], Any], list[Any]]:
-    """Subqueries giving, for each record, its filter weight, its clamped columns and its cell indicators, each
-    computed once; the aggregates are then sums of products of these. Bins of a numeric column (``binned``) are
-    tested on the clamped value in a second subquery, so that the clamping is done once too.
+@dataclasses.dataclass(frozen=True)
+class Rows:
+    """A row source: ``source`` for the aggregate statement's ``FROM``, each record's filter ``weight``, its
+    clamped aggregate columns (``clamped(name)``) and its cell ``tests``; ``layers`` are the two subqueries with
+    the names of the columns each computes (:func:`fences_needed`)."""
 
-    Written inline, the weight, the clamping and the indicators would be evaluated again inside every sum (neither
-    SQLite nor PostgreSQL shares subexpressions), several times the work of the statement. Each subquery is kept
-    from being merged back (:func:`_fenced`). The work per record is still the same whatever the filter selects:
-    every record goes through both with the same expressions (SECURITY.md requirement 16, tested in
-    tests/server/test_constant_work.py). ``tests_of(source, clamped)`` builds the cell indicators on the first
-    subquery (its ``c`` holds the ``text`` columns; ``clamped`` gives its clamped numeric columns).
-    """
-    named = {c: f"pn_x{i}" for i, c in enumerate(columns)}
-    if not binned:  # the indicators read stored text only: one subquery (a second would only add a pass)
-        tests = tests_of(table, clamped)
-        rows = fenced(select(weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
-                              *(t.label(f"pn_k{j}") for j, t in enumerate(tests)),
-                              *(table.c[c] for c in key_columns)).select_from(table), dialect).subquery("pn_rows")
+    source: Any
+    weight: Any
+    clamped: Callable[[str], Any]
+    tests: list[Any]
+    layers: tuple[tuple[Any, frozenset[str]], tuple[Any, frozenset[str]]]
 
-        def clamped_one(name: str) -> Any:
-            if name not in named:  # pragma: no cover - _numeric_columns names every column an aggregate reads
-                raise QueryError(f"column {name!r} is not read by this query.")
-            return rows.c[named[name]]
 
-        return rows, rows.c.pn_w, clamped_one, [rows.c[f"pn_k{j}"] for j in range(len(tests))]
-    carried = list(dict.fromkeys([*text, *key_columns]))
-    values = fenced(select(weight.label("pn_w"), *(clamped(c).label(named[c]) for c in columns),
-                            *(table.c[c] for c in carried)).select_from(table), dialect).subquery("pn_values")
+def _cell_columns(query: QuerySpec) -> tuple[str, ...]:
+    """The text columns whose declared categories are the cells: the group-by's keys, or a histogram's column."""
+    if query.group_by is not None:
+        return query.key_columns()
+    return (query.column,) if query.kind == "histogram" and query.column is not None else ()
 
-    def clamped_value(name: str) -> Any:
-        if name not in named:  # pragma: no cover - _numeric_columns names every column an aggregate reads
+
+def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callable[[str], Any],
+               keys: tuple[Any, ...] | None, carried: tuple[str, ...], dialect: str, *,
+               fences: tuple[bool, bool] = (True, True)) -> Rows:
+    """The row source of an aggregate ``query`` on ``table`` (module docstring): ``clamp(name)`` clamps a stored
+    numeric column, ``keys`` are the declared cells of a vector answer (None for a scalar one or a partition
+    selection), ``carried`` the key columns of a partition selection (passed through to its ``GROUP BY``);
+    ``fences`` keeps ``pn_values`` and ``pn_rows`` from being merged."""
+    atoms = atoms_of(query.where)
+    numeric = numeric_columns(query, spec)
+    binned = keys is not None and query.group_by is None and bool(query.bins)
+    where_numeric = [a.column for a in atoms if spec.columns[a.column].type == "number"]
+    binned_column = [query.column] if binned and query.column is not None else []
+    read = list(dict.fromkeys([*numeric, *where_numeric, *binned_column]))
+    named = {c: f"pn_x{i}" for i, c in enumerate(read)}
+    text = [a.column for a in atoms if spec.columns[a.column].type != "number"]
+    cells = () if keys is None or binned else _cell_columns(query)
+    categories = [spec.columns[c].categories or () for c in cells]
+    first = [*(clamp(c).label(named[c]) for c in read), *(table.c[c] for c in dict.fromkeys([*text, *carried]))]
+    first.extend(key_index(table.c[c], k, dialect).label(f"pn_i{i}")
+                 for i, (c, k) in enumerate(zip(cells, categories, strict=True)))
+    values: Any = table  # no subquery when the query reads no computed value (a count without a filter)
+    if first:
+        values_select = select(*first).select_from(table)
+        values = (fenced(values_select, dialect) if fences[0] else values_select).subquery("pn_values")
+
+    def column_of(name: str) -> tuple[Any, bool]:
+        return (values.c[named[name]], True) if name in named else (values.c[name], False)
+
+    second: list[Any] = []
+    if query.where:
+        second.append(row_weight(query.where, column_of, dialect).label("pn_w"))
+    aggregated = numeric if query.kind != "histogram" else []  # a histogram counts: its column gives the bins
+    second.extend(values.c[named[c]] for c in aggregated)
+    if binned:
+        assert query.column is not None and query.bins
+        second.append(bin_index(values.c[named[query.column]], query.bins).label("pn_b"))
+    if cells:
+        indices = [values.c[f"pn_i{i}"] for i in range(len(cells))]
+        second.extend(t.label(f"pn_k{j}") for j, t in enumerate(key_tests(indices, categories, keys or (), dialect)))
+    second.extend(values.c[c] for c in dict.fromkeys(carried))
+    rows: Any = values
+    if second:
+        rows_select = select(*second).select_from(values)
+        rows = (fenced(rows_select, dialect) if fences[1] else rows_select).subquery("pn_rows")
+
+    def clamped(name: str) -> Any:
+        if name not in aggregated:  # pragma: no cover - numeric_columns names every column an aggregate reads
             raise QueryError(f"column {name!r} is not read by this query.")
-        return values.c[named[name]]
-
-    tests = tests_of(values, clamped_value)
-    if not tests:
-        return values, values.c.pn_w, clamped_value, []
-    rows = fenced(select(values.c.pn_w, *(values.c[named[c]] for c in columns),
-                          *(t.label(f"pn_k{j}") for j, t in enumerate(tests)),
-                          *(values.c[c] for c in key_columns)).select_from(values), dialect).subquery("pn_rows")
-
-    def clamped_row(name: str) -> Any:
-        clamped_value(name)
         return rows.c[named[name]]
 
-    return rows, rows.c.pn_w, clamped_row, [rows.c[f"pn_k{j}"] for j in range(len(tests))]
+    tests: list[Any] = []
+    if binned:
+        assert query.bins
+        tests = bin_tests(rows.c.pn_b, len(query.bins) - 1, dialect)
+    elif cells:
+        tests = [rows.c[f"pn_k{j}"] for j in range(len(keys or ()))]
+    weight = rows.c.pn_w if query.where else literal(1.0, Float)
+    computed_values = frozenset([*named.values(), *(f"pn_i{i}" for i in range(len(cells)))])
+    computed_rows = frozenset(c.name for c in second if c.name.startswith(("pn_w", "pn_b", "pn_k")))
+    layers = ((values, computed_values if first else frozenset()), (rows, computed_rows if second else frozenset()))
+    return Rows(rows, weight, clamped, tests, layers)
+
+
+def _references(expressions: Iterable[Any], source: Any) -> Counter[str]:
+    """How many times ``expressions`` read each column of ``source``."""
+    counts: Counter[str] = Counter()
+    for expression in expressions:
+        for element in visitors.iterate(expression):
+            if isinstance(element, ColumnClause) and element.table is source:
+                counts[element.name] += 1
+    return counts
+
+
+def fences_needed(rows: Rows, terms: list[Any]) -> tuple[bool, bool]:
+    """Which of the two subqueries of ``rows`` must be kept from being merged so that none of their computed columns
+    is evaluated more than once per record by the statement selecting ``terms`` from ``rows.source`` (a merged
+    subquery's column is evaluated once per reference; a kept one's once)."""
+    (values, computed_values), (outer_rows, computed_rows) = rows.layers
+    outer = _references(terms, outer_rows)
+    keep_rows = any(outer[name] > 1 for name in computed_rows)
+    if outer_rows is values:  # one layer at most: the statement reads it directly
+        return any(outer[name] > 1 for name in computed_values), False
+    inner: Counter[str] = Counter()
+    for column in outer_rows.element.selected_columns:
+        times = 1 if keep_rows else outer[column.name]
+        for name, n in _references([column], values).items():
+            inner[name] += n * times
+    return any(inner[name] > 1 for name in computed_values), keep_rows

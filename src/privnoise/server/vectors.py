@@ -40,12 +40,11 @@ a query depends on the number of distinct values of c in the stored table (one `
 filter applied as a weight, never as ``WHERE``), not on what a filter selects; owners to whom that number matters
 declare the categories.
 
-**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one term, its value times a 0/1 indicator of
-the record being in the cell that does the same work either way (:mod:`.indicators`), of the same single statement
-over the whole table, multiplied by the record's filter weight:
-every record is evaluated against every cell whatever the data, so the latency does not depend on how many
-records a group or a bin holds. The indicator of a cell of several key columns is the product of one indicator per
-key column: a record does the same k comparisons for each of the cells, whether it is in it or not.
+**Constant work** (SECURITY.md, requirements 13 and 16). Every cell is one term, its value times a 0/1 test of
+the record being in the cell, of the same single statement over the whole table, multiplied by the record's filter
+weight: every record is evaluated against every cell whatever the data, so the latency does not depend on how many
+records a group or a bin holds. The record's bin, or the indices of its keys, are computed once per record and each
+cell's test is one comparison with them; the comparisons that hold are as many for every record (:mod:`.cells`).
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import Float, func, literal
+from sqlalchemy import Float, literal
 
 from ..core import RecordReplaced
 from ..core.adjacency import Norm
@@ -65,7 +64,6 @@ from ..dp.hardening import HardenedMechanism
 from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
 from ..dp.profile import profile_of
 from .config import DatasetSpec
-from .indicators import compare, numeric_comparison
 from .limits import MAX_CELLS
 from .querylang import QueryError, QuerySpec
 
@@ -76,7 +74,6 @@ __all__ = [
     "cell_count",
     "check_cells",
     "cell_keys",
-    "cell_tests",
     "declared_keys",
     "group_keys",
     "stored_keys",
@@ -207,34 +204,6 @@ def cell_keys(query: QuerySpec, spec: DatasetSpec) -> tuple[str | tuple[str, ...
         raise QueryError(f"histogram of numeric column {query.column!r} needs its bins: "
                          f"histogram({query.column}, bins = [e0, e1, ...]).")
     return query.column, _categories(spec, query.column, "histogram")
-
-
-def cell_tests(query: QuerySpec, table: Any, clamped: Any, keys: tuple[Any, ...], dialect: str) -> list[Any]:
-    """One 0/1 indicator per cell, doing the same work for a record in the cell and one outside it
-    (:mod:`.indicators`; every record is tested against every cell); ``clamped(column)`` gives a numeric column
-    clamped to its declared bounds, ``keys`` the declared categories, ``dialect`` the SQL dialect's name."""
-    if query.group_by is None and query.bins:
-        assert query.column is not None
-        edges = query.bins
-        least, greatest = (func.min, func.max) if dialect == "sqlite" else (func.least, func.greatest)
-        x = greatest(literal(edges[0], Float), least(literal(edges[-1], Float), clamped(query.column)))
-        last = len(edges) - 2
-        return [
-            numeric_comparison(x, ">=", a, dialect) * numeric_comparison(x, "<=" if i == last else "<", b, dialect)
-            for i, (a, b) in enumerate(zip(edges, edges[1:], strict=False))
-        ]
-    if isinstance(query.group_by, tuple):  # one indicator per key column, multiplied (module docstring)
-        columns = [table.c[c] for c in query.group_by]
-        tests = []
-        for key in keys:
-            test = compare(columns[0], "=", key[0], False, dialect)
-            for column, value in zip(columns[1:], key[1:], strict=True):
-                test = test * compare(column, "=", value, False, dialect)
-            tests.append(test)
-        return tests
-    column = query.group_by if query.group_by is not None else query.column
-    assert column is not None
-    return [compare(table.c[column], "=", k, False, dialect) for k in keys]
 
 
 def group_keys(

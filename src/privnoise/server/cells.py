@@ -1,0 +1,113 @@
+"""The cell of each record of a histogram or a group-by over declared keys, computed once per record, and the 0/1
+test of each cell on it (:mod:`.vectors`, :mod:`.row_source`); the same work for every record whatever its cell
+and whatever the filter selects (SECURITY.md, requirements 13 and 16).
+
+* **Bins of a numeric column.** With internal edges e₁ < … < e_{k−1} of k bins and x the value clamped to its
+  declared bounds, the bin is ``CAST(Σᵢ sign(x − eᵢ) + k AS INTEGER) / 2`` (integer division): in the open bin
+  (e_j, e_{j+1}) the sum is j − (k − 1 − j), at x = e_j one less, so that the cast is 2j + 1 or 2j. Values below
+  the first edge or above the last give −(k − 1) and k − 1, bins 0 and k − 1: the bins of the value clamped to
+  the edges, without clamping it again. ``sign`` is a function (its comparisons run inside it) and x − eᵢ is 0
+  exactly when x = eᵢ (gradual underflow; overflow to ±∞ keeps the sign), so the index does the same work for
+  every value (:mod:`.indicators`).
+* **Declared keys of text columns.** A key column's index is Σⱼ (j + 1)·(c IS aⱼ) over its declared categories
+  a₁, …: j + 1 for the j-th category, 0 for another value or NULL (``IS`` — PostgreSQL's ``IS NOT DISTINCT
+  FROM`` — is never NULL). On several key columns the cell of a record is the tuple of their indices.
+
+Each cell's test compares the record's index with the cell's (``b = j``, one comparison). A comparison does not
+do the same work when it holds and when it does not (SQLite executes one more instruction when it fails), so the
+tests are balanced over the record, never left to the data:
+
+* every clamped value is in exactly one bin, so of the k bin tests exactly one holds for every record;
+* of a key column's equalities, one holds when its value is declared and none otherwise; of the cells' tests,
+  one holds when every key is declared and none otherwise. So the tests of a record also evaluate, once for each
+  key column, ``index = 0`` (true exactly when its equalities all failed), and once ``Π indices = 0`` (true
+  exactly when no cell test holds), added to the first cell's test multiplied by 0: every record evaluates
+  as many true comparisons (the number of key columns, plus one) as every other.
+
+The filter never enters an index or a test: it is the record's weight, multiplied into every sum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Float, Integer, cast, func, literal, literal_column, type_coerce
+
+__all__ = ["bin_index", "bin_tests", "flag", "key_index", "key_tests"]
+
+
+def flag(test: Any, dialect: str) -> Any:
+    """The 0/1 integer value of a boolean SQL ``test`` (SQLite: the comparison's own value; PostgreSQL: cast)."""
+    if dialect == "sqlite":
+        return type_coerce(test, Integer)
+    return cast(test, Integer)
+
+
+def _int(n: int) -> Any:
+    return literal_column(str(int(n)), Integer)
+
+
+def bin_index(x: Any, edges: Sequence[float]) -> Any:
+    """The 0-based bin of ``x`` among the bins of ``edges`` (module docstring; the last bin closed, values outside
+    the edges in the first or the last bin).
+
+    Examples
+    --------
+    >>> from sqlalchemy import column
+    >>> print(bin_index(column("x"), [0.0, 5.0, 60.0]).compile(compile_kwargs={"literal_binds": True}))
+    CAST(sign(x - 5.0) + 2.0 AS INTEGER) / 2
+    """
+    total: Any = literal(float(len(edges) - 1), Float)
+    for e in reversed(edges[1:-1]):
+        total = func.sign(x - literal(float(e), Float)) + total
+    return cast(total, Integer) // _int(2)
+
+
+def bin_tests(index: Any, bins: int, dialect: str) -> list[Any]:
+    """One 0/1 test per bin on a record's bin ``index`` (:func:`bin_index`): exactly one holds for every record."""
+    return [flag(index == _int(j), dialect) for j in range(bins)]
+
+
+def key_index(column: Any, categories: Sequence[str], dialect: str) -> Any:
+    """Σⱼ (j + 1)·(``column`` IS aⱼ) over the declared ``categories``: 0 for a value not declared, or NULL.
+
+    Examples
+    --------
+    >>> from sqlalchemy import column
+    >>> from sqlalchemy.dialects import sqlite
+    >>> index = key_index(column("r"), ["n", "s"], "sqlite")
+    >>> print(index.compile(dialect=sqlite.dialect()))
+    (r IS ?) + 2 * (r IS ?)
+    """
+    tests = [flag(column.is_not_distinct_from(literal(a)), dialect) for a in categories]
+    total = tests[0]
+    for j, t in enumerate(tests[1:], start=2):
+        total = total + _int(j) * t
+    return total
+
+
+def key_tests(indices: Sequence[Any], categories: Sequence[Sequence[str]], keys: Sequence[Any],
+              dialect: str) -> list[Any]:
+    """One 0/1 test per cell of ``keys`` (a category per cell on one key column, a tuple of them on several) on the
+    records' key ``indices`` (:func:`key_index`, one per key column, whose declared ``categories`` are given), with
+    the balancing tests of the module docstring added to the first."""
+    radices = [math.prod(len(c) + 1 for c in categories[i + 1:]) for i in range(len(categories))]
+    code: Any = indices[-1]
+    for index, radix in zip(indices[:-1], radices[:-1], strict=True):
+        code = index * _int(radix) + code
+    tests = []
+    for key in keys:
+        parts = (key,) if len(indices) == 1 else tuple(key)
+        value = sum(r * (list(c).index(k) + 1) for r, c, k in zip(radices, categories, parts, strict=True))
+        tests.append(flag(code == _int(value), dialect))
+    product: Any = indices[0]
+    for index in indices[1:]:
+        product = product * index
+    balance: Any = flag(product == _int(0), dialect)
+    for index in indices:
+        balance = balance + flag(index == _int(0), dialect)
+    if tests:
+        tests[0] = tests[0] + _int(0) * balance
+    return tests
