@@ -507,6 +507,11 @@ VECTORS: dict[str, tuple[str, list[Any], list[tuple[str, G, tuple[str, ...]]]]] 
         [(-5.0, 0.0, False), (0.0, 3.0, True)],
         [("count", _one, ())],
     ),
+    "histogram(x, bins = [0, 10, 35, 70])": (  # an edge at the lower bound: bins of the clamped value
+        "x",
+        [(0.0, 10.0, False), (10.0, 35.0, False), (35.0, 70.0, True)],
+        [("count", _one, ())],
+    ),
     "histogram(region) where x <= 50": ("region", list(REGIONS), [("count", _one, ())]),
     "count() where y >= -2 group by region": ("region", list(REGIONS), [("count", _one, ())]),
     "sum(y) group by region": ("region", list(REGIONS), [("sum", _x("y"), ("y",))]),
@@ -520,6 +525,7 @@ VECTORS: dict[str, tuple[str, list[Any], list[tuple[str, G, tuple[str, ...]]]]] 
 LABELS = {
     "histogram(x, bins = [0, 20, 35, 50])": ("[0, 20)", "[20, 35)", "[35, 50]"),
     "histogram(y, bins = [-5, 0, 3]) where region != 'east'": ("[-5, 0)", "[0, 3]"),
+    "histogram(x, bins = [0, 10, 35, 70])": ("[0, 10)", "[10, 35)", "[35, 70]"),
 }
 
 
@@ -881,6 +887,17 @@ def test_numeric_conditions_do_the_same_work_either_way(db: tuple[Engine, Table]
     assert ("CASE" in with_text.sql.upper()) == ("where" in text)
 
 
+def test_bins_inside_the_bounds_are_found_on_the_stored_value(db: tuple[Engine, Table]) -> None:
+    # SQLite: internal edges strictly inside the declared bounds give the bins of the clamped value without
+    # clamping (.cells; the rows of both are checked by test_vector_plans_against_brute_force_and_the_rows)
+    inside = _plan(db, "histogram(x, bins = [0, 20, 35, 50])", dataset(laplace))
+    at_bound = _plan(db, "histogram(x, bins = [0, 10, 35, 70])", dataset(laplace))
+    assert "min(" not in inside.sql and "coalesce(" in inside.sql and "min(" in at_bound.sql
+    pg = postgresql.psycopg.dialect()
+    assert "least(" in make_plan(parse_query("histogram(x, bins = [0, 20, 35, 50])"), dataset(laplace), db[1],
+                                 records=N, dialect=pg).sql
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -889,7 +906,7 @@ def test_numeric_conditions_do_the_same_work_either_way(db: tuple[Engine, Table]
         "identity(x)",
         "quantile(x, 0.5) where y < 1",
         "sum(x) group by free",
-        "histogram(x, bins = [0, 20, 60])",
+        "histogram(x, bins = [0, 10, 60])",  # an edge at a bound: the value is clamped (.cells)
     ],
 )
 def test_the_statement_is_compiled_for_the_dialect(db: tuple[Engine, Table], text: str) -> None:

@@ -8,7 +8,9 @@ and whatever the filter selects (SECURITY.md, requirements 13 and 16).
   the first edge or above the last give −(k − 1) and k − 1, bins 0 and k − 1: the bins of the value clamped to
   the edges, without clamping it again. ``sign`` is a function (its comparisons run inside it) and x − eᵢ is 0
   exactly when x = eᵢ (gradual underflow; overflow to ±∞ keeps the sign), so the index does the same work for
-  every value (:mod:`.indicators`).
+  every value (:mod:`.indicators`). When every internal edge lies strictly inside the declared bounds, a value
+  beyond a bound is in the bin of that bound, so SQLite (whose stored doubles are never NaN) bins the stored
+  value, NULL as the lower bound, without clamping it (:mod:`.row_source`).
 * **Declared keys of text columns.** A key column's index is Σⱼ (j + 1)·(c IS aⱼ) over its declared categories
   a₁, …: j + 1 for the j-th category, 0 for another value or NULL (``IS`` — PostgreSQL's ``IS NOT DISTINCT
   FROM`` — is never NULL). On several key columns the cell of a record is the tuple of their indices.

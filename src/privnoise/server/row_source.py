@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Float, Table, literal, literal_column, select
+from sqlalchemy import Float, Table, func, literal, literal_column, select
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import ColumnClause
 
@@ -65,6 +65,18 @@ def _cell_columns(query: QuerySpec) -> tuple[str, ...]:
     return (query.column,) if query.kind == "histogram" and query.column is not None else ()
 
 
+def _unclamped_bins(query: QuerySpec, spec: DatasetSpec, dialect: str) -> float | None:
+    """The lower bound of a histogram's column when its bins can be found on the stored value, NULL as that bound,
+    without clamping it (None otherwise): on SQLite (whose stored doubles are never NaN), every internal edge
+    strictly inside the declared bounds, so that a value beyond them falls in the bin of the bound it would be
+    clamped to (:mod:`.cells`)."""
+    col = spec.numeric(query.column) if query.column is not None else None
+    if dialect != "sqlite" or col is None or col.bounds is None:
+        return None
+    lo, hi = col.bounds
+    return lo if all(lo < e < hi for e in query.bins[1:-1]) else None
+
+
 def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callable[[str], Any],
                keys: tuple[Any, ...] | None, carried: tuple[str, ...], dialect: str, *,
                fences: tuple[bool, bool] = (True, True)) -> Rows:
@@ -77,9 +89,13 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
     binned = keys is not None and query.group_by is None and bool(query.bins)
     where_numeric = [a.column for a in atoms if spec.columns[a.column].type == "number"]
     binned_column = [query.column] if binned and query.column is not None else []
-    read = list(dict.fromkeys([*numeric, *where_numeric, *binned_column]))
+    lowest = _unclamped_bins(query, spec, dialect) if binned and query.column not in where_numeric else None
+    read = [c for c in dict.fromkeys([*numeric, *where_numeric, *binned_column])
+            if lowest is None or c != query.column]
     named = {c: f"pn_x{i}" for i, c in enumerate(read)}
     text = [a.column for a in atoms if spec.columns[a.column].type != "number"]
+    if lowest is not None:  # the stored value is carried, its bin found without clamping it
+        text.extend(binned_column)
     cells = () if keys is None or binned else _cell_columns(query)
     categories = [spec.columns[c].categories or () for c in cells]
     first = [*(clamp(c).label(named[c]) for c in read), *(table.c[c] for c in dict.fromkeys([*text, *carried]))]
@@ -100,7 +116,9 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
     second.extend(values.c[named[c]] for c in aggregated)
     if binned:
         assert query.column is not None and query.bins
-        second.append(bin_index(values.c[named[query.column]], query.bins).label("pn_b"))
+        value = (values.c[named[query.column]] if lowest is None
+                 else func.coalesce(values.c[query.column], literal(lowest, Float)))
+        second.append(bin_index(value, query.bins).label("pn_b"))
     if cells:
         indices = [values.c[f"pn_i{i}"] for i in range(len(cells))]
         second.extend(t.label(f"pn_k{j}") for j, t in enumerate(key_tests(indices, categories, keys or (), dialect)))
