@@ -29,7 +29,7 @@ from sqlalchemy import (
 
 from privnoise.dp.hardened_calibration import hardened_laplace_for_epsilon
 from privnoise.dp.profile import profile_of
-from privnoise.server.cells import bin_index, bin_tests, key_index, key_tests
+from privnoise.server.cells import balanced_code, bin_index, bin_tests, code_tests, key_index, key_tests
 from privnoise.server.config import ColumnSpec, DatasetSpec
 from privnoise.server.indicators import both_ways, compare, numeric_comparison
 from privnoise.server.querylang import QueryError, QuerySpec, parse_query
@@ -237,8 +237,10 @@ def test_key_tests_on_several_columns_are_the_cells_of_the_product() -> None:
         indices = [key_index(table.c.a, first, "sqlite"), key_index(table.c.b, second, "sqlite")]
         cells = list(itertools.product(first, second))
         rows = conn.execute(select(table.c.a, table.c.b, *key_tests(indices, [first, second], cells, "sqlite"))).all()
-    for a, b, *got in rows:
-        assert got == [int((a, b) == cell) for cell in cells], (a, b)
+        code = balanced_code(indices, [first, second], "sqlite")  # the cell once, its tests in the aggregates
+        inline = conn.execute(select(*code_tests(code, [first, second], cells, "sqlite"))).all()
+    for (a, b, *got), again in zip(rows, inline, strict=True):
+        assert got == list(again) == [int((a, b) == cell) for cell in cells], (a, b)
 
 
 def test_cell_sql_of_other_dialects() -> None:

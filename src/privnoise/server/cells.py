@@ -26,6 +26,11 @@ tests are balanced over the record, never left to the data:
   exactly when no cell test holds), added to the first cell's test multiplied by 0: every record evaluates
   as many true comparisons (the number of key columns, plus one) as every other.
 
+When each cell's test is read by one term of the statement only (a count or a sum per cell, a histogram), the
+record's cell is computed once with the balancing tests (:func:`balanced_code`) and each cell's test is one
+comparison with it, in the aggregate itself (:func:`code_tests`); otherwise (a mean per cell reads each test twice)
+each test is computed once beside the balancing tests (:func:`key_tests`) and read as a column.
+
 The filter never enters an index or a test: it is the record's weight, multiplied into every sum.
 """
 
@@ -37,7 +42,10 @@ from typing import Any
 
 from sqlalchemy import Float, Integer, cast, func, literal, literal_column, type_coerce
 
-__all__ = ["bin_index", "bin_tests", "flag", "key_index", "key_tests"]
+__all__ = [
+    "balanced_code", "bin_index", "bin_tests", "code_tests", "flag", "key_balance", "key_code", "key_codes",
+    "key_index", "key_tests",
+]
 
 
 def flag(test: Any, dialect: str) -> Any:
@@ -90,26 +98,55 @@ def key_index(column: Any, categories: Sequence[str], dialect: str) -> Any:
     return total
 
 
-def key_tests(indices: Sequence[Any], categories: Sequence[Sequence[str]], keys: Sequence[Any],
-              dialect: str) -> list[Any]:
-    """One 0/1 test per cell of ``keys`` (a category per cell on one key column, a tuple of them on several) on the
-    records' key ``indices`` (:func:`key_index`, one per key column, whose declared ``categories`` are given), with
-    the balancing tests of the module docstring added to the first."""
-    radices = [math.prod(len(c) + 1 for c in categories[i + 1:]) for i in range(len(categories))]
+def key_code(indices: Sequence[Any], categories: Sequence[Sequence[str]]) -> Any:
+    """The cell of a record from its key ``indices`` (:func:`key_index`, one per key column, whose declared
+    ``categories`` are given): the indices as digits, each column's radix its number of categories + 1."""
     code: Any = indices[-1]
-    for index, radix in zip(indices[:-1], radices[:-1], strict=True):
+    for index, radix in zip(indices[:-1], _radices(categories)[:-1], strict=True):
         code = index * _int(radix) + code
-    tests = []
-    for key in keys:
-        parts = (key,) if len(indices) == 1 else tuple(key)
-        value = sum(r * (list(c).index(k) + 1) for r, c, k in zip(radices, categories, parts, strict=True))
-        tests.append(flag(code == _int(value), dialect))
+    return code
+
+
+def key_codes(categories: Sequence[Sequence[str]], keys: Sequence[Any]) -> list[int]:
+    """The :func:`key_code` of each cell of ``keys`` (a category per cell on one key column, a tuple of them on
+    several)."""
+    radices = _radices(categories)
+    return [sum(r * (list(c).index(k) + 1) for r, c, k in zip(radices, categories, (key,) if len(categories) == 1
+                                                             else tuple(key), strict=True)) for key in keys]
+
+
+def key_balance(indices: Sequence[Any], dialect: str) -> Any:
+    """The balancing tests of the module docstring: ``index = 0`` for each key column, ``Π indices = 0`` once."""
     product: Any = indices[0]
     for index in indices[1:]:
         product = product * index
     balance: Any = flag(product == _int(0), dialect)
     for index in indices:
         balance = balance + flag(index == _int(0), dialect)
+    return balance
+
+
+def key_tests(indices: Sequence[Any], categories: Sequence[Sequence[str]], keys: Sequence[Any],
+              dialect: str) -> list[Any]:
+    """One 0/1 test per cell of ``keys`` on the records' key ``indices`` (:func:`key_code`), with the balancing
+    tests (:func:`key_balance`) added to the first, multiplied by 0."""
+    code = key_code(indices, categories)
+    tests = [flag(code == _int(value), dialect) for value in key_codes(categories, keys)]
     if tests:
-        tests[0] = tests[0] + _int(0) * balance
+        tests[0] = tests[0] + _int(0) * key_balance(indices, dialect)
     return tests
+
+
+def balanced_code(indices: Sequence[Any], categories: Sequence[Sequence[str]], dialect: str) -> Any:
+    """:func:`key_code` with the balancing tests (:func:`key_balance`) added, multiplied by 0: for a record's cell
+    computed once, when each cell's test (:func:`code_tests`) is read once per record."""
+    return key_code(indices, categories) + _int(0) * key_balance(indices, dialect)
+
+
+def code_tests(code: Any, categories: Sequence[Sequence[str]], keys: Sequence[Any], dialect: str) -> list[Any]:
+    """One 0/1 test per cell of ``keys`` on a record's cell ``code`` (:func:`balanced_code`)."""
+    return [flag(code == _int(value), dialect) for value in key_codes(categories, keys)]
+
+
+def _radices(categories: Sequence[Sequence[str]]) -> list[int]:
+    return [math.prod(len(c) + 1 for c in categories[i + 1:]) for i in range(len(categories))]

@@ -158,11 +158,15 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         carried = selection.columns if selection is not None else ()
         cells = keys if selection is None and vector else None
 
+        inline = vector and query.kind != "mean"  # one vector part: each cell's test read once (.cells)
+
         def source(fences: tuple[bool, bool]) -> Rows:
-            return row_source(table, query, spec, clamped, cells, carried, dialect.name, fences=fences)
+            return row_source(table, query, spec, clamped, cells, carried, dialect.name, fences=fences,
+                              inline_cells=inline)
 
         rows = source((True, True))
         parts, combine, identity, uses_records = build(rows)
+        assert not (inline and cells and len(parts) != 1), "a cell's inline test must be read by one term"
         key_terms = [rows.source.c[c] for c in carried]
         fences = fences_needed(rows, [*key_terms, *_flat(parts)])
         if fences != (True, True):  # the same statement, with the subqueries no expression needs kept apart

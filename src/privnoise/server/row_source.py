@@ -25,7 +25,7 @@ from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import ColumnClause
 
 from ..core.predicates import atoms_of
-from .cells import bin_index, bin_tests, key_index, key_tests
+from .cells import balanced_code, bin_index, bin_tests, code_tests, key_index, key_tests
 from .config import DatasetSpec
 from .querylang import QueryError, QuerySpec
 from .weights import row_weight
@@ -79,11 +79,13 @@ def _unclamped_bins(query: QuerySpec, spec: DatasetSpec, dialect: str) -> float 
 
 def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callable[[str], Any],
                keys: tuple[Any, ...] | None, carried: tuple[str, ...], dialect: str, *,
-               fences: tuple[bool, bool] = (True, True)) -> Rows:
+               fences: tuple[bool, bool] = (True, True), inline_cells: bool = False) -> Rows:
     """The row source of an aggregate ``query`` on ``table`` (module docstring): ``clamp(name)`` clamps a stored
     numeric column, ``keys`` are the declared cells of a vector answer (None for a scalar one or a partition
     selection), ``carried`` the key columns of a partition selection (passed through to its ``GROUP BY``);
-    ``fences`` keeps ``pn_values`` and ``pn_rows`` from being merged."""
+    ``fences`` keeps ``pn_values`` and ``pn_rows`` from being merged; ``inline_cells``: each cell's test is read
+    by one term of the statement only, so that the tests of declared keys are made in the aggregates on the
+    record's cell computed once (:func:`.cells.balanced_code`)."""
     atoms = atoms_of(query.where)
     numeric = numeric_columns(query, spec)
     binned = keys is not None and query.group_by is None and bool(query.bins)
@@ -121,7 +123,11 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
         second.append(bin_index(value, query.bins).label("pn_b"))
     if cells:
         indices = [values.c[f"pn_i{i}"] for i in range(len(cells))]
-        second.extend(t.label(f"pn_k{j}") for j, t in enumerate(key_tests(indices, categories, keys or (), dialect)))
+        if inline_cells:  # the cell once, its tests in the aggregates (.cells)
+            second.append(balanced_code(indices, categories, dialect).label("pn_c"))
+        else:
+            second.extend(t.label(f"pn_k{j}")
+                          for j, t in enumerate(key_tests(indices, categories, keys or (), dialect)))
     second.extend(values.c[c] for c in dict.fromkeys(carried))
     rows: Any = values
     if second:
@@ -137,11 +143,13 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
     if binned:
         assert query.bins
         tests = bin_tests(rows.c.pn_b, len(query.bins) - 1, dialect)
+    elif cells and inline_cells:
+        tests = code_tests(rows.c.pn_c, categories, keys or (), dialect)
     elif cells:
         tests = [rows.c[f"pn_k{j}"] for j in range(len(keys or ()))]
     weight = rows.c.pn_w if query.where else literal(1.0, Float)
     computed_values = frozenset([*named.values(), *(f"pn_i{i}" for i in range(len(cells)))])
-    computed_rows = frozenset(c.name for c in second if c.name.startswith(("pn_w", "pn_b", "pn_k")))
+    computed_rows = frozenset(c.name for c in second if c.name.startswith(("pn_w", "pn_b", "pn_c", "pn_k")))
     layers = ((values, computed_values if first else frozenset()), (rows, computed_rows if second else frozenset()))
     return Rows(rows, weight, clamped, tests, layers)
 
