@@ -29,7 +29,17 @@ from sqlalchemy import (
 
 from privnoise.dp.hardened_calibration import hardened_laplace_for_epsilon
 from privnoise.dp.profile import profile_of
-from privnoise.server.cells import balanced_code, bin_index, bin_tests, code_tests, key_index, key_tests
+from privnoise.server.cells import (
+    balanced_code,
+    bin_index,
+    bin_tests,
+    code_tests,
+    flag,
+    key_balance,
+    key_code,
+    key_index,
+    key_tests,
+)
 from privnoise.server.config import ColumnSpec, DatasetSpec
 from privnoise.server.indicators import both_ways, compare, numeric_comparison
 from privnoise.server.querylang import QueryError, QuerySpec, parse_query
@@ -241,6 +251,29 @@ def test_key_tests_on_several_columns_are_the_cells_of_the_product() -> None:
         inline = conn.execute(select(*code_tests(code, [first, second], cells, "sqlite"))).all()
     for (a, b, *got), again in zip(rows, inline, strict=True):
         assert got == list(again) == [int((a, b) == cell) for cell in cells], (a, b)
+
+
+def test_every_record_makes_as_many_comparisons_that_hold() -> None:
+    """Constant work of the cells (.cells): per record, the key equalities, the balancing tests and the cells'
+    tests that hold are as many (the key columns, plus one), whether its keys are declared, not declared or NULL."""
+    engine = create_engine("sqlite://")
+    table = Table("h", MetaData(), Column("a", Text), Column("b", Text))
+    table.metadata.create_all(engine)
+    first, second = ("n", "s", "e"), ("day", "night")
+    categories = [first, second]
+    with engine.begin() as conn:
+        conn.execute(insert(table), [{"a": a, "b": b} for a in [None, *first, "zz"] for b in [None, *second, "x"]])
+        columns = [table.c.a, table.c.b]
+        equalities = [flag(c.is_not_distinct_from(literal(k)), "sqlite") for c, ks in zip(columns, categories,
+                                                                                         strict=True) for k in ks]
+        indices = [key_index(c, ks, "sqlite") for c, ks in zip(columns, categories, strict=True)]
+        cells = list(itertools.product(first, second))
+        holding = [*equalities, key_balance(indices, "sqlite"),
+                   *code_tests(key_code(indices, categories), categories, cells, "sqlite")]
+        total = holding[0]
+        for h in holding[1:]:
+            total = total + h
+        assert {n for (n,) in conn.execute(select(total)).all()} == {len(columns) + 1}
 
 
 def test_cell_sql_of_other_dialects() -> None:
