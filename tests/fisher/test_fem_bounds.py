@@ -21,9 +21,11 @@ from privnoise.fisher import (  # noqa: E402
     Box,
     Ellipsoid,
     Polygon,
+    _fem_bounds,
+    _fem_levels,
+    _meshes,
     solve_dirichlet_eigenproblem,
 )
-from privnoise.fisher import _fem_bounds, _fem_levels, _meshes  # noqa: E402
 
 J01 = float(special.jn_zeros(0, 1)[0])
 A_CORRELATED = np.array([[2.0, 0.7], [0.7, 1.0]])
