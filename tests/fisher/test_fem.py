@@ -110,7 +110,7 @@ def test_3d_ball_closed_form() -> None:
     ids=["cube", "ellipsoid", "ball"],
 )
 def test_3d_closed_forms_bracketed(support: object, matrix: object, exact: float) -> None:
-    sol = solve_dirichlet_eigenproblem(support, matrix, rtol=1e-6, max_unknowns=300_000)  # type: ignore[arg-type]
+    sol = solve_dirichlet_eigenproblem(support, matrix, rtol=1e-6, max_unknowns=50_000)  # type: ignore[arg-type]
     assert sol.lower_bound <= exact <= sol.upper_bound
     assert abs(sol.eigenvalue - exact) <= sol.error_estimate
     assert sol.discrete_eigenvalue >= exact
