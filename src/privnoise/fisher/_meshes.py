@@ -31,7 +31,7 @@ from numpy.typing import NDArray
 
 from .supports import Support
 
-__all__ = ["quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
+__all__ = ["boundary_cells", "quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -89,6 +89,13 @@ def _red_refine(mesh: Any) -> Any:
         pick = choice == which
         children.extend(np.stack([mid[k, pick] for k in child]) for child in split)
     return MeshTet(points, np.hstack(children))
+
+
+def boundary_cells(mesh: Any) -> IntArray:
+    """The cells with a vertex on the boundary of the mesh."""
+    on_boundary = np.zeros(mesh.p.shape[1], dtype=bool)
+    on_boundary[mesh.boundary_nodes()] = True
+    return np.flatnonzero(on_boundary[np.asarray(mesh.t)].any(axis=0)).astype(np.int64)
 
 
 def refine(mesh: Any, support: Support, marked: IntArray | None = None) -> Any:

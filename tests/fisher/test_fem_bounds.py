@@ -1,0 +1,146 @@
+"""The guaranteed bracket of λ₁ of the finite-element eigensolver against closed forms, at every mesh level.
+
+Closed forms: the rectangle (λ₁ = π²Σ aᵢ/Lᵢ² for a diagonal A), the disk and the ellipse matched to A
+(j₀,₁²/s), the unit cube (3π²) and the unit ball (π²); the L-shape's literature value (Trefethen & Betcke 2006).
+The bracket must hold on coarse meshes too: a bound that needs a fine mesh to be true is not a bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import special
+
+pytest.importorskip("skfem")
+
+from privnoise.exceptions import InvalidParameterError  # noqa: E402
+from privnoise.fisher import (  # noqa: E402
+    Ball,
+    Box,
+    Ellipsoid,
+    Polygon,
+    _fem_bounds,
+    _fem_levels,
+    _meshes,
+    solve_dirichlet_eigenproblem,
+)
+
+J01 = float(special.jn_zeros(0, 1)[0])
+A_CORRELATED = np.array([[2.0, 0.7], [0.7, 1.0]])
+L_SHAPE = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
+L_SHAPE_LAMBDA = 9.6397238440219
+
+CASES_2D = {
+    "square": (Box([0, 0], [1, 1]), np.eye(2), 2 * math.pi**2),
+    "rectangle-diagonal": (Box([0, 0], [2, 1]), np.diag([2.0, 0.5]), math.pi**2 * (2.0 / 4 + 0.5)),
+    "disk": (Ellipsoid([0.0, 0.0], np.eye(2)), np.eye(2), J01**2),
+    "ellipse-matched": (Ellipsoid([1.0, -1.0], 1.5 * A_CORRELATED), A_CORRELATED, J01**2 / 1.5),
+    "l-shape": (Polygon(L_SHAPE), np.eye(2), L_SHAPE_LAMBDA),
+}
+
+
+def _levels(support, levels: int):  # type: ignore[no-untyped-def]
+    mesh = _meshes.vertex_mesh(*support.initial_mesh())
+    for _ in range(levels):
+        yield mesh
+        mesh = _meshes.refine(mesh, support)
+
+
+@pytest.mark.parametrize("name", sorted(CASES_2D))
+def test_bracket_contains_the_closed_form_at_every_level_2d(name: str) -> None:
+    support, matrix, exact = CASES_2D[name]
+    second = 0.0
+    widths = []
+    for mesh in _levels(support, 4):
+        level = _fem_levels.solve_level(mesh, matrix, support)
+        bounds = _fem_bounds.level_bracket(mesh, matrix, support, level, second)
+        second = bounds.second
+        assert 0.0 < bounds.lower <= exact <= bounds.upper, (mesh.t.shape[1], bounds)
+        widths.append(bounds.upper - bounds.lower)
+    assert widths[-1] < widths[0]
+
+
+@pytest.mark.parametrize(
+    ("support", "exact"),
+    [(Box([0, 0, 0], [1, 1, 1]), 3 * math.pi**2), (Ball([0, 0, 0], 1.0), math.pi**2)],
+    ids=["cube", "ball"],
+)
+def test_bracket_contains_the_closed_form_3d(support: object, exact: float) -> None:
+    for mesh in _levels(support, 2):
+        level = _fem_levels.solve_level(mesh, np.eye(3), support)  # type: ignore[arg-type]
+        bounds = _fem_bounds.level_bracket(mesh, np.eye(3), support, level)  # type: ignore[arg-type]
+        assert 0.0 < bounds.lower <= exact <= bounds.upper
+
+
+def test_crouzeix_raviart_bound_is_below_both_eigenvalues_and_the_discrete_ones() -> None:
+    support = Box([0, 0], [1, 1])
+    mesh = _meshes.vertex_mesh(*support.initial_mesh())
+    for _ in range(3):
+        mesh = _meshes.refine(mesh, support)
+    lower, discrete = _fem_bounds.crouzeix_raviart_bounds(mesh, np.eye(2))
+    exact = np.array([2.0, 5.0]) * math.pi**2
+    assert np.all(lower <= exact) and np.all(lower < discrete)
+
+
+def test_interpolation_constant_of_an_equilateral_triangle() -> None:
+    # (h/π)² + m/d² with m = h²/12 the mean squared distance to the centroid: √(1/π² + 1/48) for h = 1
+    points = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3) / 2]])
+    value = _fem_bounds.interpolation_constant(points, np.array([[0, 1, 2]]), np.eye(2))
+    assert value == pytest.approx(math.sqrt(1 / math.pi**2 + 1 / 48))
+    # A = 4I halves the mapped cell: the constant halves
+    assert _fem_bounds.interpolation_constant(points, np.array([[0, 1, 2]]), 4 * np.eye(2)) == pytest.approx(
+        value / 2
+    )
+
+
+def test_circumscribed_scale_of_the_disk() -> None:
+    support = Ellipsoid([0.0, 0.0], np.eye(2))
+    mesh = _meshes.vertex_mesh(*support.initial_mesh())
+    boundary = mesh.boundary_facets().size
+    # boundary vertices on the unit circle, evenly spaced: the polygon's apothem is cos(π/n)
+    assert _fem_bounds.circumscribed_scale(mesh, support) == pytest.approx(1 / math.cos(math.pi / boundary))
+
+
+def test_temple_needs_a_gap_to_the_second_eigenvalue() -> None:
+    support = Box([0, 0], [1, 1])
+    mesh = _meshes.vertex_mesh(*support.initial_mesh())
+    level = _fem_levels.solve_level(mesh, np.eye(2), support)
+    assert _fem_bounds.temple_lower_bound(mesh, np.eye(2), level.coefficients, level.eigenvalue, 1.0) == 0.0
+
+
+@pytest.mark.parametrize("name", ["square", "disk", "l-shape"])
+def test_solver_reports_a_bracket_and_converges_only_within_it(name: str) -> None:
+    support, matrix, exact = CASES_2D[name]
+    sol = solve_dirichlet_eigenproblem(support, matrix, rtol=1e-3)
+    lower, upper = sol.bracket
+    assert lower <= exact <= upper
+    assert lower <= sol.eigenvalue <= upper
+    assert sol.converged and sol.relative_width <= 1e-3
+    assert sol.error_estimate == pytest.approx(upper - lower)
+    assert abs(sol.eigenvalue - exact) <= sol.error_estimate
+    assert sol.describe()["lower_bound"] == lower
+
+
+def test_not_converged_when_the_bracket_is_wider_than_rtol() -> None:
+    sol = solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=1e-8, max_unknowns=3000)
+    assert not sol.converged
+    assert sol.relative_width > 1e-8
+    assert sol.lower_bound <= 2 * math.pi**2 <= sol.upper_bound
+
+
+def test_anisotropic_bracket_agrees_with_the_sheared_domain() -> None:
+    # −∇·(A∇u) on the box is −Δ on A^(−½)·box: two brackets of one number must overlap
+    box = Box([-1.0, -1.0], [1.0, 1.0])
+    direct = solve_dirichlet_eigenproblem(box, A_CORRELATED, rtol=1e-3)
+    vals, vecs = np.linalg.eigh(A_CORRELATED)
+    shear = (vecs / np.sqrt(vals)) @ vecs.T
+    corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float) @ shear.T
+    sheared = solve_dirichlet_eigenproblem(Polygon(corners), rtol=1e-3)
+    assert max(direct.lower_bound, sheared.lower_bound) <= min(direct.upper_bound, sheared.upper_bound)
+
+
+def test_bad_rtol_is_refused() -> None:
+    with pytest.raises(InvalidParameterError):
+        solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=-1e-3)
