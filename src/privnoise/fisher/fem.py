@@ -21,7 +21,10 @@ than ``rtol`` relative (:mod:`privnoise.fisher._fem_bounds`):
   (Kato 1949), both for the Laplacian in the coordinates A^(−½)x; on balls and ellipsoids it is divided by s²,
   s the scale of a polytope circumscribing W (a bigger domain has a smaller λ₁).
 
-``converged`` is ``λ_up − λ_low ≤ rtol·λ_low`` and ``error_estimate`` is the width λ_up − λ_low. The meshes:
+``converged`` is ``λ_up − λ_low ≤ rtol·λ_low`` and ``error_estimate`` is the width λ_up − λ_low. With
+``certify=False`` (for searches that solve many eigenproblems, such as Problem 1's) no bracket is computed: the
+mesh is refined until the Richardson extrapolation changes by less than ``rtol`` between levels, ``error_estimate``
+is that change (an estimate, not a bound), the bounds are NaN and ``converged`` is False. The meshes:
 
 * ``"adaptive"`` (the default on flat-sided supports): a residual error indicator per cell (the equation's
   residual inside each cell and the jumps of the flux A∇u across its faces) and Dörfler marking, so that corner
@@ -64,7 +67,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
 from ._fem_bounds import level_bracket
-from ._fem_extrapolation import extrapolate
+from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
 from ._meshes import boundary_cells, refine, vertex_mesh
@@ -110,19 +113,21 @@ class EigenSolution:
         ≥ λ₁ of the meshed domain, and ≥ λ₁(W) when the mesh lies inside W.
     error_estimate : float
         A guaranteed bound of the absolute error of ``eigenvalue``: the width ``upper_bound − lower_bound`` of the
-        bracket (the value lies inside it).
+        bracket (the value lies inside it). With ``certify=False``: the change of the extrapolation between the
+        last levels, an estimate only.
     lower_bound, upper_bound : float
         A guaranteed bracket of λ₁(W) (:mod:`privnoise.fisher._fem_bounds`): the largest lower bound and the
         smallest upper bound over the levels. The upper bound is the conforming P2 Rayleigh quotient on a straight
         mesh inside W; the lower bound the larger of the Crouzeix–Raviart bound (Carstensen & Gedicke 2014) and
         the Temple–Kato bound with an equilibrated Raviart–Thomas flux, divided on curved supports by the square
-        of the scale of a circumscribed polytope.
+        of the scale of a circumscribed polytope. NaN with ``certify=False``.
     mesh_size : float
         The largest cell diameter of the final mesh.
     history : tuple of (int, float)
         (unknowns, discrete eigenvalue) at every level.
     converged : bool
-        Whether ``upper_bound − lower_bound ≤ rtol · lower_bound`` was reached within the limits.
+        Whether ``upper_bound − lower_bound ≤ rtol · lower_bound`` was reached within the limits (always False
+        with ``certify=False``: nothing is certified).
     """
 
     support: Support
@@ -195,6 +200,7 @@ def solve_dirichlet_eigenproblem(
     rtol: float = 1e-6,
     refinement: Refinement = "auto",
     max_unknowns: int | None = None,
+    certify: bool = True,
 ) -> EigenSolution:
     """The principal eigenpair of −∇·(A∇u) = λu on ``support`` with u = 0 on its boundary.
 
@@ -214,6 +220,10 @@ def solve_dirichlet_eigenproblem(
     max_unknowns : int, optional
         Stop refining (``converged=False``) before a level would exceed this many unknowns; by default 600,000
         in 2-D and 50,000 in 3-D (where the lower bound's sparse factorisations dominate: about 4 minutes).
+    certify : bool, default True
+        Compute the guaranteed bracket at every level and stop on its width. False refines on the contraction
+        of successive levels only (an estimate; the bounds are NaN and ``converged`` is False): for searches
+        over many weights whose eigenvalues need no certificate.
 
     Returns
     -------
@@ -261,10 +271,10 @@ def solve_dirichlet_eigenproblem(
         ) from None
 
     with _quiet_skfem():
-        return _solve(support, a, tol, refinement, limit)
+        return _solve(support, a, tol, refinement, limit, certify=bool(certify))
 
 
-def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: int) -> EigenSolution:
+def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: int, *, certify: bool) -> EigenSolution:
     d = support.dim
     if refinement == "auto":
         smooth = support.curved or (isinstance(support, Box) and np.count_nonzero(a - np.diag(np.diag(a))) == 0)
@@ -281,13 +291,21 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
 
     history: list[tuple[int, float]] = []
     estimates: list[float] = []
-    lower, upper, second = 0.0, math.inf, 0.0
+    lower, upper, second, change = 0.0, math.inf, 0.0, math.nan
     converged = False
     while True:
         level = solve_level(mesh, a, support)
         history.append((level.unknowns, level.eigenvalue))
-        value, _ = extrapolate(history, nominal)
+        value, rate = extrapolate(history, nominal)
         estimates.append(value)
+        if not certify:
+            change = error_estimate(history, estimates, rate, uniform=mode == "uniform")
+            if len(history) >= 2 and change <= tol * abs(value):
+                break
+            if level.unknowns * (2**d if mode == "uniform" else 1.6) > limit:
+                break
+            mesh = _refined(mesh, support, a, level, mode)
+            continue
         bounds = level_bracket(mesh, a, support, level, second)
         lower, upper, second = max(lower, bounds.lower), min(upper, bounds.upper), bounds.second
         if upper - lower <= tol * lower:
@@ -298,14 +316,10 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         growth = 2**d if mode == "uniform" and not at_boundary else 1.6
         if level.unknowns * growth > limit:
             break
-        if at_boundary:
-            mesh = refine(mesh, support, boundary_cells(mesh))
-        elif mode == "uniform":
-            mesh = refine(mesh, support)
-        else:
-            eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
-            mesh = refine(mesh, support, dorfler_marking(eta, _BULK))
+        mesh = refine(mesh, support, boundary_cells(mesh)) if at_boundary else _refined(mesh, support, a, level, mode)
 
+    if not certify:
+        lower, upper, converged = math.nan, math.nan, False
     corners = level.points[level.cells]
     diam = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max()
     return EigenSolution(
@@ -314,9 +328,9 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         points=readonly(level.points),
         cells=readonly(level.cells),
         coefficients=readonly(level.coefficients),
-        eigenvalue=float(min(max(estimates[-1], lower), upper)),
+        eigenvalue=float(min(max(estimates[-1], lower), upper)) if certify else float(estimates[-1]),
         discrete_eigenvalue=float(history[-1][1]),
-        error_estimate=float(upper - lower),
+        error_estimate=float(upper - lower) if certify else float(change),
         lower_bound=float(lower),
         upper_bound=float(upper),
         mesh_size=float(diam),
@@ -326,3 +340,11 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         curved_cells=readonly(level.curved),
         curved_nodes=readonly(level.curved_nodes),
     )
+
+
+def _refined(mesh: Any, support: Support, a: FloatArray, level: Any, mode: str) -> Any:
+    """The next mesh: every cell split (uniform), or the Dörfler-marked cells of the residual indicator."""
+    if mode == "uniform":
+        return refine(mesh, support)
+    eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
+    return refine(mesh, support, dorfler_marking(eta, _BULK))
