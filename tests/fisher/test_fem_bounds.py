@@ -144,3 +144,44 @@ def test_anisotropic_bracket_agrees_with_the_sheared_domain() -> None:
 def test_bad_rtol_is_refused() -> None:
     with pytest.raises(InvalidParameterError):
         solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=-1e-3)
+
+
+def test_uncertified_solve_states_no_bracket_and_never_converged() -> None:
+    # certify=False refines on the levels' contraction: an estimate, checked here against the closed form 2π² and
+    # against the certified solve on the same support (a second method); nothing is claimed as a bound
+    exact = 2 * math.pi**2
+    estimate = solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=1e-6, certify=False)
+    assert not estimate.converged
+    assert math.isnan(estimate.lower_bound) and math.isnan(estimate.upper_bound)
+    assert estimate.discrete_eigenvalue >= exact
+    assert abs(estimate.eigenvalue - exact) <= 1e-6 * exact
+    certified = solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=1e-3)
+    assert certified.lower_bound <= estimate.eigenvalue <= certified.upper_bound
+
+
+def test_orthant_bracket_contains_the_closed_form_and_is_narrower() -> None:
+    # a 3-D box with a diagonal A: the mixed problem on the orthant {x ≥ centre} has the same λ₁; its bracket
+    # must hold at every level and be narrower than the whole box's at the same number of cells
+    box, a = Box([-1.0, 0.0, 0.0], [1.0, 3.0, 1.0]), np.diag([1.0, 2.0, 0.5])
+    exact = math.pi**2 * (1.0 / 4 + 2.0 / 9 + 0.5 / 1)
+    orthant = Box([0.0, 1.5, 0.5], [1.0, 3.0, 1.0])
+    whole = _meshes.vertex_mesh(*box.initial_mesh())
+    half = _meshes.vertex_mesh(*orthant.initial_mesh())
+    for _ in range(2):
+        assert half.t.shape[1] == whole.t.shape[1]
+        bounds = _fem_bounds.orthant_bracket(half, a, orthant, np.array([0.0, 1.5, 0.5]))
+        assert 0.0 < bounds.lower <= exact <= bounds.upper
+        level = _fem_levels.solve_level(whole, a, box)
+        full = _fem_bounds.level_bracket(whole, a, box, level)
+        assert full.lower <= exact <= full.upper
+        assert bounds.upper - bounds.lower < 0.5 * (full.upper - full.lower)
+        whole, half = _meshes.refine(whole, box), _meshes.refine(half, orthant)
+
+
+def test_solver_uses_the_orthant_on_a_symmetric_3d_box() -> None:
+    exact = 3 * math.pi**2
+    sol = solve_dirichlet_eigenproblem(Box([0, 0, 0], [1, 1, 1]), rtol=5e-2, max_unknowns=5000)
+    assert sol.converged and sol.relative_width <= 5e-2
+    assert sol.lower_bound <= exact <= sol.upper_bound
+    # the returned density is the whole box's; its Rayleigh quotient is above λ₁ but need not be the upper bound
+    assert sol.discrete_eigenvalue >= exact

@@ -88,11 +88,11 @@ TOLERANCES: dict[str, float] = {
     "thm1-l-shape": 1e-06,
     "thm1-l-shape-lower": 1e-06,
     "thm1-separable": 1e-02,
-    "thm2-ball-3d": 0.3,
+    "thm2-ball-3d": 0.25,
     "thm2-box-correlated": 1e-04,
-    "thm2-box-correlated-3d": 0.3,
+    "thm2-box-correlated-3d": 0.2,
     "thm2-box-diagonal": 1e-04,
-    "thm2-cube-3d": 0.3,
+    "thm2-cube-3d": 0.05,
     "thm2-disk": 1e-04,
     "thm2-ellipse-matched": 1e-04,
     "thm2-l-shape": 1e-04,
@@ -158,7 +158,15 @@ REQUIRED_KEYS = {
 
 @pytest.fixture(scope="module")
 def report() -> Report:
+    # the rows are computed once per process (the finite-element brackets dominate); the builds with figures
+    # below reuse them and only draw
     return fs.build_report(None)
+
+
+def test_rows_are_computed_once_per_process(report: Report) -> None:
+    again = fs.build_report(None)
+    assert again is not report and again.rows == report.rows
+    assert all(a is b for a, b in zip(again.rows, report.rows, strict=True))
 
 
 # -- independent helpers ---------------------------------------------------------------------------
@@ -748,14 +756,15 @@ def _closed_form_value(row: Row) -> None:
     assert low * (1 - 1e-9) <= expected <= up * (1 + 1e-9), (low, expected, up)
     assert abs(float(row.computed) - expected) <= (up - low) * (1 + 1e-9)
     assert (up - low) <= TOLERANCES[row.key] * low
-    assert converged == ("3d" not in row.key)  # 2-D: the requested 1e-4; 3-D: the bracket reached, stated
+    # 2-D: the requested 1e-4; the cube: 5e-2 from one orthant; the ball: the bracket reached, stated as not converged
+    assert converged == (row.key != "thm2-ball-3d")
 
 
 def _lower_below_upper(row: Row) -> None:
     low, up, converged = _bracket(row)
     assert float(row.printed) == pytest.approx(low, rel=1e-9) and float(row.computed) == pytest.approx(up, rel=1e-9)
     assert 0 < low <= up <= low * (1 + TOLERANCES[row.key])
-    assert converged == ("3d" not in row.key)
+    assert converged == ("3d" not in row.key)  # the correlated cube: the bracket reached, stated as not converged
 
 
 def _optimum_below_separable(row: Row) -> None:

@@ -44,11 +44,14 @@ class Level:
 _CURVED_ORDER = 8
 
 
-def solve_level(mesh: Any, matrix: FloatArray, support: Support, *, straight: bool = False) -> Level:
+def solve_level(
+    mesh: Any, matrix: FloatArray, support: Support, *, straight: bool = False, dirichlet: Any = None
+) -> Level:
     """Assemble (curved cells at the boundary of a curved support unless ``straight``), solve, normalise.
 
     With ``straight`` the cells keep their affine maps: on a curved support the mesh then lies inside W and the
-    level's λ_h, with exact quadrature, is a guaranteed upper bound of λ₁(W) (Rayleigh–Ritz).
+    level's λ_h, with exact quadrature, is a guaranteed upper bound of λ₁(W) (Rayleigh–Ritz). ``dirichlet``: the
+    boundary facets where u = 0 (all of them by default; the others get the natural, Neumann, condition).
     """
     from skfem import Basis, BilinearForm, ElementTetP2, ElementTriP2
     from skfem.mapping import MappingAffine
@@ -79,7 +82,8 @@ def solve_level(mesh: Any, matrix: FloatArray, support: Support, *, straight: bo
     for basis in bases[1:]:
         k = k + stiffness.assemble(basis)
         m = m + mass.assemble(basis)
-    interior = bases[0].complement_dofs(bases[0].get_dofs(mesh.boundary_facets()))
+    fixed = mesh.boundary_facets() if dirichlet is None else dirichlet
+    interior = bases[0].complement_dofs(bases[0].get_dofs(fixed))
     ki = k[interior][:, interior]
     mi = m[interior][:, interior]
     vector = _principal_mode(ki.tocsr(), mi.tocsr(), d)

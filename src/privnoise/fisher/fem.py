@@ -66,7 +66,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
-from ._fem_bounds import level_bracket
+from ._fem_bounds import level_bracket, orthant_bracket
 from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
@@ -141,7 +141,7 @@ class EigenSolution:
     mesh_size: float
     history: tuple[tuple[int, float], ...]
     converged: bool
-    rtol: float = field(default=1e-6)
+    rtol: float = field(default=1e-4)
     lower_bound: float = field(default=math.nan)
     upper_bound: float = field(default=math.nan)
     curved_cells: NDArray[np.int64] = field(default_factory=lambda: readonly(np.zeros(0, dtype=np.int64)))
@@ -197,7 +197,7 @@ def solve_dirichlet_eigenproblem(
     support: Support,
     matrix: ArrayLike | None = None,
     *,
-    rtol: float = 1e-6,
+    rtol: float = 1e-4,
     refinement: Refinement = "auto",
     max_unknowns: int | None = None,
     certify: bool = True,
@@ -211,7 +211,7 @@ def solve_dirichlet_eigenproblem(
         :class:`~privnoise.fisher.Polyhedron` or :class:`~privnoise.fisher.MeshSupport` (2-D or 3-D).
     matrix : array_like (d, d), optional
         Symmetric positive definite A (CCᵀ of a linear query); the identity when omitted.
-    rtol : float, default 1e-6
+    rtol : float, default 1e-4
         Refine until the guaranteed bracket of λ₁ is narrower than ``rtol`` relative to its lower end (in 2-D a
         bracket of 1e-6 takes minutes on fine meshes; in 3-D about 1e-2 is reached within the default limit).
     refinement : {"auto", "adaptive", "uniform"}
@@ -288,6 +288,13 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
     mesh = vertex_mesh(points, cells)
     while mesh.t.shape[1] < _MIN_CELLS[d]:
         mesh = refine(mesh, support)
+    # a 3-D box with a diagonal A: the bracket from one orthant, refined with the mesh (_fem_bounds.orthant_bracket)
+    orthant = _orthant(support, a) if certify and d == 3 and mode == "uniform" else None
+    half = None
+    if orthant is not None:
+        half = vertex_mesh(*orthant.initial_mesh())
+        while half.t.shape[1] < mesh.t.shape[1]:
+            half = refine(half, orthant)
 
     history: list[tuple[int, float]] = []
     estimates: list[float] = []
@@ -306,7 +313,10 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
                 break
             mesh = _refined(mesh, support, a, level, mode)
             continue
-        bounds = level_bracket(mesh, a, support, level, second)
+        if orthant is not None:
+            bounds = orthant_bracket(half, a, orthant, np.asarray(orthant.lower))
+        else:
+            bounds = level_bracket(mesh, a, support, level, second)
         lower, upper, second = max(lower, bounds.lower), min(upper, bounds.upper), bounds.second
         if upper - lower <= tol * lower:
             converged = True
@@ -317,6 +327,8 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         if level.unknowns * growth > limit:
             break
         mesh = refine(mesh, support, boundary_cells(mesh)) if at_boundary else _refined(mesh, support, a, level, mode)
+        if orthant is not None:
+            half = refine(half, orthant)
 
     if not certify:
         lower, upper, converged = math.nan, math.nan, False
@@ -348,3 +360,10 @@ def _refined(mesh: Any, support: Support, a: FloatArray, level: Any, mode: str) 
         return refine(mesh, support)
     eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
     return refine(mesh, support, dorfler_marking(eta, _BULK))
+
+
+def _orthant(support: Support, a: FloatArray) -> Box | None:
+    """The orthant {x ≥ centre} of a box whose A is diagonal (the eigenfunction is even in every axis), else None."""
+    if not isinstance(support, Box) or np.count_nonzero(a - np.diag(np.diag(a))):
+        return None
+    return Box((np.asarray(support.lower) + np.asarray(support.upper)) / 2.0, np.asarray(support.upper))
