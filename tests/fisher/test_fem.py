@@ -55,8 +55,9 @@ def test_2d_closed_forms_bracketed_to_1e_4(name: str) -> None:
     assert sol.discrete_eigenvalue >= exact * (1 - 1e-12)
 
 
-def test_l_shape_bracketed_to_1e_4() -> None:
-    sol = solve_dirichlet_eigenproblem(Polygon(L_SHAPE), rtol=1e-4)
+def test_l_shape_bracketed_to_1e_3() -> None:
+    # 1e-4 is the report's row thm2-l-shape (tests/reproduce/test_farokhi_sandberg.py)
+    sol = solve_dirichlet_eigenproblem(Polygon(L_SHAPE), rtol=1e-3)
     assert sol.converged
     assert sol.lower_bound <= L_SHAPE_LAMBDA <= sol.upper_bound
     assert sol.discrete_eigenvalue > L_SHAPE_LAMBDA
@@ -69,13 +70,13 @@ def test_l_shape_bracketed_to_1e_4() -> None:
 
 def test_correlated_box_equals_laplacian_on_sheared_box() -> None:
     box = Box([-1.0, -1.0], [1.0, 1.0])
-    direct = solve_dirichlet_eigenproblem(box, A_CORRELATED, rtol=1e-4)
+    direct = solve_dirichlet_eigenproblem(box, A_CORRELATED, rtol=1e-3)
     shear = _sqrt_inv(A_CORRELATED)
     corners = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float) @ shear.T
-    sheared = solve_dirichlet_eigenproblem(Polygon(corners), rtol=1e-4)
+    sheared = solve_dirichlet_eigenproblem(Polygon(corners), rtol=1e-3)
     # two guaranteed brackets of one number overlap
     assert max(direct.lower_bound, sheared.lower_bound) <= min(direct.upper_bound, sheared.upper_bound)
-    assert direct.eigenvalue == pytest.approx(sheared.eigenvalue, rel=2e-4)
+    assert direct.eigenvalue == pytest.approx(sheared.eigenvalue, rel=2e-3)
     # and it is not the diagonal value: the correlation matters
     assert abs(direct.eigenvalue - math.pi**2 * (2.0 + 1.0) / 4) > 0.05
 
