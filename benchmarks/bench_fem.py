@@ -10,7 +10,8 @@ Usage::
    j₀,₁²/1.5 (which must lie in the bracket).
 2. The 3-D supports of the issue's target (the unit ball, the cube [−1, 1]³ and that cube with a correlated CCᵀ):
    time and bracket reached for a certified 1e-6 within ``--max-unknowns-3d`` unknowns (the lower bounds
-   converge like h² in 3-D, so the bracket reached is printed, not the target).
+   converge like h² in 3-D, so the bracket reached is printed, not the target). The cube's bracket comes from
+   one orthant (its eigenfunction is even in every axis; Neumann conditions on the symmetry planes).
 3. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D), a 3-D box and a 3-D
    ball (curved boundary cells: proposals in the reference cell, the Jacobian in the acceptance), on the
    default cryptographically strong generator and on a seeded one, and the ratio to numpy's ``Generator(PCG64())``
