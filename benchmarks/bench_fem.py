@@ -10,8 +10,9 @@ Usage::
    j₀,₁²/1.5 (which must lie in the bracket).
 2. The 3-D supports of the issue's target (the unit ball, the cube [−1, 1]³ and that cube with a correlated CCᵀ):
    time and bracket reached for a certified 1e-6 within ``--max-unknowns-3d`` unknowns (the lower bounds
-   converge like h² in 3-D, so the bracket reached is printed, not the target). The cube's bracket comes from
-   one orthant (its eigenfunction is even in every axis; Neumann conditions on the symmetry planes).
+   converge like h² in 3-D, so the bracket reached is printed, not the target). The brackets of the cube and
+   the ball come from one orthant (their eigenfunctions are even in every axis; Neumann conditions on the
+   symmetry planes).
 3. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D), a 3-D box and a 3-D
    ball (curved boundary cells: proposals in the reference cell, the Jacobian in the acceptance), on the
    default cryptographically strong generator and on a seeded one, and the ratio to numpy's ``Generator(PCG64())``
@@ -20,8 +21,8 @@ Usage::
 Nothing is asserted: this measures. Report the load average (``uptime``) with the figures.
 
 Measured on the 2-core development machine shared with other jobs (load average 2–5, so the times are upper
-bounds of an idle core's), ``--rtol-2d 1e-4 1e-5 --max-unknowns-3d 30000`` and the defaults for the second 3-D
-rows; every closed form lay inside its bracket:
+bounds of an idle core's), by this script with ``--rtol-2d 1e-4 1e-5 --max-unknowns-3d 30000`` and by single
+solves with the limits in parentheses; every closed form lay inside its bracket:
 
 ============================  =======  ========  =========  ==========================  ===========
 support                       rtol     seconds   unknowns   bracket                     rel. width
@@ -32,10 +33,10 @@ box, correlated A             1e-4     12.6      18,903                         
 box, correlated A             1e-5     88        72,037                                 7.1e-6
 ellipse 1.5·A                 1e-4     16.3      30,977     (contains j₀,₁²/1.5)        6.0e-5
 ellipse 1.5·A                 1e-5     104       156,513    (contains j₀,₁²/1.5)        5.1e-6
-ball, A = I (≤ 30,000)        1e-6     2.8       4,991      [8.3888070, 10.0361547]     0.20
-ball, A = I (≤ 50,000)        1e-6     64        41,727     [9.4016375, 9.9096410]      5.4e-2
-cube [−1, 1]³ (orthant)       1e-6     11.6      29,791     [7.3284382, 7.4022206]      1.0e-2
-cube, correlated A            1e-6     56        21,726     [6.9049666, 7.7798776]      0.13
+ball, A = I (≤ 10,000)        1e-6     1.3       4,991      [9.4016341, 9.9096408]      5.4e-2
+ball, A = I (≤ 50,000)        1e-6     56        41,727     [9.7427526, 9.8794438]      1.4e-2
+cube [−1, 1]³ (≤ 30,000)      1e-6     11.6      29,791     [7.3284382, 7.4022206]      1.0e-2
+cube, correlated (≤ 30,000)   1e-6     56        21,726     [6.9049666, 7.7798776]      0.13
 ============================  =======  ========  =========  ==========================  ===========
 
 The issue's 3-D target (1e-6 in under 60 s) is not reached: the Crouzeix–Raviart lower bound converges like h²

@@ -29,6 +29,7 @@ from privnoise.fisher import (  # noqa: E402
 
 J01 = float(special.jn_zeros(0, 1)[0])
 A_CORRELATED = np.array([[2.0, 0.7], [0.7, 1.0]])
+A_CORRELATED_3D = np.array([[2.0, 0.3, 0.0], [0.3, 1.0, 0.0], [0.0, 0.0, 1.0]])
 L_SHAPE = [(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]
 L_SHAPE_LAMBDA = 9.6397238440219
 
@@ -185,3 +186,57 @@ def test_solver_uses_the_orthant_on_a_symmetric_3d_box() -> None:
     assert sol.lower_bound <= exact <= sol.upper_bound
     # the returned density is the whole box's; its Rayleigh quotient is above λ₁ but need not be the upper bound
     assert sol.discrete_eigenvalue >= exact
+
+
+def test_ball_orthant_mesh_keeps_its_planes_and_its_sphere() -> None:
+    from privnoise.fisher import _fem_symmetry
+
+    orthant = _fem_symmetry.orthant_of(Ball([1.0, -1.0, 0.5], 2.0), np.eye(3))
+    assert isinstance(orthant, _fem_symmetry.EllipsoidOrthant)
+    center = np.array([1.0, -1.0, 0.5])
+    mesh = _meshes.vertex_mesh(*orthant.initial_mesh())
+    assert mesh.t.shape[1] == 8
+    for _ in range(2):
+        mesh = _meshes.refine(mesh, orthant)
+    points = np.asarray(mesh.p.T)
+    assert np.all(points >= center - 1e-12)  # nothing leaves the orthant
+    curved = np.unique(np.asarray(mesh.facets[:, _fem_symmetry.dirichlet_facets(mesh, center)]))
+    assert np.allclose(np.linalg.norm(points[curved] - center, axis=1), 2.0)  # ∂W's nodes on the sphere
+    planar = np.setdiff1d(mesh.boundary_nodes(), curved)
+    assert planar.size and np.all(np.linalg.norm(points[planar] - center, axis=1) < 2.0 - 1e-9)
+    assert np.all(np.any(np.abs(points[planar] - center) <= 1e-12, axis=1))  # the others on a symmetry plane
+    assert _fem_symmetry.orthant_of(Ball([0, 0, 0], 1.0), A_CORRELATED_3D) is None
+
+
+
+@pytest.mark.parametrize(
+    ("support", "matrix", "exact"),
+    [
+        (Ball([0, 0, 0], 1.0), np.eye(3), math.pi**2),
+        # the ellipsoid matched to a diagonal A (v = (2A)^(−½)w maps it to the unit ball): π²/2
+        (Ellipsoid([0, 0, 0], 2.0 * np.diag([1.0, 2.0, 3.0])), np.diag([1.0, 2.0, 3.0]), math.pi**2 / 2.0),
+    ],
+    ids=["ball", "ellipsoid"],
+)
+def test_orthant_bracket_of_curved_supports_at_every_level(support: object, matrix: object, exact: float) -> None:
+    from privnoise.fisher import _fem_symmetry
+
+    orthant = _fem_symmetry.orthant_of(support, matrix)  # type: ignore[arg-type]
+    assert orthant is not None
+    center = _fem_symmetry.symmetry_center(orthant)
+    mesh = _meshes.vertex_mesh(*orthant.initial_mesh())
+    widths = []
+    for _ in range(3):
+        bounds = _fem_bounds.orthant_bracket(mesh, matrix, orthant, center)  # type: ignore[arg-type]
+        assert 0.0 < bounds.lower <= exact <= bounds.upper, bounds
+        widths.append(bounds.upper - bounds.lower)
+        mesh = _meshes.refine(mesh, orthant)
+    assert widths[-1] < 0.5 * widths[0]
+    # against the whole support's bracket (a second discretisation) at the same number of cells
+    whole = _meshes.vertex_mesh(*support.initial_mesh())  # type: ignore[attr-defined]
+    for _ in range(2):
+        whole = _meshes.refine(whole, support)  # type: ignore[arg-type]
+    level = _fem_levels.solve_level(whole, matrix, support)  # type: ignore[arg-type]
+    full = _fem_bounds.level_bracket(whole, matrix, support, level)  # type: ignore[arg-type]
+    assert full.lower <= exact <= full.upper
+    assert max(full.lower, bounds.lower) <= min(full.upper, bounds.upper)

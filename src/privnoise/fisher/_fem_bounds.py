@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._fem_levels import Level, solve_level
+from ._fem_symmetry import dirichlet_facets
 from .supports import Support
 
 __all__ = [
@@ -185,15 +186,17 @@ def temple_lower_bound(
     return 1.0 / (tau + eps2 / (tau - 1.0 / second)) * (1.0 - ROUNDING)
 
 
-def circumscribed_scale(mesh: Any, support: Support) -> float:
+def circumscribed_scale(mesh: Any, support: Support, facets: Any = None) -> float:
     """s ≥ 1 with W ⊂ c + s(W_h − c) for a straight mesh W_h of an ellipsoid W with its boundary vertices on ∂W.
 
     In the coordinates v in which W is the unit ball, every boundary facet's plane is at distance δ_F from the
     centre; W_h is star-shaped about it, so scaling by s = 1/min δ_F puts every facet plane at distance ≥ 1.
+    ``facets``: the boundary facets on ∂W (all by default; an orthant's facets on its symmetry planes pass
+    through the centre and are left out).
     """
     center, root = np.asarray(support.center), np.asarray(support.root)  # type: ignore[attr-defined]
     unit = np.linalg.solve(root, (np.asarray(mesh.p.T) - center).T).T
-    facets = np.asarray(mesh.facets[:, mesh.boundary_facets()].T)
+    facets = np.asarray(mesh.facets[:, mesh.boundary_facets() if facets is None else facets].T)
     corners = unit[facets]  # (F, d, d)
     if corners.shape[2] == 2:
         edge = corners[:, 1] - corners[:, 0]
@@ -241,22 +244,20 @@ def level_bracket(
 
 
 def orthant_bracket(mesh: Any, matrix: FloatArray, orthant: Support, center: FloatArray) -> LevelBracket:
-    """Bounds of λ₁(W) for a box W = center ± half-widths and a diagonal A, from a mesh of one orthant.
+    """Bounds of λ₁(W) from a mesh of one orthant of W (:mod:`privnoise.fisher._fem_symmetry`: a box or an
+    axis-aligned ellipsoid with a diagonal A, whose principal eigenfunction is even in every axis).
 
-    With A diagonal, −∇·(A∇u) commutes with the reflections xᵢ ↦ 2cᵢ − xᵢ that map W onto itself, so the
-    (simple, positive) principal eigenfunction is even in every axis. On the orthant {x ≥ c} ∩ W with u = 0 on
-    the faces of W and ∂u/∂n = 0 on the planes xᵢ = cᵢ, λ₁ is λ₁(W): every eigenfunction there extends evenly to
-    one on W, and W's principal eigenfunction restricts to one there. Hence the conforming P2 Rayleigh quotient
-    of the mixed problem (its even extension is in H¹₀(W)) bounds λ₁(W) above and the Crouzeix–Raviart bound of
-    the mixed problem bounds it below, on cells half the size for the same unknowns: the bracket, whose width
-    falls like h², is about four times narrower than the one of the whole box.
+    λ₁(W) is the first eigenvalue of the mixed problem on the orthant (u = 0 on ∂W, ∂u/∂n = 0 on the planes
+    xᵢ = cᵢ). The conforming P2 Rayleigh quotient of that problem on straight cells inside W bounds it above (the
+    even extension is in H¹₀(W)); the Crouzeix–Raviart bound of the mixed problem bounds it below, divided on an
+    ellipsoid by s², s the scale about c of the polytope circumscribing the orthant through its curved facets
+    (the planes through c are invariant, and the even extension of the scaled polytope contains W). The cells
+    are half the size for the same unknowns: the bracket, whose width falls like h², is about four times
+    narrower than the one of the whole of W.
     """
-    facets = mesh.boundary_facets()
-    middle = np.asarray(mesh.p[:, mesh.facets[:, facets]].mean(axis=1))  # (d, F)
-    scale = np.max(np.abs(np.asarray(mesh.p)), axis=1, keepdims=True) + 1.0
-    on_plane = np.any(np.abs(middle - center[:, None]) <= 1e-12 * scale, axis=0)
-    dirichlet = facets[~on_plane]
-    upper = solve_level(mesh, matrix, orthant, dirichlet=dirichlet).eigenvalue * (1.0 + ROUNDING)
+    dirichlet = dirichlet_facets(mesh, center)
+    upper = solve_level(mesh, matrix, orthant, straight=True, dirichlet=dirichlet).eigenvalue * (1.0 + ROUNDING)
     crouzeix, _ = crouzeix_raviart_bounds(mesh, matrix, count=1, dirichlet=dirichlet)
+    scale = circumscribed_scale(mesh, orthant, dirichlet) if orthant.curved else 1.0
     # the mixed problem's second eigenvalue is not λ₂(W): none is returned (Temple's bound is not used here)
-    return LevelBracket(float(crouzeix[0]), upper, 0.0, 1.0)
+    return LevelBracket(float(crouzeix[0]) / scale**2, upper, 0.0, scale)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._fem_symmetry import EllipsoidOrthant, dirichlet_facets
 from .supports import Support
 
 __all__ = ["boundary_cells", "quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
@@ -65,6 +66,8 @@ def snap_vertices(mesh: Any, support: Support) -> Any:
         return mesh
     p = np.array(mesh.p.T)
     b = mesh.boundary_nodes()
+    if isinstance(support, EllipsoidOrthant):  # only the nodes on ∂W, not those on the symmetry planes
+        b = np.unique(np.asarray(mesh.facets[:, dirichlet_facets(mesh, np.asarray(support.center))]))
     p[b] = support.project_to_boundary(p[b])
     return _with_points(mesh, p)
 

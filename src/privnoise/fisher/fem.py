@@ -20,9 +20,9 @@ than ``rtol`` relative (:mod:`privnoise.fisher._fem_bounds`):
   explicit C_h valid in any dimension) and, in 2-D, Temple's inequality with an equilibrated Raviart–Thomas flux
   (Kato 1949), both for the Laplacian in the coordinates A^(−½)x; on balls and ellipsoids it is divided by s²,
   s the scale of a polytope circumscribing W (a bigger domain has a smaller λ₁);
-* on a 3-D box with a diagonal A, whose eigenfunction is even in every axis, both come from one orthant with
-  Neumann conditions on the symmetry planes (``_fem_bounds.orthant_bracket``): cells half
-  the size for the same unknowns, a bracket four times narrower.
+* on a 3-D box or axis-aligned ellipsoid (a ball) with a diagonal A, whose eigenfunction is even in every axis,
+  both come from one orthant with Neumann conditions on the symmetry planes (``_fem_bounds.orthant_bracket``):
+  cells half the size for the same unknowns, a bracket about four times narrower.
 
 ``converged`` is ``λ_up − λ_low ≤ rtol·λ_low`` and ``error_estimate`` is the width λ_up − λ_low. With
 ``certify=False`` (for searches that solve many eigenproblems, such as Problem 1's) no bracket is computed: the
@@ -73,6 +73,7 @@ from ._fem_bounds import level_bracket, orthant_bracket
 from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
+from ._fem_symmetry import orthant_of, symmetry_center
 from ._meshes import boundary_cells, refine, vertex_mesh
 from .supports import Box, Support
 
@@ -217,7 +218,8 @@ def solve_dirichlet_eigenproblem(
     rtol : float, default 1e-4
         Refine until the guaranteed bracket of λ₁ is narrower than ``rtol`` relative to its lower end (in 2-D
         1e-4 takes seconds, 1e-5 up to a minute and 1e-6 minutes; in 3-D, within the default limit, about 1e-2 on
-        a box with a diagonal ``matrix`` and 0.05–0.2 elsewhere: ``converged`` is then False).
+        a box or a ball with a diagonal ``matrix`` (from one orthant) and 0.05–0.15 elsewhere: ``converged`` is
+        then False).
     refinement : {"auto", "adaptive", "uniform"}
         "auto" is uniform where the eigenfunction is smooth (balls, ellipsoids, boxes with a diagonal ``matrix``)
         and adaptive elsewhere.
@@ -292,8 +294,8 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
     mesh = vertex_mesh(points, cells)
     while mesh.t.shape[1] < _MIN_CELLS[d]:
         mesh = refine(mesh, support)
-    # a 3-D box with a diagonal A: the bracket from one orthant, refined with the mesh (_fem_bounds.orthant_bracket)
-    orthant = _orthant(support, a) if certify and d == 3 and mode == "uniform" else None
+    # a 3-D box or ball with a diagonal A: the bracket from one orthant, refined with the mesh (_fem_symmetry)
+    orthant = orthant_of(support, a) if certify and d == 3 and mode == "uniform" else None
     half = None
     if orthant is not None:
         half = vertex_mesh(*orthant.initial_mesh())
@@ -318,7 +320,7 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
             mesh = _refined(mesh, support, a, level, mode)
             continue
         if orthant is not None:
-            bounds = orthant_bracket(half, a, orthant, np.asarray(orthant.lower))
+            bounds = orthant_bracket(half, a, orthant, symmetry_center(orthant))
         else:
             bounds = level_bracket(mesh, a, support, level, second)
         lower, upper, second = max(lower, bounds.lower), min(upper, bounds.upper), bounds.second
@@ -332,7 +334,7 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
             break
         mesh = refine(mesh, support, boundary_cells(mesh)) if at_boundary else _refined(mesh, support, a, level, mode)
         if orthant is not None:
-            half = refine(half, orthant)
+            half = refine(half, orthant, boundary_cells(half) if at_boundary else None)
 
     if not certify:
         lower, upper, converged = math.nan, math.nan, False
@@ -365,9 +367,3 @@ def _refined(mesh: Any, support: Support, a: FloatArray, level: Any, mode: str) 
     eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
     return refine(mesh, support, dorfler_marking(eta, _BULK))
 
-
-def _orthant(support: Support, a: FloatArray) -> Box | None:
-    """The orthant {x ≥ centre} of a box whose A is diagonal (the eigenfunction is even in every axis), else None."""
-    if not isinstance(support, Box) or np.count_nonzero(a - np.diag(np.diag(a))):
-        return None
-    return Box((np.asarray(support.lower) + np.asarray(support.upper)) / 2.0, np.asarray(support.upper))

@@ -14,9 +14,9 @@ conforming finite-element code under test:
 
 Every row prints the bracket, its relative width and whether the requested tolerance was certified. In 2-D the
 rows request 1e-4 (certified in seconds; 1e-5 takes up to a minute per support, 1e-6 several). In 3-D the lower
-bound converges like h² and the rows stop at a bounded number of unknowns: on the cube, whose eigenfunction is
-even in every axis, the bracket comes from one orthant with Neumann conditions on the symmetry planes and
-certifies 5e-2; on the ball and the correlated cube the row says it was not reached and prints the bracket.
+bound converges like h² and the rows stop at a bounded number of unknowns: on the cube and the ball, whose
+eigenfunctions are even in every axis, the bracket comes from one orthant with Neumann conditions on the symmetry
+planes and certifies 6e-2; on the correlated cube the row says it was not reached and prints the bracket.
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def rows(s: Any, sol: dict[str, Any]) -> list[Row]:
             "Thm 2 on the unit ball in 3-D, CCᵀ = I: λ₁ (printed = the closed form π²; not in the paper)",
             PI2,
             sol["ball3"],
-            "closed form π² (j_{1/2,1}²)",
+            "closed form π² (j_{1/2,1}²); the bracket from one orthant, Neumann on the symmetry planes",
         ),
         _closed_form_row(
             "thm2-cube-3d",
