@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 import privnoise as pn
-from privnoise.analysis.noise import calibrate
 from privnoise.dp.families import LAPLACE
+from privnoise.planning import calibrate
 
 EPSILON = 1.0
 BOUNDS = (0.0, 10.0)

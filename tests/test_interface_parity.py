@@ -34,6 +34,7 @@ def table(tmp_path_factory) -> tuple[Any, Any]:
     frame = pd.DataFrame({
         "household": unit,
         "region": np.array(["north", "south", "east"])[unit % 3],
+        "tariff": np.array(["day", "night"])[unit % 2],
         "kwh": np.round(rng.gamma(2.0, 0.5, size=unit.size), 6),
     })
     path = tmp_path_factory.mktemp("parity") / "meters.csv"
@@ -59,6 +60,15 @@ CASES: dict[str, tuple[tuple[str, ...], Any]] = {
     "group mean": (("--query", "mean", "--bounds", "0,5", "--group-by", "region", "--keys", "east,north,south"),
                    lambda s: s.group_by("region", keys=["east", "north", "south"]).mean("kwh", bounds=(0, 5),
                                                                                         epsilon=1)),
+    "two-key group mean": (("--query", "mean", "--bounds", "0,5", "--group-by", "region,tariff",
+                            "--keys", "region=east,north,south;tariff=day,night"),
+                           lambda s: s.group_by(["region", "tariff"], keys={"region": ["east", "north", "south"],
+                                                                            "tariff": ["day", "night"]}
+                                                ).mean("kwh", bounds=(0, 5), epsilon=1)),
+    "two-key group count": (("--query", "count", "--group-by", "tariff, region", "--keys",
+                             "tariff=night,day; region=south"),
+                            lambda s: s.group_by(["tariff", "region"], keys={"tariff": ["night", "day"],
+                                                                             "region": ["south"]}).count(epsilon=1)),
 }
 
 
@@ -93,5 +103,26 @@ def test_a_bad_filter_is_refused_before_anything_is_charged(table, where, messag
     result = runner.invoke(app, ["release", str(path), "--column", "kwh", "--epsilon", "1", *UNIT, "--query", "mean",
                                  "--bounds", "0,5", "--where", where])
     assert result.exit_code == 2 and message in result.output
+    listed = runner.invoke(app, ["budget", "list", "--json"])
+    assert listed.exit_code == 0 and str(path) not in listed.stdout  # nothing was charged
+
+
+@pytest.mark.parametrize(("group_by", "keys", "message"), [
+    ("region,tariff", "east,north", "COLUMN=A,B separated by ';'"),
+    ("region,tariff", "region=east;region=north", "COLUMN=A,B separated by ';'"),
+    ("region,tariff", "region=east,north", "no values for key column(s) tariff"),
+    ("region,tariff", "region=east;kind=day", "COLUMN=A,B separated by ';'"),
+    ("region,region", None, "names a column twice"),
+    ("region,", None, "must not have empty entries"),
+])
+def test_a_bad_group_by_of_several_columns_is_refused_before_anything_is_charged(table, group_by, keys, message,
+                                                                                  tmp_path, monkeypatch) -> None:
+    _, path = table
+    monkeypatch.setenv("PRIVNOISE_LEDGER", str(tmp_path / "ledger.sqlite"))
+    result = runner.invoke(app, ["release", str(path), "--column", "kwh", "--query", "count", "--epsilon", "1",
+                                 "--delta", "1e-7", "--total-delta", "1e-6", "--group-by", group_by,
+                                 *(["--keys", keys] if keys is not None else []), "--json"])
+    assert result.exit_code == 2
+    assert message in result.output
     listed = runner.invoke(app, ["budget", "list", "--json"])
     assert listed.exit_code == 0 and str(path) not in listed.stdout  # nothing was charged

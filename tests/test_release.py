@@ -130,3 +130,43 @@ def test_default_rng_is_used_when_none():
 def test_shape_mismatch_is_a_dimension_error():
     with pytest.raises(DimensionError):
         pn.release([1.0, 2.0], queries.identity(2), RaisedCosine(lower=0.0, upper=1.0))
+
+
+def test_identical_coordinates_is_stated_only_for_laws_whose_marginals_depend_on_their_length():
+    from privnoise.dp import DiscreteGaussian
+    from privnoise.linalg import DiagonalForm
+    from privnoise.mechanisms import Laplace
+
+    assert Gaussian.from_std(2.0, 10).identical_coordinates
+    assert not Gaussian.from_std(2.0).identical_coordinates  # a scalar law has no marginals
+    assert not Gaussian(cov=DiagonalForm(np.array([1.0, 2.0]))).identical_coordinates
+    assert not Gaussian(cov=[[2.0, 1.0], [1.0, 2.0]]).identical_coordinates
+    assert not Gaussian.from_std(1.0, 3, loc=[0.0, 1.0, 2.0]).identical_coordinates
+    assert Laplace(scale=np.broadcast_to(0.5, (4,))).identical_coordinates
+    assert not Laplace(scale=[0.5, 1.0]).identical_coordinates
+    assert DiscreteGaussian(sigma=1.0, dimension=3).identical_coordinates
+    assert not DiscreteGaussian(sigma=1.0).identical_coordinates
+
+
+def test_a_release_by_blocks_draws_each_block_from_its_own_marginal():
+    """Per-record variances across blocks of records: each block's noise has its own scale (χ² variance tests at
+    α = 1e-6, each with the power to reject the other block's scale)."""
+    from scipy import stats
+
+    from privnoise.linalg import DiagonalForm
+
+    block = 1 << 18  # records per block of a release (privnoise.release.reading.BLOCK)
+    n = 2 * block + 1000
+    sigma = np.where(np.arange(n) < block, 1.0, 100.0)
+    q = queries.identity(n, bounds=(0.0, 1.0))
+    x = np.full(n, 0.5)
+    error = pn.release(x, q, Gaussian(cov=DiagonalForm(sigma**2)), rng=11).value - x
+
+    def rejects(e: np.ndarray, s: float) -> bool:
+        statistic = float(np.sum(e * e)) / s**2
+        return not stats.chi2.ppf(0.5e-6, e.size) < statistic < stats.chi2.ppf(1 - 0.5e-6, e.size)
+
+    parts = ((error[:block], 1.0, 100.0), (error[block : 2 * block], 100.0, 1.0), (error[2 * block :], 100.0, 1.0))
+    for part, s, wrong in parts:
+        assert not rejects(part, s)
+        assert rejects(part, wrong)

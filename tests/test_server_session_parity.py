@@ -30,8 +30,8 @@ from privnoise.core import RecordReplaced
 
 pytest.importorskip("fastapi")
 
-from privnoise.analysis.noise import calibrate  # noqa: E402
 from privnoise.dp.families import FAMILIES  # noqa: E402
+from privnoise.planning import calibrate  # noqa: E402
 from tests.server._lab import DatasetDef, Lab, NoiseSpy  # noqa: E402
 
 ALPHA = 1e-6

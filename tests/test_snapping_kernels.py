@@ -116,3 +116,48 @@ def test_one_value_is_released_as_in_an_array(exponent):
             assert one.view(np.uint64)[0] == many.view(np.uint64)[0], (v, k)
     with pytest.raises(InvalidParameterError):
         lattice_add(np.array([2.0**60 * grid]), lambda b, s: b.fill(0.0), exponent)
+
+
+def toy_proposer(generator: np.random.Generator, calls: list[int]):
+    """Proposals uniform on {0, …, 9}, those ≥ 7 refused: the target law is uniform on {0, …, 6}."""
+
+    def propose(view: np.ndarray) -> np.ndarray:
+        calls.append(view.size)
+        view[...] = generator.integers(0, 10, view.size)
+        return np.flatnonzero(view >= 7)
+
+    return propose
+
+
+@pytest.mark.parametrize("hint", [0.3, 0.05])  # the law's refusal rate, and one too low (the rounds finish the job)
+def test_one_chunk_is_filled_from_its_extra_proposals_with_the_target_law(hint):
+    """χ² of chunk-by-chunk fills against the uniform law on {0, …, 6} at α = 1e-6, with the power to reject a law
+    3 % per value off it."""
+    from scipy import stats
+
+    from privnoise.snapping import fill_with_rejection, proposals_for
+
+    generator, calls = np.random.default_rng(5), []
+    propose = toy_proposer(generator, calls)
+    out = np.full(CHUNK, np.nan)
+    parts = []
+    for _ in range(12):
+        calls.clear()
+        fill_with_rejection(out, propose, hint)
+        assert calls[0] == proposals_for(CHUNK, hint) > CHUNK
+        assert len(calls) == 1 or hint < 0.3  # with the true rate the extras suffice (but about once in 10⁴)
+        parts.append(out.copy())
+    counts = np.bincount(np.concatenate(parts).astype(int), minlength=10)
+    assert counts[7:].sum() == 0 and stats.chisquare(counts[:7]).pvalue > 1e-6
+    tilted = 1.0 + 0.03 * np.arange(7)  # a law 3 % per value off the target
+    assert stats.chisquare(counts[:7], tilted / tilted.sum() * counts.sum()).pvalue < 1e-6
+
+
+def test_fill_with_rejection_keeps_its_rounds_for_outputs_of_several_chunks():
+    from privnoise.snapping import fill_with_rejection, proposals_for
+
+    calls: list[int] = []
+    out = np.empty(3 * CHUNK + 5)
+    fill_with_rejection(out, toy_proposer(np.random.default_rng(6), calls), 0.3)
+    assert calls[:4] == [CHUNK, CHUNK, CHUNK, 5] and set(np.unique(out)) <= set(range(7))
+    assert proposals_for(3 * CHUNK, 0.3) == 3 * CHUNK and proposals_for(100, 0.0) == 100

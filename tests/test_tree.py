@@ -271,6 +271,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"mechanisms"}),
     frozenset({"dp"}),
     frozenset({"fisher"}),
+    frozenset({"planning"}),
     frozenset({"systems", "recoverability", "optimization", "sample_data", "plotting"}),
     frozenset({"engines", "analysis", "release"}),
     frozenset({"scale", "spark"}),

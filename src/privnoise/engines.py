@@ -22,7 +22,6 @@ True
 from __future__ import annotations
 
 import functools
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .exceptions import InvalidParameterError
@@ -57,6 +56,8 @@ class Engine(Protocol):
 
 @functools.cache
 def _registered() -> dict[str, Any]:
+    from importlib.metadata import entry_points  # loaded only when an engine is looked for (slow to import)
+
     return {point.name: point for point in entry_points(group=GROUP)}
 
 

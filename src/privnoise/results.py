@@ -12,7 +12,7 @@
 * ``query`` and ``mechanism`` (or ``noise``, one description per noisy component) — what was asked and the noise
   it was answered with, never the true value;
 * ``accuracy(alpha)`` and ``confidence_interval(level)`` — from the law of the noise
-  (:mod:`privnoise.analysis.accuracy`) where the release states one; ``meaning`` says what they cover: the noise
+  (:mod:`privnoise.planning.accuracy`) where the release states one; ``meaning`` says what they cover: the noise
   only, not sampling error;
 * ``clamped`` — True where a ratio or count was clipped to its possible range after the noise (post-processing,
   published); ``clamped_records`` — for the data owner only, how many records a direct release clamped to the

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.analysis.accuracy import NoiseLaw, exponential_rank_radius, variance_interval
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw, exponential_rank_radius, variance_interval
 
 LEVELS = [0.5, 0.9, 0.95, 0.999]
 
@@ -115,8 +115,8 @@ def test_rank_radius_meets_the_union_bound_with_equality(epsilon, sensitivity, c
 
 
 def test_a_level_is_strictly_between_0_and_1() -> None:
-    from privnoise.analysis.accuracy import check_level
     from privnoise.exceptions import InvalidParameterError
+    from privnoise.planning.accuracy import check_level
 
     for bad in (0.0, 1.0, 1.5, -0.1):
         with pytest.raises(InvalidParameterError, match="level"):

@@ -11,12 +11,13 @@ import pytest
 
 import privnoise as pn
 from privnoise.analysis.backend import AggregateRequest, InMemoryBackend, bound_contributions
-from privnoise.analysis.plans import Bounds, Plan, group_plan, ratio_estimate
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
-from privnoise.core import UnitAddedOrRemoved
+from privnoise.core import Bounds, UnitAddedOrRemoved
 from privnoise.dp.exponential import report_noisy_max
 from privnoise.dp.families import FAMILIES
+from privnoise.planning import Plan, group_plan
+from privnoise.planning.estimates import ratio_estimate
 
 CONFIDENCE = 1 - 1e-6
 SAMPLES = 400_000
@@ -103,9 +104,8 @@ def test_contribution_bounded_mean_audit_includes_the_random_choice_of_rows():
 
 def test_partition_selection_audit_with_its_delta():
     k, epsilon, delta = 2, 1.0, 1e-3
-    plan = Plan("group count", FAMILIES["laplace"], price=Fraction(epsilon))
+    plan = Plan("group count", FAMILIES["laplace"], UnitAddedOrRemoved(k), price=Fraction(epsilon))
     count, threshold = group_plan(plan, unknown_keys=True, delta=Fraction(delta), count_share=plan.price,
-                                  neighbours=UnitAddedOrRemoved(k),
                                   integer=True)
     assert threshold is not None
     shared = float(threshold)  # a key near the threshold: its release depends on the unit's rows most

@@ -12,13 +12,14 @@ import pytest
 from scipy import stats
 
 import privnoise as pn
-from privnoise.analysis.accuracy import exponential_rank_radius, ratio_interval
 from privnoise.analysis.backend import AggregateRequest, InMemoryBackend
-from privnoise.analysis.plans import Plan, ratio_estimate, vector_interval
 from privnoise.analysis.quantiles import grid_steps, quantile_blocks, sample_quantile, score_sensitivity
 from privnoise.analysis.table import Table
 from privnoise.dp.families import FAMILIES
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning import Plan
+from privnoise.planning.accuracy import exponential_rank_radius, ratio_interval
+from privnoise.planning.estimates import ratio_estimate, vector_interval
 
 ALPHA = 1e-6
 RUNS = 10_000
@@ -54,7 +55,7 @@ def narrowed(law):
 
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])
 def test_mean_intervals_cover(family):
-    k, bounds = 3, pn.analysis.plans.Bounds(0.0, 10.0)
+    k, bounds = 3, pn.core.Bounds(0.0, 10.0)
     aggregates = _aggregates(_data(), k, (0.0, 10.0), centre=bounds.centre)
     truth = bounds.centre + aggregates.sum[0] / aggregates.count[0]
     price = Fraction(1, 2) if family == "laplace" else Fraction(1, 8)
@@ -156,7 +157,7 @@ def test_quantile_rank_accuracy_is_tight_on_the_worst_case():
 def test_one_release_takes_the_same_limits_as_many(family: str) -> None:
     # one release is solved by Brent's method, many by bisection: the same limits to the solvers' tolerance,
     # including counts near zero (sets that are not intervals) and limits at the range's edges
-    from privnoise.analysis.accuracy import NoiseLaw
+    from privnoise.planning.accuracy import NoiseLaw
 
     rng = np.random.default_rng(11)
     sum_law, count_law = NoiseLaw(error_law(family, 3.0)), NoiseLaw(error_law(family, 2.0))
@@ -174,7 +175,7 @@ def test_one_release_takes_the_same_limits_as_many(family: str) -> None:
 def test_the_scalar_p_value_equals_the_vectorised_one(family: str) -> None:
     # the root search of one release uses a math-module copy of the p-value: every branch (no count noise at
     # m = −offset, equal scales, general) agrees with the numpy version
-    from privnoise.analysis.accuracy import NoiseLaw, _p_value, _p_value_one
+    from privnoise.planning.accuracy import NoiseLaw, _p_value, _p_value_one
 
     rng = np.random.default_rng(5)
     first, second = NoiseLaw(error_law(family, 3.0), grid=2.0**-6), NoiseLaw(error_law(family, 2.0), grid=2.0**-5)

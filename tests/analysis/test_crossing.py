@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from privnoise.analysis.accuracy import _crossing
+from privnoise.planning.accuracy import _crossing
 
 
 @pytest.mark.parametrize("seed", range(5))

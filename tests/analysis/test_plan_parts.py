@@ -22,10 +22,11 @@ from scipy import stats
 import privnoise as pn
 import privnoise.analysis.distributions as distributions_module
 import privnoise.analysis.quantiles as quantiles_module
-from privnoise.analysis.accuracy import NoiseLaw
-from privnoise.analysis.plans import Bounds, variance_estimate, vector_interval
+from privnoise.core import Bounds
 from privnoise.dp.families import FAMILIES
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw
+from privnoise.planning.estimates import variance_estimate, vector_interval
 from tests.analysis import _brute as brute
 from tests.analysis.test_budget_splits import CATS, _bounded, _data, _Recorder
 

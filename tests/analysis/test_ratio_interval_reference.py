@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from privnoise.analysis.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 
 
 def _laplace_tail(x: float, a: float, c: float) -> float:

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from privnoise.analysis.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw, _difference_tail, _p_value_one, ratio_interval
 from tests.analysis.test_ratio_interval_reference import _laplace_tail, _p_ref
 
 # (family, sum scale, count scale, offset, half range, level, Ŝ, N̂): each has a two-piece accepted set
@@ -161,7 +161,7 @@ def _random_sets(rng, count):
 
 
 def test_the_extension_moves_a_limit_past_the_farthest_accepted_grid_point() -> None:
-    from privnoise.analysis.accuracy import _extend_many, _extend_one
+    from privnoise.planning.accuracy import _extend_many, _extend_one
 
     sets = _random_sets(np.random.default_rng(11), 200)
     assert sum(1 for limit, boundary, pieces in sets if _extension_rule(limit, boundary, pieces) != limit) > 50

@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from privnoise.analysis.accuracy import NoiseLaw, variance_interval
 from privnoise.mechanisms.error_laws import error_law
+from privnoise.planning.accuracy import NoiseLaw, variance_interval
 
 LAW = NoiseLaw(error_law("laplace", 0.5))
 LEVEL = 0.9

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.analysis.plans import Plan, group_plan
 from privnoise.core import UnitAddedOrRemoved
 from privnoise.dp.families import FAMILIES
 from privnoise.dp.partition import (
@@ -22,6 +21,7 @@ from privnoise.dp.partition import (
     worst_case_release_probability,
 )
 from privnoise.exceptions import CalibrationError, InvalidParameterError
+from privnoise.planning import Plan, group_plan
 
 ALPHA = 1e-6
 
@@ -61,9 +61,9 @@ def test_threshold_is_the_smallest_integer_meeting_delta(k, delta):
 
 
 def _count_component(family: str, epsilon: float, delta: float, k: int):
-    plan = Plan("group count", FAMILIES[family], price=Fraction(epsilon) if family == "laplace" else Fraction(epsilon**2 / 2))
-    return group_plan(plan, unknown_keys=True, delta=Fraction(delta), count_share=plan.price,
-                      neighbours=UnitAddedOrRemoved(k), integer=True)
+    plan = Plan("group count", FAMILIES[family], UnitAddedOrRemoved(k),
+                price=Fraction(epsilon) if family == "laplace" else Fraction(epsilon**2 / 2))
+    return group_plan(plan, unknown_keys=True, delta=Fraction(delta), count_share=plan.price, integer=True)
 
 
 @pytest.mark.parametrize("family", ["laplace", "gaussian"])

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from privnoise.exceptions import InvalidParameterError
+from privnoise.planning import Component
 from privnoise.server.charging import StalePlan
-from privnoise.server.planner import Component, Plan, _range_product, _sensitivity
+from privnoise.server.planner import Plan, _range_product, _sensitivity
 from privnoise.server.plans import information_of
 from privnoise.server.querylang import QueryError
 from privnoise.server.service import Service
@@ -61,7 +62,7 @@ def test_sensitivity_is_the_largest_change_of_one_record(lo: float, hi: float, e
 
 def _component(name: str, information: float | None, slopes: dict[str, float]) -> Component:
     noise: Any = None  # _information reads only the noise's information and the slopes
-    return Component(name, noise, information, slopes)
+    return Component(name=name, noise=noise, sensitivity=1.0, information=information, slopes=slopes)
 
 
 def test_information_sums_slope_squared_times_noise_information_per_column() -> None:
@@ -175,7 +176,8 @@ def _components(policy: Any, n: int) -> list[Component]:
     from privnoise.server.mechanisms import build_noise, noise_information
 
     noise = build_noise(policy, sensitivity=2.0, share=n)
-    return [Component(f"c{i}", noise, noise_information(noise, policy), {"x": 1.0}) for i in range(n)]
+    return [Component(name=f"c{i}", noise=noise, sensitivity=2.0, information=noise_information(noise, policy),
+                      slopes={"x": 1.0}) for i in range(n)]
 
 
 def test_the_stated_dp_guarantee_is_the_charge() -> None:

@@ -40,6 +40,38 @@ def words(text: str | None) -> list[str] | None:
     return items
 
 
+def group_columns(group_by: str | None) -> str | list[str] | None:
+    """``--group-by``: one key column (``region``) or several, comma-separated (``region,tariff``)."""
+    names = words(group_by)
+    if names is None:
+        return None
+    if len(set(names)) != len(names):
+        raise CliInputError(f"--group-by names a column twice: {group_by!r}.")
+    return names[0] if len(names) == 1 else names
+
+
+def group_keys(keys: str | None, group_by: str | None) -> Any:
+    """``--keys``: the declared keys of one key column (``north,south``), or of several as each column's values,
+    their product declared (``region=north,south;tariff=day,night``); None: keys selected from the data."""
+    columns = group_columns(group_by)
+    if keys is None or not isinstance(columns, list):
+        return words(keys)
+    declared: dict[str, list[str]] = {}
+    for part in keys.split(";"):
+        name, sep, values = part.partition("=")
+        name = name.strip()
+        if not sep or name not in columns or name in declared:
+            raise CliInputError(
+                f"--keys of a group-by on {', '.join(columns)} gives each key column's values once, "
+                f"COLUMN=A,B separated by ';' (e.g. {columns[0]}=a,b;{columns[1]}=c,d); got {keys!r}."
+            )
+        declared[name] = words(values) or []
+    missing = [name for name in columns if name not in declared]
+    if missing:
+        raise CliInputError(f"--keys gives no values for key column(s) {', '.join(missing)}; got {keys!r}.")
+    return declared
+
+
 def missing_policy(text: str) -> Any:
     if text in ("error", "drop"):
         return text
@@ -110,13 +142,15 @@ def check_options(query: str, *, bounds: str | None, group_by: str | None, bins:
     return declared
 
 
-def ask(session: Any, query: str, *, column: str, group_by: str | None, keys: list[str] | None,
+def ask(session: Any, query: str, *, column: str, group_by: str | None, keys: Any,
         declared: tuple[float, float] | None, bins: str | None, categories: str | None, quantiles: str | None,
         top: int, spend: dict[str, float], dry_run: bool = False) -> Any:
     """The release (or, with ``dry_run``, the dry run) of ``query`` on ``session``."""
     budget: dict[str, Any] = {**spend, "dry_run": dry_run}
     if group_by is not None:
-        grouped = session.group_by(group_by, keys=keys)
+        columns = group_columns(group_by)
+        assert columns is not None  # group_by is given
+        grouped = session.group_by(columns, keys=keys)
         if query == "count":
             return grouped.count(**budget)
         return (grouped.sum if query == "sum" else grouped.mean)(column, bounds=declared, **budget)
@@ -207,7 +241,7 @@ def dp_release(
                               group_by=group_by, keys=keys, top=top, level=level, seed=seed, ledger=ledger,
                               origin=data, where=where, noise=noise, fisher=fisher)
     policy = missing_policy(missing)
-    key_list = words(keys)  # every option is parsed before the data are read
+    key_list = group_keys(keys, group_by)  # every option is parsed before the data are read
     words(categories), parse_list(bins, "--bins"), parse_list(quantiles, "--q")
     if isinstance(data, Path):  # every value the query uses is read and checked before the ledger is charged
         from .inputs import dp_table
@@ -230,8 +264,9 @@ def dp_release(
             raise CliInputError(f"--where: {exc}") from None
     selection = group_by is not None and keys is None
     spend = whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
-    if group_by is not None:  # the keys and δ are checked before anything is charged
-        session.group_by(group_by, keys=key_list)
+    by = group_columns(group_by)
+    if by is not None:  # the keys and δ are checked before anything is charged
+        session.group_by(by, keys=key_list)
     state = None
     if ledger is not None:
         options = {"bounds": bounds, "unit": unit, "max_contributions": cap, "accountant": accountant,
@@ -262,5 +297,6 @@ def dp_release(
 
 def describe(query: str, column: str, group_by: str | None, where: str | None) -> str:
     """How the ledger names a release."""
-    return (f"{query}({column})" + ("" if group_by is None else f" group by {group_by}")
+    by = group_columns(group_by)
+    return (f"{query}({column})" + ("" if by is None else f" group by {by if isinstance(by, str) else ', '.join(by)}")
             + ("" if where is None else f" where {where}"))

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .analyst import ask, check_options, conditions_of, describe, unit_cap, whole_budget, words
+from .analyst import ask, check_options, conditions_of, describe, group_keys, unit_cap, whole_budget
 
 if TYPE_CHECKING:
     from .budget import LedgerRequest
@@ -79,7 +79,7 @@ def dry_release(data: Path, *, column: str, query: str, epsilon: float, delta: f
         session = session.where(where)
     selection = group_by is not None and keys is None
     spend = whole_budget(session.accountant, epsilon, delta * (0.9 if selection else 1.0))
-    run = ask(session, query, column=column, group_by=group_by, keys=words(keys), declared=declared, bins=bins,
+    run = ask(session, query, column=column, group_by=group_by, keys=group_keys(keys, group_by), declared=declared, bins=bins,
               categories=categories, quantiles=quantiles, top=top, spend=spend, dry_run=True)
     payload = run.as_dict(level)
     for name in ("fits", "remaining_after", "refusal"):  # the session is this release's alone: the ledger decides

@@ -163,7 +163,8 @@ def columns_read(
         query == "histogram" and not categories
     )
     numeric = [column] if values_of_column else []
-    text = [name for name in ([] if values_of_column or query == "count-distinct" else [column]) + [unit, group_by]
+    keys = [] if group_by is None else [name.strip() for name in group_by.split(",")]
+    text = [name for name in ([] if values_of_column or query == "count-distinct" else [column]) + [unit, *keys]
             if name is not None]
     from ..core.predicates import InList, IsNull, Like, atoms_of
 

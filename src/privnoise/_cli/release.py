@@ -109,9 +109,11 @@ def release_command(
     categories: Annotated[
         str | None, typer.Option("--categories", metavar="A,B", help="Declared categories (histogram, top-k).")
     ] = None,
-    group_by: Annotated[str | None, typer.Option("--group-by", metavar="COLUMN", help="Group-by key column.")] = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", metavar="COLUMN[,COLUMN]",
+                                                 help="Group-by key column, or several comma-separated.")] = None,
     keys: Annotated[
-        str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection).")
+        str | None, typer.Option("--keys", metavar="A,B", help="Public group keys (else partition selection); with "
+                                 "several key columns COLUMN=A,B;COLUMN=C,D, their product.")
     ] = None,
     top: Annotated[int, typer.Option("--top", min=1, help="How many categories top-k selects.")] = 1,
     noise: Annotated[

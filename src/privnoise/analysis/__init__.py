@@ -13,8 +13,8 @@
 :class:`Backend`, :class:`InMemoryBackend`, :class:`AggregateRequest`, :class:`Aggregates`
     The aggregation interface a session computes through (another engine implements ``aggregate``).
 
-Modules: :mod:`~privnoise.analysis.plans` (sensitivities and budget splits), :mod:`~privnoise.analysis.ledger`
-(accountants), :mod:`~privnoise.analysis.accuracy` (intervals from the noise law),
+Modules: :mod:`~privnoise.planning.plan` (sensitivities and budget splits), :mod:`~privnoise.analysis.ledger`
+(accountants), :mod:`~privnoise.planning.accuracy` (intervals from the noise law),
 :mod:`~privnoise.analysis.quantiles` (the exponential mechanism on a grid), :mod:`~privnoise.analysis.backend`,
 :mod:`~privnoise.analysis.filters` (filters), :mod:`~privnoise.analysis.grouping` (group-by keys),
 :mod:`~privnoise.analysis.dry_run` (cost and accuracy before spending).

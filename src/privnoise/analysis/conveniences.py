@@ -33,9 +33,9 @@ from .._validation import check_in_range
 from ..core.conditions import checked_condition
 from ..core.predicates import AnyOf
 from ..exceptions import InvalidParameterError
+from ..planning.estimates import count_finish
 from .arguments import bounds_of
 from .dry_run import DryRun, NoiseRadius
-from .plans import vector_interval
 from .steps import SessionSteps
 
 if TYPE_CHECKING:
@@ -98,9 +98,8 @@ class DerivedQueries(SessionSteps):
             return self._dry_run(plan, {"privacy_unit": self.privacy_unit}, NoiseRadius(component.law, "units"))
         request = replace(self._request("moments", None), max_contributions=1)
         aggregates = self._run(plan, request)
-        noisy = component.add(aggregates.count, self._generator)
-        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},
-                              interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
+        return self._execute(plan, {"count": aggregates.count}, {"privacy_unit": self.privacy_unit},
+                             count_finish(component.law))
 
     @overload
     def units_over_cap(self, *, epsilon: Budget = None, rho: Budget = None,
@@ -130,9 +129,8 @@ class DerivedQueries(SessionSteps):
         above = self._run(plan, replace(self._request("moments", None), max_contributions=cap + 1))
         within = self._backend.aggregate(replace(self._request("moments", None), max_contributions=cap),
                                          self._rows_generator)
-        noisy = component.add(np.asarray(above.count) - np.asarray(within.count), self._generator)
-        return self._estimate(plan, int(max(noisy[0], 0.0)), {"privacy_unit": self.privacy_unit},
-                              interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
+        over = np.asarray(above.count) - np.asarray(within.count)
+        return self._execute(plan, {"count": over}, {"privacy_unit": self.privacy_unit}, count_finish(component.law))
 
     @overload
     def clamped_count(self, column: str, *, bounds: Sequence[float], epsilon: Budget = None, rho: Budget = None,

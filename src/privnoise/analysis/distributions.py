@@ -21,11 +21,12 @@ from .._validation import check_positive_int
 from ..core import Bounds
 from ..dp.exponential import check_noisy_max_method, is_bounded_range, report_noisy_max
 from ..exceptions import InvalidParameterError
+from ..planning.estimates import rank_radius, vector_interval
+from ..planning.plan import split
 from .arguments import categories as category_list
 from .arguments import edges, levels
 from .dry_run import DryRun, NoiseRadius, RankRadius
 from .estimate import RANK, Estimate
-from .plans import rank_radius, split, vector_interval
 from .quantiles import grid_steps, quantile_blocks, sample_quantile
 from .steps import SessionSteps
 
@@ -66,14 +67,18 @@ class DistributionQueries(SessionSteps):
             cats = category_list(categories, "histogram")
             request = self._request("categories", name, categories=cats)
             keys = list(cats)
-        component = plan.add("cells", self._neighbours.cells(1.0, 1.0, plan.norm), plan.price, integer=True,
-                             vector=True, unit_cells=self._neighbours.several_cells, discrete=True)
+        component = plan.add("cells", plan.adjacency.cells(1.0, 1.0, plan.norm), plan.price, integer=True,
+                             vector=True, unit_cells=plan.adjacency.several_cells, discrete=True)
         if dry_run:
             return self._dry_run(plan, {"column": name, "bins": keys}, NoiseRadius(component.law, "rows per cell"))
         aggregates = self._run(plan, request)
-        noisy = component.add(aggregates.cells[0], self._generator)
-        return self._estimate(plan, np.maximum(noisy, 0.0), {"column": name, "bins": keys},
-                              interval=vector_interval(noisy, component.law, low=0.0), clamped=noisy < 0, keys=keys)
+
+        def finish(noisy: dict[str, Any]) -> dict[str, Any]:
+            cells = noisy["cells"]
+            return {"value": np.maximum(cells, 0.0), "interval": vector_interval(cells, component.law, low=0.0),
+                    "clamped": cells < 0, "keys": keys}
+
+        return self._execute(plan, {"cells": aggregates.cells[0]}, {"column": name, "bins": keys}, finish)
 
     @overload
     def quantile(self, column: str, q: float | Sequence[float], *, bounds: Sequence[float],
@@ -103,13 +108,13 @@ class DistributionQueries(SessionSteps):
         scalar = isinstance(q, int | float)
         query = {"column": name, "q": found, "bounds": [b.low, b.high], "grid": step, "epsilon_each": eps}
         if dry_run:  # every grid point is a candidate: the radius needs no data
-            radii = [rank_radius(eps, self._neighbours.quantile_score(v), high - low + 1) for v in found]
+            radii = [rank_radius(eps, plan.adjacency.quantile_score(v), high - low + 1) for v in found]
         else:
             aggregates = self._run(plan, self._request("grid", name, b, grid=(step, low, high)))
             values, radii = [], []
             for level in found:
                 blocks = quantile_blocks(aggregates.grid_points, aggregates.grid_counts, level, low, high, step)
-                sensitivity = self._neighbours.quantile_score(level)
+                sensitivity = plan.adjacency.quantile_score(level)
                 values.append(sample_quantile(blocks, eps, sensitivity, None, self._generator))
                 radii.append(rank_radius(eps, sensitivity, blocks.candidates))
 
@@ -119,7 +124,8 @@ class DistributionQueries(SessionSteps):
 
         if dry_run:
             return self._dry_run(plan, query, RankRadius(radius))
-        return self._estimate(plan, values[0] if scalar else np.array(values), query, radius=radius, meaning=RANK)
+        value = values[0] if scalar else np.array(values)
+        return self._execute(plan, {}, query, lambda _: {"value": value, "radius": radius, "meaning": RANK})
 
     @overload
     def top_k(self, column: str, *, candidates: Sequence[Any], k: int = 1, epsilon: float | None = None,
@@ -141,7 +147,7 @@ class DistributionQueries(SessionSteps):
         eps = plan.family.selection_epsilon(plan.price, bounded_range=bounded)
         for _ in range(chosen):
             plan.selection(eps / chosen, bounded_range=bounded)
-        per_count, monotone = self._neighbours.count(), self._neighbours.monotone_counts
+        per_count, monotone = plan.adjacency.count(), plan.adjacency.monotone_counts
         radius = rank_radius(eps / chosen, per_count, len(cats), monotone=monotone)
         query = {"column": name, "k": chosen, "method": method}
         if dry_run:
@@ -150,5 +156,5 @@ class DistributionQueries(SessionSteps):
         order = report_noisy_max(aggregates.cells[0], eps, sensitivity=per_count, k=chosen,
                                  monotone=monotone, method=method, rng=self._generator)  # type: ignore[arg-type]
         selected = [cats[int(i)] for i in order]
-        return self._estimate(plan, selected, query, radius=radius, keys=selected,
-                              meaning=_TOP)
+        return self._execute(plan, {}, query,
+                             lambda _: {"value": selected, "radius": radius, "keys": selected, "meaning": _TOP})

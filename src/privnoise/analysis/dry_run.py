@@ -38,8 +38,9 @@ import numpy as np
 
 from ..exceptions import InvalidParameterError
 from ..guarantees import Guarantee, json_number
-from .accuracy import NoiseLaw, check_level
-from .ledger import Cost, Remaining
+from ..planning.accuracy import NoiseLaw, check_level
+from ..planning.plan import Cost
+from .ledger import Remaining
 
 __all__ = ["DryRun", "NoiseRadius", "RankRadius", "RatioRadius", "StatementDryRun", "VarianceRadius", "cost_of"]
 

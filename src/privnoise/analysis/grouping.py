@@ -30,13 +30,15 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .._validation import describe
+from ..core import Bounds
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
+from ..planning.component import Component
+from ..planning.estimates import ratio_estimate, vector_interval
+from ..planning.plan import group_plan, split
 from .backend import Aggregates, Backend
 from .dry_run import DryRun, NoiseRadius, RatioRadius
 from .estimate import Estimate
-from .noise import Component
-from .plans import Bounds, group_plan, ratio_estimate, split, vector_interval
 from .steps import SessionSteps
 
 __all__ = ["GroupBy", "GroupQueries", "declared_keys", "group_columns", "in_key_order", "sort_key"]
@@ -228,13 +230,12 @@ class GroupQueries(SessionSteps):
         count, threshold = None, None
         if label != "group sum" or unknown:
             count, threshold = group_plan(plan, unknown_keys=unknown, delta=delta, count_share=share,
-                                          neighbours=self._neighbours,
                                           integer=label == "group count" or unknown)
         total = None
         if b is not None:
             low, high = (-b.half, b.half) if label == "group mean" else (b.low, b.high)
-            sensitivity = self._neighbours.cells(low, high, plan.norm)
-            total = plan.add("sum", sensitivity, share, vector=True, unit_cells=self._neighbours.several_cells)
+            sensitivity = plan.adjacency.cells(low, high, plan.norm)
+            total = plan.add("sum", sensitivity, share, vector=True, unit_cells=plan.adjacency.several_cells)
         several = not isinstance(key, str)
         query: dict[str, Any] = {"key": list(key) if several else key, "column": name,
                                  "keys": "declared" if not unknown else "selected", "threshold": threshold,
@@ -250,29 +251,35 @@ class GroupQueries(SessionSteps):
             aggregates = in_key_order(aggregates)
         labels = list(aggregates.keys or [])
         present = np.ones(len(labels), dtype=bool) if not unknown else aggregates.count > 0
-        n_hat = None if count is None else count.add(aggregates.count[present], self._generator)
-        s_hat = None if total is None else total.add(aggregates.sum[present], self._generator)
-        chosen = np.ones(int(present.sum()), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
+        exact = {"count": aggregates.count[present]} if count is not None else {}
+        if total is not None:
+            exact["sum"] = aggregates.sum[present]
         candidates = [lb for lb, p in zip(labels, present, strict=True) if p]
-        kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
         columns = key if several else (key,)
-        if label == "group count":
+
+        def finish(noisy: dict[str, Any]) -> dict[str, Any]:
+            n_hat, s_hat = noisy.get("count"), noisy.get("sum")
+            chosen = np.ones(len(candidates), dtype=bool) if threshold is None or n_hat is None else n_hat >= threshold
+            kept = [lb for lb, keep in zip(candidates, chosen, strict=True) if keep]
+            if label == "group count":
+                assert n_hat is not None and count is not None
+                n_hat = n_hat[chosen]
+                return {"value": np.maximum(n_hat, 0.0), "keys": kept, "clamped": n_hat < 0,
+                        "interval": vector_interval(n_hat, count.law, low=0.0)}
+            assert s_hat is not None and total is not None and b is not None
+            s_hat = s_hat[chosen]
+            if label == "group sum":  # clipped to the sign the bounds give the sum, as Session.sum
+                floor = 0.0 if b.low >= 0 else None
+                ceiling = 0.0 if b.high <= 0 else None
+                value = np.clip(s_hat, -np.inf if floor is None else floor, np.inf if ceiling is None else ceiling)
+                return {"value": value, "keys": kept, "clamped": value != s_hat,
+                        "interval": vector_interval(s_hat, total.law, low=floor, high=ceiling)}
             assert n_hat is not None and count is not None
-            n_hat = n_hat[chosen]
-            return self._estimate(plan, np.maximum(n_hat, 0.0), query, keys=kept, clamped=n_hat < 0, key_columns=columns,
-                                  interval=vector_interval(n_hat, count.law, low=0.0))
-        assert s_hat is not None and total is not None and b is not None
-        s_hat = s_hat[chosen]
-        if label == "group sum":  # clipped to the sign the bounds give the sum, as Session.sum
-            floor = 0.0 if b.low >= 0 else None
-            ceiling = 0.0 if b.high <= 0 else None
-            value = np.clip(s_hat, -np.inf if floor is None else floor, np.inf if ceiling is None else ceiling)
-            return self._estimate(plan, value, query, keys=kept, key_columns=columns, clamped=value != s_hat,
-                                  interval=vector_interval(s_hat, total.law, low=floor, high=ceiling))
-        assert n_hat is not None and count is not None
-        values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
-        return self._estimate(plan, values, query, keys=kept, clamped=clamped, interval=interval, key_columns=columns,
-                              empty=n_hat[chosen] <= 0)
+            values, clamped, interval = ratio_estimate(s_hat, n_hat[chosen], b, total.law, count.law)
+            return {"value": values, "keys": kept, "clamped": clamped, "interval": interval,
+                    "empty": n_hat[chosen] <= 0}
+
+        return self._execute(plan, exact, query, finish, key_columns=columns)
 
 
 def _group_accuracy(label: str, count: Component | None, total: Component | None, bounds: Bounds | None,

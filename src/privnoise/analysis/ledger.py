@@ -32,36 +32,19 @@ from typing import Any, Literal, get_args
 
 from .._optional import require
 from ..dp.accounting import exact_rational
-from ..dp.events import PrivacyEvent
 from ..dp.families import Currency, default_family, family_named
 from ..dp.library_accountant import outward
 from ..dp.rational_accountant import RationalAccountant
 from ..dp.zcdp import ZCDPAccountant
 from ..exceptions import BudgetExceededError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
+from ..planning.plan import Cost
 
-__all__ = ["ACCOUNTANTS", "Accountant", "Cost", "Ledger", "Remaining"]
+__all__ = ["ACCOUNTANTS", "Accountant", "Ledger", "Remaining"]
 
 Accountant = Literal["pure", "approximate", "advanced", "pld", "rdp", "zcdp"]
 ACCOUNTANTS: tuple[str, ...] = get_args(Accountant)
 _OWNER = "Session"
-
-
-@dataclass(frozen=True, slots=True)
-class Cost:
-    """What one query spends (from public parameters only).
-
-    ``epsilon`` and ``delta`` are the (ε, δ) of the query for the accountants of ε; ``rho`` and ``delta`` its
-    (approximate) zCDP for those of ρ; ``events`` the privacy events of its parts, which the numerical accountants
-    (PLD, RDP) compose.
-    """
-
-    label: str
-    epsilon: Fraction = Fraction(0)
-    delta: Fraction = Fraction(0)
-    rho: Fraction = Fraction(0)
-    events: tuple[PrivacyEvent, ...] = ()
-    gaussian: bool = False  # every part is Gaussian noise (zCDP then converts through the exact Gaussian profile)
 
 
 @dataclass(frozen=True, slots=True)

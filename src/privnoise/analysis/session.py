@@ -13,7 +13,7 @@ True
 0.5
 
 Every query: validates its parameters and the columns it names (no data touched but the missing-value check of the
-"error" policy); prices itself from public parameters only (:mod:`privnoise.analysis.plans`); charges the budget,
+"error" policy); prices itself from public parameters only (:mod:`privnoise.planning.plan`); charges the budget,
 refused exactly before any aggregate is computed (:mod:`privnoise.analysis.ledger`); asks the backend for the exact
 aggregates of the contribution-bounded, clamped data (:mod:`privnoise.analysis.backend`); draws the noise once,
 centrally, from the session's cryptographically strong generator; and returns an
@@ -34,11 +34,13 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .._validation import check_positive_int, check_probability
-from ..core import RecordReplaced
+from ..core import Bounds, RecordReplaced
 from ..core.predicates import describe_filter
 from ..exceptions import ContributionCapWarning, InvalidParameterError
-from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
+from ..guarantees import DifferentialPrivacyGuarantee
 from ..io.missing import validate_missing
+from ..planning.estimates import count_finish, ratio_estimate, variance_estimate, vector_interval
+from ..planning.plan import Finish, Plan, execute, split
 from ..random import RNGLike, default_rng, derived_generator
 from .arguments import backend_for, bounds_of, neighbours_of
 from .backend import AggregateRequest, Aggregates, Backend
@@ -49,7 +51,6 @@ from .estimate import Estimate
 from .filters import FilterViews
 from .grouping import GroupBy, GroupQueries
 from .ledger import Ledger, Remaining
-from .plans import Bounds, Plan, ratio_estimate, split, variance_estimate, vector_interval
 from .sql_queries import SqlQueries
 
 __all__ = ["GroupBy", "Session", "backend_for"]
@@ -70,7 +71,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         The column identifying whose rows are protected together (a household, a person). None: each row.
     max_contributions : int, optional
         k: at most k rows of a unit are used (chosen at random with the session's generator); every sensitivity
-        scales with k (:mod:`privnoise.analysis.plans`). Not given: 1 — one row of each unit, the others left out
+        scales with k (:mod:`privnoise.planning.plan`). Not given: 1 — one row of each unit, the others left out
         of every release (counts then count units, sums add one value per unit) — and, when ``privacy_unit`` is
         given, a :class:`~privnoise.exceptions.ContributionCapWarning` says so at construction (no data read): a
         cap is a choice of the analyst, as the bounds are. Pass ``max_contributions=1`` to keep one row per unit
@@ -160,7 +161,7 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
 
     def _plan(self, label: str, epsilon: Any, rho: Any) -> Plan:
         price = self._ledger.price(epsilon, rho, label)
-        return Plan(label, self._ledger.family, price=price)
+        return Plan(label, self._ledger.family, self._neighbours, price=price, stated=self.adjacency)
 
     def _bounds(self, bounds: Any, owner: str) -> Bounds:
         return bounds_of(bounds, owner)
@@ -195,27 +196,26 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         self._ledger.charge(plan.cost())  # refused exactly before any aggregate is computed
         return self._backend.aggregate(request, self._rows_generator)
 
-    def _guarantee(self, plan: Plan) -> Guarantee:
-        return plan.family.guarantee(plan.price, plan.delta, self.adjacency)
-
     def _describe(self, plan: Plan, query: dict[str, Any]) -> dict[str, Any]:
         query = {"query": plan.label, **query, "accountant": self.accountant, "max_contributions": self.max_contributions}
         if self.conditions:
             query["where"] = describe_filter(self.conditions)
         return query
 
-    def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate:
-        noise = [c.describe() for c in plan.components.values()]
+    def _execute(self, plan: Plan, aggregates: dict[str, Any], query: dict[str, Any], finish: Finish,
+                 **fields: Any) -> Estimate:
+        """Release ``plan`` on the exact ``aggregates`` through the core's :func:`~privnoise.planning.execute`."""
+        plan.finish = finish
         total = plan.components.get("sum")
         if total is not None and plan.label in ("sum", "mean", "group sum", "group mean"):
             fields["fisher_information"] = float(total.noise.fisher_information())  # type: ignore[attr-defined]
-        return Estimate(value, self._guarantee(plan), self._describe(plan, query), noise=noise, **fields)
+        return execute(plan, aggregates, self._generator, query=self._describe(plan, query), **fields)
 
     def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun:
         """What ``plan`` would charge and its accuracy, from public information only (nothing charged or read)."""
         cost = plan.cost()
         after, refusal = self._ledger.trial(cost)
-        return DryRun(self._describe(plan, query), self._guarantee(plan), cost_of(cost, self._ledger.currency),
+        return DryRun(self._describe(plan, query), plan.guarantee(), cost_of(cost, self._ledger.currency),
                       after, refusal, accuracy, [c.describe() for c in plan.components.values()], charge=cost)
 
     # -- scalar queries (each with ``dry_run``: :mod:`privnoise.analysis.dry_run`) ----------------------------------
@@ -230,13 +230,11 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         """The number of rows (with a value in ``column`` when the policy drops missing ones), as an integer."""
         name = None if column is None else self._value_column(column, "count", dry_run)
         plan = self._plan("count", epsilon, rho)
-        component = plan.add("count", self._neighbours.count(), plan.price, integer=True, discrete=True)
+        component = plan.add("count", plan.adjacency.count(), plan.price, integer=True, discrete=True)
         if dry_run:
             return self._dry_run(plan, {"column": name}, NoiseRadius(component.law, "rows"))
         aggregates = self._run(plan, self._request("moments", name))
-        noisy = component.add(aggregates.count, self._generator)
-        return self._estimate(plan, int(max(noisy[0], 0.0)), {"column": name},
-                              interval=vector_interval(noisy[0], component.law, low=0.0), clamped=bool(noisy[0] < 0))
+        return self._execute(plan, {"count": aggregates.count}, {"column": name}, count_finish(component.law))
 
     @overload
     def sum(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
@@ -250,17 +248,21 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         name = self._value_column(column, "sum", dry_run)
         b = self._bounds(bounds, "sum")
         plan = self._plan("sum", epsilon, rho)
-        component = plan.add("sum", self._neighbours.sum(b.low, b.high), plan.price)
+        component = plan.add("sum", plan.adjacency.sum(b.low, b.high), plan.price)
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, NoiseRadius(component.law, f"in the unit of {name}"))
         aggregates = self._run(plan, self._request("moments", name, b, squares=False))
-        noisy = float(component.add(aggregates.sum, self._generator)[0])
         low = 0.0 if b.low >= 0 else None
         high = 0.0 if b.high <= 0 else None
-        value = float(np.clip(noisy, low if low is not None else -np.inf, high if high is not None else np.inf))
-        return self._estimate(plan, value, query, interval=vector_interval(np.asarray(noisy), component.law, low=low,
-                                                                          high=high), clamped=value != noisy)
+
+        def finish(noisy: dict[str, Any]) -> dict[str, Any]:
+            s_hat = float(noisy["sum"][0])
+            value = float(np.clip(s_hat, low if low is not None else -np.inf, high if high is not None else np.inf))
+            return {"value": value, "interval": vector_interval(np.asarray(s_hat), component.law, low=low, high=high),
+                    "clamped": value != s_hat}
+
+        return self._execute(plan, {"sum": aggregates.sum}, query, finish)
 
     @overload
     def mean(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
@@ -274,22 +276,24 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         name = self._value_column(column, "mean", dry_run)
         b = self._bounds(bounds, "mean")
         plan = self._plan("mean", epsilon, rho)
-        total = plan.add("sum", self._neighbours.sum(-b.half, b.half), split(plan.price, 2))
-        count = plan.add("count", self._neighbours.count(), split(plan.price, 2))
+        total = plan.add("sum", plan.adjacency.sum(-b.half, b.half), split(plan.price, 2))
+        count = plan.add("count", plan.adjacency.count(), split(plan.price, 2))
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, RatioRadius(total.law, count.law, b.half, f"in the unit of {name}"))
         aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre, squares=False))
-        s_hat = total.add(aggregates.sum, self._generator)
-        n_hat = count.add(aggregates.count, self._generator)
-        values, clamped, interval = ratio_estimate(s_hat, n_hat, b, total.law, count.law)
 
-        def scalar(level: float) -> tuple[Any, Any, Any]:
-            low, high, coverage = interval(level)
-            return float(low[0]), float(high[0]), coverage
+        def finish(noisy: dict[str, Any]) -> dict[str, Any]:
+            values, clamped, interval = ratio_estimate(noisy["sum"], noisy["count"], b, total.law, count.law)
 
-        return self._estimate(plan, float(values[0]), query, interval=scalar, clamped=bool(clamped[0]),
-                              empty=bool(n_hat[0] <= 0))
+            def scalar(level: float) -> tuple[Any, Any, Any]:
+                low, high, coverage = interval(level)
+                return float(low[0]), float(high[0]), coverage
+
+            return {"value": float(values[0]), "interval": scalar, "clamped": bool(clamped[0]),
+                    "empty": bool(noisy["count"][0] <= 0)}
+
+        return self._execute(plan, {"sum": aggregates.sum, "count": aggregates.count}, query, finish)
 
     @overload
     def variance(self, column: str, *, bounds: Sequence[float], epsilon: float | None = None,
@@ -305,16 +309,20 @@ class Session(FilterViews, GroupQueries, DistributionQueries, DerivedQueries, Sq
         b = self._bounds(bounds, "variance")
         plan = self._plan("variance", epsilon, rho)
         part = split(plan.price, 3)
-        count = plan.add("count", self._neighbours.count(), part)
-        first = plan.add("sum", self._neighbours.sum(-b.half, b.half), part)
-        second = plan.add("sum of squares", self._neighbours.sum(0.0, b.half**2), part)
+        count = plan.add("count", plan.adjacency.count(), part)
+        first = plan.add("sum", plan.adjacency.sum(-b.half, b.half), part)
+        second = plan.add("sum of squares", plan.adjacency.sum(0.0, b.half**2), part)
         query = {"column": name, "bounds": [b.low, b.high]}
         if dry_run:
             return self._dry_run(plan, query, VarianceRadius((count.law, first.law, second.law), b.half,
                                                              f"in the squared unit of {name}"))
         aggregates = self._run(plan, self._request("moments", name, b, centre=b.centre))
-        n_hat = float(count.add(aggregates.count, self._generator)[0])
-        s1 = float(first.add(aggregates.sum, self._generator)[0])
-        s2 = float(second.add(aggregates.sum_squares, self._generator)[0])
-        value, clamped, interval = variance_estimate(n_hat, s1, s2, b, (count.law, first.law, second.law))
-        return self._estimate(plan, value, query, interval=interval, clamped=clamped, empty=n_hat <= 0)
+        laws = (count.law, first.law, second.law)
+
+        def finish(noisy: dict[str, Any]) -> dict[str, Any]:
+            n_hat, s1, s2 = (float(noisy[part][0]) for part in ("count", "sum", "sum of squares"))
+            value, clamped, interval = variance_estimate(n_hat, s1, s2, b, laws)
+            return {"value": value, "interval": interval, "clamped": clamped, "empty": n_hat <= 0}
+
+        exact = {"count": aggregates.count, "sum": aggregates.sum, "sum of squares": aggregates.sum_squares}
+        return self._execute(plan, exact, query, finish)

@@ -29,12 +29,12 @@ import numpy as np
 
 from ..dp.accounting import exact_rational
 from ..exceptions import InvalidParameterError
+from ..planning.plan import Cost
 from ..sql.answers import Released, SqlAnswer, assemble
 from ..sql.statement import Aggregate, SqlError, Statement
 from .dry_run import DryRun, StatementDryRun, cost_of
 from .estimate import Estimate
 from .grouping import sort_key
-from .ledger import Cost
 
 if TYPE_CHECKING:
     from .backend import Backend

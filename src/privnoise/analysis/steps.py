@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..core import Adjacency, Bounds
+    from ..core import Bounds
+    from ..planning.plan import Finish, Plan
     from .backend import AggregateRequest, Aggregates, Backend
     from .dry_run import DryRun
     from .estimate import Estimate
     from .ledger import Ledger
-    from .plans import Plan
 
 __all__ = ["SessionSteps"]
 
@@ -25,8 +25,8 @@ class SessionSteps:
     max_contributions: int
     _backend: Backend
     _ledger: Ledger
-    _neighbours: Adjacency
     _generator: np.random.Generator
+    _rows_generator: np.random.Generator
 
     if TYPE_CHECKING:
         def where(self, conditions: Any = None, /, **equalities: Any) -> Any: ...
@@ -36,5 +36,6 @@ class SessionSteps:
         def _request(self, kind: Any, column: str | None, bounds: Bounds | None = None,
                      **extra: Any) -> AggregateRequest: ...
         def _run(self, plan: Plan, request: AggregateRequest) -> Aggregates: ...
-        def _estimate(self, plan: Plan, value: Any, query: dict[str, Any], **fields: Any) -> Estimate: ...
+        def _execute(self, plan: Plan, aggregates: dict[str, Any], query: dict[str, Any], finish: Finish,
+                     **fields: Any) -> Estimate: ...
         def _dry_run(self, plan: Plan, query: dict[str, Any], accuracy: Any) -> DryRun: ...

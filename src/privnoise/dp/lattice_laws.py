@@ -48,7 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..mechanisms.laplace import flip_signs
-from ..snapping import CHUNK, fill_with_rejection, scratch
+from ..snapping import CHUNK, fill_with_rejection, proposals_for, scratch
 
 __all__ = [
     "GaussianProposal",
@@ -89,7 +89,7 @@ def sample_discrete_laplace(
         view[zeros] = 0.0  # a zero is one lattice point: +0
         return refused
 
-    return fill_with_rejection(result, propose)
+    return fill_with_rejection(result, propose, -math.expm1(-1.0 / t) / 2.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,8 @@ def sample_discrete_gaussian(
     """
     law = GaussianProposal.for_sigma(sigma)
     result = np.empty(n) if out is None else out.reshape(-1)
-    size = min(n, CHUNK) + 64
+    rejection = 1.0 - law.acceptance()
+    size = proposals_for(min(n, CHUNK), rejection) + 64
     j, work = scratch("discrete gaussian", 2, size)
     two_tau2 = 2.0 * law.tau * law.tau
     # sure acceptance: (u + 1)/2¹⁶ ≤ 1 + D − margin, D = E − C, i.e. 2τ²E ≥ (u + 1)·2τ²/2¹⁶ + 2τ²(C − 1 + margin)
@@ -158,7 +159,7 @@ def sample_discrete_gaussian(
         np.add(k, 0.0, out=view)  # −0 → +0
         return unsure
 
-    return fill_with_rejection(result, propose)
+    return fill_with_rejection(result, propose, rejection)
 
 
 def sample_discrete_gaussian_cks(sigma: float, n: int, generator: np.random.Generator) -> NDArray[np.float64]:

@@ -9,7 +9,7 @@ asks it four things:
 * :meth:`ErrorLaw.mass_within` — P(|W| < x), exact, from which the smallest integer radius of a count is found;
 * :meth:`ErrorLaw.variance` — Var W;
 * :meth:`ErrorLaw.difference_tail` — P(|W₁ − mW₂| ≥ x) for W₁ of this law and W₂ of the same family: the law of a
-  ratio's residual Ŝ − mN̂ (:func:`privnoise.analysis.accuracy.ratio_interval`).
+  ratio's residual Ŝ − mN̂ (:func:`privnoise.planning.accuracy.ratio_interval`).
 
 The discrete Laplace law of integer counts (P(K = j) ∝ e^{−|j|/t}) answers the difference tail with the
 continuous Laplace formula: |K| is stochastically below |W| + 1/2 for W Laplace of scale t (P(|K| ≥ m) =

@@ -227,6 +227,14 @@ class Gaussian(Mechanism):
         loc = 0.0 if self._centered else np.asarray(self.loc)[start:stop]
         return Gaussian(cov=block, loc=loc)
 
+    @property
+    def identical_coordinates(self) -> bool:
+        """A vector Gaussian with covariance s·I and a constant mean (a broadcast one, or centred)."""
+        if not self._shape or not self._form.is_diagonal:
+            return False
+        low, high = self._form.eigenvalue_range()
+        return low == high and (self._centered or self.loc.strides == (0,))
+
     def describe(self) -> dict[str, Any]:
         if isinstance(self.cov, SymmetricForm) and self.dim > LISTED:
             loc: Any = 0.0 if self._centered else np.asarray(self.loc).tolist()

@@ -211,6 +211,11 @@ class Laplace(Mechanism):
             return None
         return Laplace(scale=self.scale[start:stop], loc=self.loc[start:stop])
 
+    @property
+    def identical_coordinates(self) -> bool:
+        """A vector Laplace law whose scale and location are broadcast constants."""
+        return bool(self.shape) and self.scale.strides == (0,) and self.loc.strides == (0,)
+
     def entropy(self) -> float:
         return float(np.sum(np.log(2.0 * math.e * self.scale)))
 

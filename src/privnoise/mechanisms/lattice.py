@@ -88,6 +88,11 @@ class LatticeMechanism(Noise):
             return None
         return dataclasses.replace(self, dimension=stop - start)  # type: ignore[type-var]
 
+    @property
+    def identical_coordinates(self) -> bool:
+        """Every coordinate of a vector lattice law has the same law: its marginals depend on their length only."""
+        return bool(self.shape)
+
     def _sample(self, n: int, generator: np.random.Generator) -> NDArray[np.float64]:
         units = self._units(n, generator)
         units *= self.grid  # exact: integers times a power of two (2^k ≥ 2^−1000, no subnormal)

@@ -253,6 +253,13 @@ class Noise(NoiseDesign):
         """The law of coordinates ``start:stop`` when they are independent of the others, else None."""
         return None
 
+    @property
+    def identical_coordinates(self) -> bool:
+        """Whether :meth:`marginal` depends on ``stop − start`` only (independent coordinates with one law, the
+        same for all), so that a release by blocks may reuse one marginal for blocks of equal length. A family that
+        overrides :meth:`marginal` states this for its own marginals."""
+        return False
+
     def _check_values(self, values: ArrayLike, owner: str, *, checked: bool = False) -> NDArray[np.float64]:
         if checked:  # the caller has checked: a float64 array, finite, in range
             return np.asarray(values, dtype=np.float64)

@@ -31,6 +31,8 @@ __all__ = ["RaisedCosine", "t_minus_sin_t"]
 # attained where tan(πd) = 2πd (πd ≈ 1.16556, d ≈ 0.37101), rounded up. Any larger constant keeps the sampler
 # exact, a smaller one does not; tests check it bounds the ratio.
 _ENVELOPE = 1.1382169
+# The probability that a proposal is refused: 1 − 1/M (a proposal is accepted with probability 1/M overall).
+_REFUSED = 1.0 - 1.0 / _ENVELOPE
 
 
 # Coefficients (−1)^(k+1)/(2k+1)! of t^(2k+1), k = 10 down to 1, for Horner's rule in t².
@@ -104,7 +106,9 @@ def _edge_distances(n: int, generator: np.random.Generator, out: NDArray[np.floa
     Work proceeds in cache-sized chunks (:func:`privnoise.snapping.fill_with_rejection`); the number of rounds does
     not depend on any data.
     """
-    return fill_with_rejection(np.empty(n) if out is None else out, lambda view: _propose_edge_distances(view, generator))
+    return fill_with_rejection(
+        np.empty(n) if out is None else out, lambda view: _propose_edge_distances(view, generator), _REFUSED
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)

@@ -4,7 +4,7 @@ Every coordinate of the output is f(x)ᵢ + Wᵢ rounded to the grid Λ (hardene
 research release). The noise's privacy profile names an error law whose two-sided tails bound those of every
 coordinate (:meth:`privnoise.dp.privacy_profiles.PrivacyProfile.error_law`: Laplace or Gaussian at the largest
 coordinate scale); with probability ≥ level over the noise, |outputᵢ − f(x)ᵢ| ≤ r(level) + Λ, which is what a
-:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states (two roundings of at most Λ/2: the one the
+:class:`~privnoise.planning.accuracy.NoiseLaw` with grid 2Λ states (two roundings of at most Λ/2: the one the
 hardened sampler's lattice may make, and the output's). The interval is per coordinate, not simultaneous, and
 covers f of the records as read (clamped to the declared bounds under ``out_of_bounds="clamp"``): it says nothing
 of what clamping changed. Noise without such a law (bounded cos² noise, designs whose output is confined to a box,
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.accuracy import NoiseLaw
 from ..dp.profile import NoProfile, profile_of
+from ..planning.accuracy import NoiseLaw
 
 __all__ = ["direct_interval"]
 

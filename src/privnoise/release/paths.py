@@ -124,12 +124,16 @@ class ReleasePlan:
         writer = None if self.path is None else open_writer(self.path, query.n)
         result = np.empty(query.n) if writer is None else None
         buffer = np.empty(BLOCK) if writer is not None else None
+        reuse = noise.identical_coordinates  # blocks of equal length share one marginal law
+        law: Noise | None = None
         try:
             for start, block in reader.blocks():
                 stop = start + block.size
                 scale = operator.record_scale(start, stop)
-                values = block if np.all(scale == 1.0) else block * scale
-                law = noise.marginal(start, stop)
+                unit = scale == 1.0 if type(scale) is float else bool(np.all(scale == 1.0))
+                values = block if unit else block * scale
+                if law is None or not reuse or law.dim != block.size:
+                    law = noise.marginal(start, stop)
                 assert law is not None
                 target = result[start:stop] if result is not None else buffer[: block.size]  # type: ignore[index]
                 law.add_to(values, rng=self.generator, harden=self.harden, grid_exponent=k, checked=True, out=target)

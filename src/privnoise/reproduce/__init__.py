@@ -11,9 +11,9 @@ from importlib import import_module
 from pathlib import Path
 
 from .._optional import check
-from ._report import Report, Row
+from ._report import SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row, method_kind
 
-__all__ = ["Report", "Row", "available", "run"]
+__all__ = ["SECOND_METHODS", "SECOND_METHOD_FUNCTIONS", "Report", "Row", "available", "method_kind", "run"]
 
 _MODULES = {
     "farokhi-optimization": "farokhi_optimization",

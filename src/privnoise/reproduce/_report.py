@@ -3,13 +3,56 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-__all__ = ["Report", "Row", "RowBuilder", "Status", "make_row"]
+__all__ = [
+    "SECOND_METHODS",
+    "SECOND_METHOD_FUNCTIONS",
+    "Report",
+    "Row",
+    "RowBuilder",
+    "Status",
+    "make_row",
+    "method_kind",
+    "second_method",
+]
 
 Status = Literal["match", "erratum", "check"]
+
+#: The kinds of second method a ``check`` row may name, each computed independently of the privnoise code under
+#: test (in the report module itself, or with numpy and scipy directly). A row's ``method`` starts with one of
+#: these kinds, then a colon and what was computed, e.g. "quadrature: scipy.integrate.quad of g′²/g".
+SECOND_METHODS: dict[str, str] = {
+    "closed form": "a formula evaluated by hand in the report module (the paper's, or one derived there)",
+    "direct evaluation": "the quantity's definition evaluated term by term with numpy",
+    "dense matrix": "a direct dense linear-algebra computation with numpy or scipy.linalg",
+    "quadrature": "numerical integration (scipy.integrate, or a midpoint rule written in the report)",
+    "Monte Carlo": "sampling with numpy's generator at a fixed seed, with a stated tolerance",
+    "finite differences": "central differences of a function written out in the report module",
+    "optimisation": "scipy.optimize over an explicit parametrisation written in the report module",
+    "ODE integration": "scipy.integrate.solve_ivp of the differential equation written in the report module",
+    "root finding": "scipy.optimize root finding of an equation written in the report module",
+    "statistical test": "a goodness-of-fit test against a law of scipy.stats",
+    "discretisation": "a different discretisation of the same problem (another mesh, basis or formulation)",
+    "literature": "a value published elsewhere, with its source",
+}
+
+#: The functions of the report modules that compute a second method, by qualified name (filled by
+#: ``second_method`` as the modules are imported). The tests read their source: they may use numpy, scipy and
+#: the reproduction package, never the rest of privnoise.
+SECOND_METHOD_FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def second_method(function: _F) -> _F:
+    """Register ``function`` as a second method (unchanged), so that the tests can check it uses no privnoise code
+    outside the reproduction package."""
+    SECOND_METHOD_FUNCTIONS[f"{function.__module__}.{function.__qualname__}"] = function
+    return function
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +73,10 @@ class Row:
         "match" when they agree; "erratum" when the printed value is wrong (``reason`` says why);
         "check" for a claim without a printed number that privnoise verified numerically.
     reason : str
-        One line: the second method used, or why the paper is wrong.
+        One line: what the comparison shows, or why the paper is wrong (the erratum's corrected form).
+    method : str
+        The independent second method of a ``check`` row: one kind of ``SECOND_METHODS``, a colon, and what
+        was computed (empty for rows whose printed column is the paper's own text).
 
     A row carries no tolerance: whoever compares printed and computed (the tests) states its own, so that no
     change in the reporting code can loosen a check.
@@ -42,12 +88,28 @@ class Row:
     computed: float | str
     status: Status
     reason: str = ""
+    method: str = ""
+
+    @property
+    def method_kind(self) -> str:
+        """The kind of second method (the text before the first colon of ``method``)."""
+        return method_kind(self.method)
 
     def agrees(self, *, rtol: float, abs_tol: float = 1e-12) -> bool:
         """Whether printed and computed agree within the caller's ``rtol`` (numbers), or are equal (text)."""
         if isinstance(self.printed, str) or isinstance(self.computed, str):
             return str(self.printed) == str(self.computed)
         return math.isclose(float(self.printed), float(self.computed), rel_tol=rtol, abs_tol=abs_tol)
+
+
+def method_kind(method: str) -> str:
+    """The kind a second method's description names: the text before its first colon ("" when it names none).
+
+    >>> method_kind("quadrature: scipy.integrate.quad of g′²/g")
+    'quadrature'
+    """
+    kind, colon, _ = method.partition(":")
+    return kind.strip() if colon else ""
 
 
 def _cell(text: str) -> str:
@@ -105,13 +167,13 @@ class Report:
             "",
             self.summary(),
             "",
-            "| key | claim | printed | computed | status | reason |",
-            "|---|---|---|---|---|---|",
+            "| key | claim | printed | computed | status | reason | second method |",
+            "|---|---|---|---|---|---|---|",
         ]
         for r in self.rows:
             lines.append(
                 f"| `{r.key}` | {_cell(r.claim)} | {_fmt(r.printed)} | {_fmt(r.computed)} | {r.status} | "
-                f"{_cell(r.reason)} |"
+                f"{_cell(r.reason)} | {_cell(r.method)} |"
             )
         if self.notes:
             lines += ["", "## Notes", ""] + [f"- {n}" for n in self.notes]
@@ -136,6 +198,7 @@ def make_row(
     computed: float | str,
     status: Status,
     reason: str = "",
+    method: str = "",
 ) -> Row:
     """A :class:`Row` from keyword arguments, with numpy numbers turned into floats."""
     return Row(
@@ -145,6 +208,7 @@ def make_row(
         computed=computed if isinstance(computed, str) else float(computed),
         status=status,
         reason=reason,
+        method=method,
     )
 
 
@@ -162,7 +226,16 @@ class RowBuilder:
         computed: float | str,
         status: Status,
         reason: str = "",
+        method: str = "",
     ) -> None:
         self.report.add(
-            make_row(key=key, claim=claim, printed=printed, computed=computed, status=status, reason=reason)
+            make_row(
+                key=key,
+                claim=claim,
+                printed=printed,
+                computed=computed,
+                status=status,
+                reason=reason,
+                method=method,
+            )
         )

@@ -6,7 +6,9 @@ N(m̄ + n·m_u, n·Σ_u) with m̄ = 20, m_u = 1, Σ_u = 0.1 for n = 1 or 2 occup
 Rows: the printed radius c = 2.02 against W₂ of the paper's pair (U₂ of t+1 input samples: 1.7468; 2.02 is the
 four-sample value, ERRATA 11), the σ that Theorem III.5 certifies for δ = 0.1 and 0.2 beside the printed σ (which
 equals 0.9‖N₂‖₂/δ, ERRATA 11), and the exact total variation between the output laws of
-one and two occupants under each σ (Gil-Pelaez inversion; Monte Carlo cross-check). Figures 1–2: noisy outputs.
+one and two occupants under each σ (Gil-Pelaez inversion). Every ``check`` row's second method is written in
+:mod:`privnoise.reproduce.liu_kawano_cao_methods` (the laws by hand, W₂ by scipy.linalg.sqrtm, Monte Carlo TV with
+scipy.stats). Figures 1–2: noisy outputs.
 
 References
 ----------
@@ -34,13 +36,12 @@ from ..systems import (
     GaussianInput,
     StateSpace,
     StatisticalInputNoise,
-    monte_carlo_total_variation,
-    output_law,
     statistical_input_noise,
     toeplitz_matrix,
     total_variation,
     wasserstein2,
 )
+from . import liu_kawano_cao_methods as lm
 from ._report import Report, Row
 
 __all__ = ["PRINTED_SIGMA", "SETUP", "SOURCE", "Setup", "build_report"]
@@ -140,62 +141,81 @@ def _lemma_theorem_rows(report: Report, s: Setup, certified: StatisticalInputNoi
     pair = (x0 & s.inputs(1, t + 1), x0 & s.inputs(2, t + 1))
     on = np.hstack([observability_matrix(system, t), toeplitz_matrix(system, t)])
     outputs = [pushforward(law, on, certified.covariance()) for law in pair]
+    hand = [lm.output_law_by_hand(s, k, certified.sigma) for k in (1, 2)]
+    floor = min(float(np.linalg.eigvalsh(cov)[0]) for _, cov in hand)
+    hand_kl = lm.gaussian_kl(hand[0], hand[1]) + lm.gaussian_kl(hand[1], hand[0])
     report.add(
         Row(
             "lemma-iii1",
             f"Lemma III.1: KL(P₁‖P₂) + KL(P₂‖P₁) ≤ 2W₂²/min λ_min(Σᵢ) for the output laws (certified σ, δ = {d:g}; "
-            "printed = the bound)",
-            lemma_iii1_bound(*outputs),
+            "printed = the bound by the second method, computed = privnoise's symmetrised KL)",
+            2.0 * lm.gaussian_w2(*hand) ** 2 / floor,
             symmetrized_kl(*outputs),
             "check",
-            "closed-form Gaussian KL divergences and W₂ (systems.gaussian_inputs); computed must not exceed printed",
+            f"computed must not exceed printed (privnoise's bound {lemma_iii1_bound(*outputs):.8g})",
+            "dense matrix: the output laws [O₂ N₂](x₀, U₂) + v written out, W₂ by scipy.linalg.sqrtm; their "
+            f"symmetrised KL by the written-out formula = {hand_kl:.8g}",
         )
     )
-    w_in = wasserstein2(*pair)
+    obs, toeplitz = lm.stacked_matrix(s.a, t)
+    hand_in = [lm.input_law(s, k, t + 1) for k in (1, 2)]
     w_out_clean = wasserstein2(*(pushforward(law, on) for law in pair))
     report.add(
         Row(
             "lemma-iii2",
-            "Lemma III.2: W₂(P_y, P_y′) ≤ ‖[O₂ N₂]‖₂ W₂(P_x, P_x′) for y = [O₂ N₂](x₀, U₂) (printed = the bound)",
-            float(np.linalg.norm(on, 2)) * w_in,
+            "Lemma III.2: W₂(P_y, P_y′) ≤ ‖[O₂ N₂]‖₂ W₂(P_x, P_x′) for y = [O₂ N₂](x₀, U₂) (printed = the bound by the "
+            "second method, computed = privnoise's W₂ of the outputs)",
+            float(np.linalg.norm(np.hstack([obs, toeplitz]), 2)) * lm.gaussian_w2(*hand_in),
             w_out_clean,
             "check",
-            f"closed-form Gaussian W₂ of the pushed-forward laws; W₂ of the inputs = {w_in:.6g}",
+            f"computed must not exceed printed; privnoise's W₂ of the inputs = {wasserstein2(*pair):.6g}",
+            "dense matrix: [O₂ N₂] and the input laws written out, spectral norm by numpy, W₂ by scipy.linalg.sqrtm",
         )
     )
     thm3 = theorem_iii3_noise(system, horizon=t, c=s.c, delta=d, pair=pair)
     tv3 = total_variation(system, thm3, *pair)
+    iii5 = lm.theorem_iii5_sigma(s, c=s.c, delta=d)
     report.add(
         Row(
             "thm-iii3-sigma",
-            f"Theorem III.3 for this pair, δ = {d:g}: its σ (computed) against Theorem III.5's (printed)",
-            certified.sigma,
+            f"Theorem III.3 for this pair, δ = {d:g}: its σ (computed) against Theorem III.5's (printed, by the "
+            "second method)",
+            iii5,
             thm3.sigma,
             "check",
             f"condition (12) with the pair's own output covariances; exact TV at this σ = {tv3:.6g} ≤ δ",
+            "closed form: Theorem III.5's σ² = c²λ_max(N₂ᵀN₂)/(2δ²) − λ_min(O₂Σ_{x₀}O₂ᵀ) with O₂, N₂ written out",
         )
+    )
+    mc3, se3 = lm.total_variation_by_monte_carlo(
+        *(lm.output_law_by_hand(s, k, thm3.sigma) for k in (1, 2)), draws=s.mc_draws, seed=s.mc_seed
     )
     report.add(
         Row(
             "thm-iii3-tv",
-            f"Theorem III.3: (0, δ)-DP, i.e. TV ≤ δ = {d:g}, at its σ for this pair (computed = exact TV)",
+            f"Theorem III.3: (0, δ)-DP, i.e. TV ≤ δ = {d:g}, at its σ for this pair (computed = privnoise's exact TV)",
             d,
             tv3,
             "check",
-            "Gil-Pelaez inversion of the log-likelihood ratio (systems.total_variation)",
+            "TV ≤ δ (privnoise: Gil-Pelaez inversion of the log-likelihood ratio)",
+            f"Monte Carlo: E_P[(1 − q/p)⁺] over {s.mc_draws} draws of scipy.stats.multivariate_normal (seed "
+            f"{s.mc_seed}) of the output laws written out: {mc3:.6g} ± {se3:.2g}",
         )
     )
     cor4 = corollary_iii4_noise(system, horizon=t, c=s.c, delta=d)
+    on_hand = np.hstack([obs, toeplitz])
+    cor4_hand = s.c * float(np.linalg.norm(on_hand, 2)) / (math.sqrt(2.0) * d)
     report.add(
         Row(
             "cor-iii4-sigma",
             f"Corollary III.4 (any pair in Adj₂^c), δ = {d:g}: λ_min(Σ_V) ≥ c²λ_max(𝒪₂)/(2δ²) (printed = "
-            "Theorem III.5's σ, computed = the corollary's)",
-            certified.sigma,
+            "Theorem III.5's σ by the second method, computed = privnoise's corollary σ)",
+            iii5,
             cor4.sigma,
             "check",
-            f"σ² = c²λ_max([O₂ N₂]ᵀ[O₂ N₂])/(2δ²); the corollary ignores the inputs' own covariance, so σ ≥ "
-            f"III.5's; exact TV at it = {total_variation(system, cor4, *pair):.6g}",
+            "the corollary ignores the inputs' own covariance, so its σ ≥ III.5's; exact TV at it = "
+            f"{total_variation(system, cor4, *pair):.6g}",
+            f"closed form: σ = c‖[O₂ N₂]‖₂/(√2δ) = {cor4_hand:.10g} and Theorem III.5's σ, with O₂, N₂ written out",
         )
     )
 
@@ -210,7 +230,7 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "'ERRATA 11' refers to docs/errata.md.",
             "Certified σ: Theorem III.5, σ² = c²λ_max(N₂ᵀN₂)/(2δ²) − λ_min(O₂Σ_{x₀}O₂ᵀ) with λ_min = 0 (rank one).",
             "Exact TV: Gil-Pelaez inversion of the log-likelihood ratio's characteristic function (different "
-            "covariances); 'tv-mc-*' rows cross-check it by Monte Carlo with a fixed seed.",
+            "covariances); the second methods estimate it by Monte Carlo with scipy.stats at a fixed seed.",
         ],
     )
     system, x0 = s.system(), s.x0()
@@ -240,7 +260,9 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             s.c,
             w3,
             "check",
-            "closed-form W₂ of the Gaussian joint laws of (x₀, U₂), eq. (1); membership holds",
+            "membership holds",
+            "closed form: W₂ of the joint laws of (x₀, U₂) written out, eq. (1) by scipy.linalg.sqrtm = "
+            f"{lm.gaussian_w2(lm.input_law(s, 1, t + 1), lm.input_law(s, 2, t + 1)):.10g}",
         )
     )
     report.add(
@@ -258,11 +280,12 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
     report.add(
         Row(
             "norm-N2",
-            "‖N₂‖₂ of the example (eq. (10))",
-            "not printed",
+            "‖N₂‖₂ of the example (eq. (10); not printed: printed = the second method)",
+            f"{float(np.linalg.norm(lm.stacked_matrix(s.a, t)[1], 2)):.10g}",
             f"{n2:.10g}",
             "check",
-            "largest singular value of the Toeplitz matrix [[0,0,0],[1,0,0],[0.9,1,0]]",
+            "privnoise's Toeplitz matrix has the same largest singular value",
+            "dense matrix: largest singular value of N₂ = [[0,0,0],[1,0,0],[0.9,1,0]] written out",
         )
     )
 
@@ -293,6 +316,13 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             )
         )
         tv = total_variation(system, noise, (x0, u1), (x0, u2))
+        mc, se = lm.total_variation_by_monte_carlo(
+            *(lm.output_law_by_hand(s, k, noise.sigma) for k in (1, 2)), draws=s.mc_draws, seed=s.mc_seed
+        )
+        monte_carlo = (
+            f"Monte Carlo: E_P[(1 − q/p)⁺] over {s.mc_draws} draws of scipy.stats.multivariate_normal (seed "
+            f"{s.mc_seed}) of the output laws written out"
+        )
         report.add(
             Row(
                 f"tv-certified-{d:g}",
@@ -301,10 +331,14 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
                 tv,
                 "check",
                 "TV ≤ δ: the certified design meets its target",
+                f"{monte_carlo}: {mc:.6g} ± {se:.2g}",
             )
         )
         weak = dataclasses.replace(noise, sigma=printed)
         tv_p = total_variation(system, weak, (x0, u1), (x0, u2))
+        mc_p, se_p = lm.total_variation_by_monte_carlo(
+            *(lm.output_law_by_hand(s, k, printed) for k in (1, 2)), draws=s.mc_draws, seed=s.mc_seed
+        )
         report.add(
             Row(
                 f"tv-printed-{d:g}",
@@ -313,19 +347,18 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
                 tv_p,
                 "check",
                 "TV ≤ δ still holds for this pair: Theorem III.5 is conservative (ERRATA 11)",
+                f"{monte_carlo}: {mc_p:.6g} ± {se_p:.2g}",
             )
         )
-        p = output_law(system, t, (x0, u1), noise.covariance())
-        q = output_law(system, t, (x0, u2), noise.covariance())
-        mc, se = monte_carlo_total_variation(p.mean, p.cov, q.mean, q.cov, draws=s.mc_draws, rng=s.mc_seed)
         report.add(
             Row(
                 f"tv-mc-{d:g}",
-                f"Monte Carlo TV (certified σ, δ = {d:g}) against the exact TV",
+                f"Monte Carlo TV (certified σ, δ = {d:g}) against the exact TV (printed = the second method)",
                 mc,
                 tv,
                 "check",
-                f"E_P[(1 − q/p)⁺] with {s.mc_draws} draws, standard error {se:.2g}",
+                f"privnoise's exact TV within the Monte Carlo error (standard error {se:.2g})",
+                f"{monte_carlo}; tolerance 3 standard errors",
             )
         )
     _lemma_theorem_rows(report, s, designs[0])

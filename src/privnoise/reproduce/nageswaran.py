@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from .. import recoverability as rec
 from ..random import default_rng
 from ._report import Report, RowBuilder
-from .nageswaran_rows import general_rows, lemma_rows
+from .nageswaran_rows import general_rows, lemma_rows, privacy_by_hand
 
 __all__ = ["FIGURE1_PRINTED", "SETUP", "SOURCE", "Setup", "build_report", "figure1_matrix"]
 
@@ -134,6 +134,15 @@ def _theorem1_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
             bigger[np.arange(len(s.s)), np.arange(len(s.s))] = s.s
             bigger[i, i] *= factor
             worst = max(worst, float(np.max(rec.max_privacy(bigger, grid) - rec.max_privacy(a, grid))))
+    sv = np.array(s.s)
+    worst_hand = -np.inf
+    for i in range(3):
+        for factor in (1.05, 1.5, 3.0):
+            grown = sv.copy()
+            grown[i] *= factor
+            for rho in grid:
+                gap = privacy_by_hand(s.n, grown, rho) - privacy_by_hand(s.n, sv, rho)
+                worst_hand = max(worst_hand, gap)
     b.add(
         "remark-iii-monotone",
         "Remark (iii): π is nonincreasing in each sᵢ (largest increase when one sᵢ grows)",
@@ -141,17 +150,21 @@ def _theorem1_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
         worst,
         "check",
         "max over ρ ∈ [0, 40] and sᵢ × {1.05, 1.5, 3}: must be ≤ 0",
+        f"closed form: eq. (9) by hand, ρ spent on ascending sᵢ, gives the largest increase {worst_hand:.3g}",
     )
     s_sorted = np.array(s.s)
     for rho in (4.0, 8.5):
         desc = rec.privacy_of_allocation(s.n, s_sorted[::-1], rec.allocation(s_sorted[::-1], rho))
         b.add(
             f"eq6-descending-{rho:g}",
-            f"Eq. (6): ρ must be spent on ascending sᵢ; descending order at ρ = {rho:g}",
-            rec.max_privacy(a, rho),
+            f"Eq. (6): ρ must be spent on ascending sᵢ; descending order at ρ = {rho:g} (printed = π by the second "
+            "method)",
+            privacy_by_hand(s.n, s_sorted, rho),
             desc,
             "check",
-            "printed: eq. (8); computed: eq. (27) with the allocation (25) in descending order, strictly worse",
+            "computed: privnoise's eq. (27) with the allocation (25) in descending order, strictly worse",
+            "closed form: eq. (9) by hand with ascending allocation; descending by hand gives "
+            f"{privacy_by_hand(s.n, s_sorted, rho, ascending=False):.10g}",
         )
 
 
@@ -222,6 +235,7 @@ def _scheme_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], cache: dict[st
         best,
         "check",
         "responses Z = FX + W scaled to E‖AX − Z‖² = ρ; computed must be ≤ printed",
+        f"closed form: π({rho:g}) = {privacy_by_hand(s.n, np.array(s.s), rho):g} by eq. (9) written in the report",
     )
 
 

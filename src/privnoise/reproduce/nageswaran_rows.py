@@ -9,12 +9,34 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .. import recoverability as rec
-from ._report import RowBuilder
+from ._report import RowBuilder, second_method
 
 if TYPE_CHECKING:
     from .nageswaran import Setup
 
-__all__ = ["general_rows", "lemma_rows"]
+__all__ = ["general_rows", "lemma_rows", "linear_mmse_by_hand", "privacy_by_hand"]
+
+
+@second_method
+def privacy_by_hand(
+    n: int, singular_values: NDArray[np.float64], rho: float, *, ascending: bool = True
+) -> float:
+    """n − r + Σρᵢ/sᵢ² with ρ spent on the nonzero sᵢ in ascending (eq. (9)) or descending order, ρᵢ ≤ sᵢ²
+    (a second method for Theorem 1, written here without privnoise.recoverability)."""
+    sv = np.sort(singular_values[singular_values > 0])
+    left, total = float(rho), float(n - sv.size)
+    for si in sv if ascending else sv[::-1]:
+        spent = min(left, float(si * si))
+        total += spent / float(si * si)
+        left -= spent
+    return total
+
+
+@second_method
+def linear_mmse_by_hand(cov: NDArray[np.float64], f: NDArray[np.float64]) -> float:
+    """mmse(X | FX) = Tr(Σ − ΣFᵀ(FΣFᵀ)⁻¹FΣ) for X ~ N(0, Σ), a noiseless linear response (dense matrices)."""
+    gain = cov @ f.T @ np.linalg.inv(f @ cov @ f.T)
+    return float(np.trace(cov - gain @ f @ cov))
 
 
 def lemma_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
@@ -80,6 +102,7 @@ def lemma_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64]) -> None:
         float(np.max(np.abs(errors_arr - np.minimum(rhos, total)))),
         "check",
         f"{rhos.size} values of ρ in [0, {2 * total:g}]; closed-form recoverability error of the response",
+        "closed form: min(ρ, Σsᵢ²) with the sᵢ of numpy.linalg.svd",
     )
     b.add(
         "appC-privacy-all-rho",
@@ -107,7 +130,8 @@ def general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], printed: dict[
     r = s.general_rho
     base = rec.max_privacy(query, 0.0, data_cov=sigma)
     ratio = (rec.max_privacy(query, r, data_cov=sigma) - base) / np.sqrt(r)
-    explicit = (rec.mmse_of_linear_response(sigma, np.array([[1.0, -np.sqrt(r)]])) - base) / np.sqrt(r)
+    base_hand = linear_mmse_by_hand(sigma, query)  # π_Σ(0) = mmse(X | AX)
+    explicit = (linear_mmse_by_hand(sigma, np.array([[1.0, -np.sqrt(r)]])) - base_hand) / np.sqrt(r)
     b.add(
         "sec4-conjecture-not-affine",
         "Sec. IV conjecture: π_Σ piecewise affine. Σ = [[1, ½], [½, 1]], A = [1, 0]: (π_Σ(ρ) − π_Σ(0))/√ρ, "
@@ -117,4 +141,5 @@ def general_rows(b: RowBuilder, s: Setup, a: NDArray[np.float64], printed: dict[
         "check",
         "printed column: the same ratio for the explicit response Z = X₁ − √ρX₂ (a lower bound); a bounded "
         "ratio/√ρ → ∞ means infinite slope at 0⁺, so π_Σ is not piecewise affine",
+        "dense matrix: mmse(X | fX) = Tr(Σ − ΣFᵀ(FΣFᵀ)⁻¹FΣ) for F = [1, −√ρ] and F = A, written in the report",
     )

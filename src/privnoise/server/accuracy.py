@@ -1,6 +1,6 @@
 """The accuracy every DP answer of the server states: a confidence interval (or a rank accuracy, for quantiles)
 at :data:`LEVEL`, from the law of the noise, through the library's accuracy code
-(:mod:`privnoise.analysis.accuracy`, :mod:`privnoise.analysis.plans`).
+(:mod:`privnoise.planning.accuracy`, :mod:`privnoise.planning.plan`).
 
 It describes the **noise only** (:data:`~privnoise.results.NOISE_ONLY`): with the stated probability over
 the noise, the interval covers the exact answer on the stored (clamped) records that the noise was added to. It
@@ -10,7 +10,7 @@ The law of a hardened component: its value is rounded to the grid Λ and grid no
 heavier than that of the continuous noise rounded to the grid (for Laplace-type noise the discrete tail
 q^m/(1 + q) is at most the rounded continuous tail q^{m − 1/2}/2, by the AM–GM inequality); so the error is
 within the continuous law's radius plus Λ (two roundings of at most Λ/2), which is what a
-:class:`~privnoise.analysis.accuracy.NoiseLaw` with grid 2Λ states. The law comes from the noise family itself: a
+:class:`~privnoise.planning.accuracy.NoiseLaw` with grid 2Λ states. The law comes from the noise family itself: a
 registered family's own (:meth:`privnoise.dp.families.NoiseFamily.law`, handed in by the policy), else the one the
 noise's privacy profile states (:meth:`~privnoise.dp.privacy_profiles.PrivacyProfile.error_law`: Laplace or
 Gaussian at the largest coordinate scale for the built-in families, a family's own law for its own profile); a
@@ -19,10 +19,10 @@ without a profile) has no interval here: the answer says so.
 
 Per kind: ``count``, ``sum``, ``linear``, ``identity``, ``histogram`` and group-by counts and sums: value ± r (per
 coordinate, not simultaneous), cut to the range the value can take. ``mean`` (also per group) and
-``weighted_mean``: the Fieller-type set of :func:`~privnoise.analysis.accuracy.ratio_interval` (exact coverage).
-``variance``: :func:`~privnoise.analysis.accuracy.variance_interval` (conservative) for S₂/N − (S₁/N)², scaled to
+``weighted_mean``: the Fieller-type set of :func:`~privnoise.planning.accuracy.ratio_interval` (exact coverage).
+``variance``: :func:`~privnoise.planning.accuracy.variance_interval` (conservative) for S₂/N − (S₁/N)², scaled to
 the server's sample variance by N/(N − 1) at the ends of the count's interval. ``quantile``: the exponential
-mechanism's rank radius (:func:`~privnoise.analysis.accuracy.exponential_rank_radius`).
+mechanism's rank radius (:func:`~privnoise.planning.accuracy.exponential_rank_radius`).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.accuracy import NoiseLaw, ratio_interval, variance_interval
-from ..analysis.plans import rank_radius, vector_interval
 from ..dp.hardening import HardenedMechanism
 from ..dp.profile import NoProfile, profile_of
 from ..exceptions import InvalidParameterError
 from ..mechanisms.error_laws import ErrorLaw
+from ..planning.accuracy import NoiseLaw, ratio_interval, variance_interval
+from ..planning.estimates import rank_radius, vector_interval
 from ..results import NOISE_ONLY, RANK
 
 __all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]

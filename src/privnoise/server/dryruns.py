@@ -36,10 +36,10 @@ from pydantic import ValidationError
 from sqlalchemy import select
 
 from ..analysis.dry_run import PUBLIC_ONLY, NoiseRadius, RankRadius, RatioRadius, VarianceRadius, cost_of
-from ..analysis.ledger import Cost
-from ..analysis.plans import rank_radius
 from ..dp.accounting import Charge
 from ..exceptions import InvalidParameterError
+from ..planning.estimates import rank_radius
+from ..planning.plan import Cost
 from . import db
 from .accuracy import LEVEL, law_of
 from .budgets import DatasetState, QuerierState, Refusal, apply_charges, information_floats, querier_view

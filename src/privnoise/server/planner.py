@@ -12,7 +12,7 @@ numeric values are clamped to the declared bounds, NULL to the lower bound):
   Σw, ``variance`` from the noisy count and the noisy sums of x − c and (x − c)² (Δ = 2h and h²; the variance does
   not change with the shift): the subset size is never treated as public; the policy's (ε, δ) is split evenly
   over the components and the ratio (clipped to the declared range) is post-processing. The library's Session
-  computes the same components (:mod:`privnoise.analysis.plans`). Components come in this
+  computes the same components (:mod:`privnoise.planning.plan`). Components come in this
   order: (sum, count), (weighted_sum, weight_sum), (sum, sum_of_squares, count).
 * ``identity``: every record of a column in record order; the number of records is public, neighbours replace
   one record (Δ₁ = Δ₂ = hi − lo).
@@ -48,11 +48,13 @@ from sqlalchemy.sql import Select
 
 from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
+from ..dp.hardening import HardenedMechanism
+from ..planning import Component
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
-from .plans import Component, Plan, information_of, plan_guarantee
+from .plans import Plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .row_source import numeric_columns, row_source
@@ -60,7 +62,7 @@ from .steps import floored_steps
 from .vectors import NEIGHBOURS, PartitionSelection, cell_keys, cell_tests, group_keys, vector_parts
 from .weights import row_weight
 
-__all__ = ["INLINE_RECORDS", "Component", "Plan", "compiled", "make_plan"]
+__all__ = ["INLINE_RECORDS", "Plan", "compiled", "make_plan"]
 
 #: Datasets of at most this many records are released in the event loop (see :mod:`.answers`).
 INLINE_RECORDS = 5000
@@ -262,7 +264,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
-    components = []
+    components: list[Component[HardenedMechanism]] = []
     for n_, expr, s, slopes in parts:
         dim = records if identity else (len(expr) if isinstance(expr, list) else 1)
         used = policy
@@ -274,7 +276,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts), coordinates=moved)
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
-        components.append(Component(n_, noise, noise_information(noise, policy), slopes, 1 if identity else dim))
+        components.append(Component(name=n_, noise=noise, sensitivity=s, information=noise_information(noise, policy),
+                                    slopes=slopes, dim=1 if identity else dim))
     fisher = information_of(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
@@ -372,7 +375,7 @@ def _quantile_plan(
     )
 
 
-def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component],
+def _accuracy(query: QuerySpec, policy: PolicySpec, components: list[Component[HardenedMechanism]],
               bounds: Callable[[str], tuple[float, float]]) -> Accuracy:
     """The accuracy of the answer (:mod:`.accuracy`), from the components' noise laws (the family's own, for a
     registered family)."""

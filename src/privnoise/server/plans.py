@@ -1,7 +1,9 @@
 """A server plan and what it states: the components of an answer, their Fisher information and its guarantee.
 
 A :class:`Plan` is everything an answer needs besides the data (:mod:`.planner` makes it from the request and the
-configuration). Every component adds Fisher information about the records, per column Σ slope² 𝓘_w
+configuration): the core's components (:class:`~privnoise.planning.Component`, each holding its policy's hardened
+noise, 𝓘_w of that noise and its slope in each column), the statement that computes their exact aggregates, and
+the charge. Every component adds Fisher information about the records, per column Σ slope² 𝓘_w
 (:func:`information_of`, computed in rationals and rounded up: never below the information released), and the
 answer states its guarantee (:func:`plan_guarantee`): the Fisher information of Fisher policies, the (ε, δ)
 charged by differential-privacy policies.
@@ -21,6 +23,7 @@ from sqlalchemy.sql import Select
 from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
+from ..planning.component import Component
 from .accuracy import Accuracy
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
@@ -29,18 +32,7 @@ from .quantiles import QuantileRelease
 from .querylang import QuerySpec
 from .vectors import PartitionSelection
 
-__all__ = ["Component", "Plan", "information_of", "plan_guarantee"]
-
-
-@dataclass(frozen=True)
-class Component:
-    """One noisy part of an answer: the library noise it is released with, 𝓘_w of that noise, and the slopes."""
-
-    name: str
-    noise: HardenedMechanism
-    information: float | None
-    slopes: dict[str, float]
-    dim: int = 1  # the number of cells of a vector component (histogram, group by)
+__all__ = ["Plan", "information_of", "plan_guarantee"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +42,7 @@ class Plan:
     spec: DatasetSpec
     query: QuerySpec
     policy: PolicySpec
-    components: list[Component]
+    components: list[Component[HardenedMechanism]]
     combine: Callable[[list[Any]], Any]
     charge: Charge
     statement: Select[Any]
@@ -86,7 +78,7 @@ class Plan:
         return out
 
 
-def information_of(components: list[Component]) -> dict[str, Fraction]:
+def information_of(components: list[Component[HardenedMechanism]]) -> dict[str, Fraction]:
     """Per column, Σ over components of slope² 𝓘_w, each term the smallest double ≥ its exact value (computed in
     rationals, then rounded up: the charge is never below the information released)."""
     out: dict[str, Fraction] = {}
@@ -114,7 +106,7 @@ def information_of(components: list[Component]) -> dict[str, Fraction]:
 
 
 def plan_guarantee(
-    policy: PolicySpec, components: list[Component], charge: Charge, identity: bool
+    policy: PolicySpec, components: list[Component[HardenedMechanism]], charge: Charge, identity: bool
 ) -> dict[str, Any]:
     """What an answer states of its privacy: Fisher information per record (Fisher policies), or the (ε, δ) charged
     and the adjacency (differential-privacy policies), with the noise of every component."""

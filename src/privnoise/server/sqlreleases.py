@@ -7,8 +7,8 @@ its interval at any level, and the guarantee of the whole statement — all post
   answers them (the query's own value, in its entry of ``answers``, is the sample variance).
 * **Intervals.** The interval of each aggregate at any level, from the noise law of its components, computed as
   :mod:`.accuracy` computes the answer's stated interval at 95 %: ± the law's radius for counts and sums (cut to
-  the range they can take), the ratio interval of :func:`~privnoise.analysis.accuracy.ratio_interval` for means,
-  :func:`~privnoise.analysis.accuracy.variance_interval` for variances (unscaled: the population variance), its
+  the range they can take), the ratio interval of :func:`~privnoise.planning.accuracy.ratio_interval` for means,
+  :func:`~privnoise.planning.accuracy.variance_interval` for variances (unscaled: the population variance), its
   square root for ``STDDEV``; none for quantiles (a rank accuracy) or noise without a law.
   :func:`privnoise.sql.answers.assemble` combines them for expressions of several aggregates (union bound).
 * **Groups.** Declared keys are the same cells, in the same order, for every query of the statement; keys selected
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.accuracy import ratio_interval, variance_interval
 from ..analysis.grouping import sort_key
-from ..analysis.plans import vector_interval
+from ..planning.accuracy import ratio_interval, variance_interval
+from ..planning.estimates import vector_interval
 from ..sql import Aggregate
 from ..sql.answers import Released
 from .accuracy import law_of

@@ -5,8 +5,9 @@ parameters (or its printed number) beside the value privnoise computes, with a s
 
 * ``match`` — they agree;
 * ``erratum`` — the printed value is wrong; the reason names the item of ``docs/errata.md``;
-* ``check`` — a claim without a printed number, verified with a second method named in the reason. In these
-  rows the *printed* column holds the bound the paper states (evaluated) or the second method's value.
+* ``check`` — a claim without a printed number, verified with a second method independent of the code under
+  test and named in the row's ``method``. In these rows the *printed* column holds the bound the paper states
+  (evaluated) or the second method's value.
 
 One module per section of the paper, each a function of the frozen parameters :data:`SETUP` (or
 :data:`SUPPORTS_SETUP`) returning its rows, built with keywords; a value one section hands to another (the noise of
@@ -144,9 +145,8 @@ def build_report(output: Path | None = None, *, figures: bool = True) -> Report:
             "closed-form planes leave a gap of 0.11 %.",
             "'ERRATA n' in a reason refers to item n of docs/errata.md (N1, N2: found by this reproduction).",
             "In 'check' rows the printed column holds the bound the paper states (evaluated) "
-            "or the value of the "
-            "second method named in the reason.",
-            "Monte Carlo rows use fixed seeds and privnoise's samplers; "
+            "or the value of the second method named in the 'second method' column.",
+            "Monte Carlo second methods draw with numpy's generator at fixed seeds (cos² by rejection); "
             "their tolerance is the Monte Carlo error.",
         ],
     )

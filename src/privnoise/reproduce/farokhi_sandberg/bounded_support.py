@@ -11,13 +11,13 @@ import numpy as np
 from scipy import integrate
 
 from ... import queries
-from ...fisher import fisher_guarantee, fisher_information_quadrature
+from ...fisher import fisher_guarantee
 from ...mechanisms import Mechanism, RaisedCosine
-from .._report import Row, Status, make_row
+from .._report import Row, Status, make_row, second_method
 from .common import PI2, noise_for, printed_cos2, quad
 from .parameters import Setup
 
-__all__ = ["BoundedSupport", "evaluate", "tradeoff_figure"]
+__all__ = ["BoundedSupport", "cos2_information_by_quadrature", "evaluate", "tradeoff_figure"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,23 @@ class BoundedSupport:
 
     rows: list[Row]
     corollary3_noise: Mechanism
+
+
+@second_method
+def cos2_information_by_quadrature(lower: float, upper: float) -> float:
+    """∫g′²/g of the cos² density (14) on [lower, upper] by adaptive quadrature (a second method, Corollary 1).
+
+    g(w) = (2/L)cos²(π(w − c)/L) and g′(w) = −(2π/L²)sin(2π(w − c)/L) are written out here, so neither privnoise's
+    density nor its Fisher information is used; the closed form is 4π²/L².
+    """
+    length, centre = upper - lower, (upper + lower) / 2.0
+
+    def integrand(w: float) -> float:
+        g = 2.0 / length * math.cos(math.pi / length * (w - centre)) ** 2
+        dg = -2.0 * math.pi / length**2 * math.sin(2.0 * math.pi / length * (w - centre))
+        return dg * dg / g if g > 0 else 0.0
+
+    return quad(integrand, lower, upper)
 
 
 def evaluate(s: Setup) -> BoundedSupport:
@@ -152,22 +169,20 @@ def evaluate(s: Setup) -> BoundedSupport:
         )
     )
 
-    info_closed = one.fisher_information()
-    info_quad = fisher_information_quadrature(one.pdf, (lo, hi))
     rows.append(
         make_row(
             key="fisher-cos2",
-            claim="Fisher information of the cos² density: 4π²/L² per coordinate (L = 1.4)",
-            printed=info_closed,
-            computed=info_quad,
+            claim="Fisher information of the cos² density: 4π²/L² per coordinate (L = 1.4; printed = second method)",
+            printed=cos2_information_by_quadrature(lo, hi),
+            computed=one.fisher_information(),
             status="check",
-            reason="printed = closed form (implied by ERRATA 2); computed = fisher_information_quadrature of the pdf",
+            reason=f"implied by ERRATA 2; the closed form 4π²/L² = {4.0 * PI2 / width**2:.12g}",
+            method="quadrature: scipy.integrate.quad of g′²/g with the cos² density g of (14) and g′ written out",
         )
     )
 
     # Corollary 3: any C ≠ 0 gives (14); Tr 𝓘 = ‖C‖²·4π²/L².
     s_lo, s_hi = s.scalar_support
-    s_len = s_hi - s_lo
     grid = np.linspace(s_lo, s_hi, 1001)
     q1 = queries.weighted_mean(np.array(s.weights_c1))
     q2 = queries.LinearQuery(np.array(s.weights_c2))
@@ -193,23 +208,22 @@ def evaluate(s: Setup) -> BoundedSupport:
             reason="two weight vectors of different length and sign, 1001-point grid",
         )
     )
-    j_quad = fisher_information_quadrature(
-        m1.pdf,
-        s.scalar_support,
-        derivative=lambda w: (
-            -(2.0 * math.pi / s_len**2) * np.sin(2.0 * math.pi / s_len * (w - (s_lo + s_hi) / 2.0))
-        ),
-    )
-    for key, q, mech1, label in (("cor3-trace-info-C1", q1, m1, "C1"), ("cor3-trace-info-C2", q2, m2, "C2")):
-        c = q.matrix_2d
+    j_quad = cos2_information_by_quadrature(s_lo, s_hi)
+    weights_c1 = np.array(s.weights_c1) / sum(s.weights_c1)  # weighted_mean normalises the weights
+    for key, q, mech1, label, weights in (
+        ("cor3-trace-info-C1", q1, m1, "C1", weights_c1),
+        ("cor3-trace-info-C2", q2, m2, "C2", np.array(s.weights_c2)),
+    ):
         rows.append(
             make_row(
                 key=key,
                 claim=f"Cor. 3: Tr 𝓘 = ‖C‖²·4π²/L² for {label} (printed = ‖C‖²·quadrature J)",
-                printed=float(np.sum(c * c)) * j_quad,
+                printed=float(np.sum(weights * weights)) * j_quad,
                 computed=fisher_guarantee(q, mech1).information.trace(),
                 status="check",
-                reason="quadrature ∫g′²/g with the analytic g′, times ‖C‖² (direct matrix computation CᵀJC)",
+                reason="Tr(CᵀJC) = J‖C‖² for a scalar query",
+                method="quadrature: scipy.integrate.quad of g′²/g for the cos² density of (14) written out, times "
+                "‖C‖² of the weights as given",
             )
         )
 
@@ -241,7 +255,8 @@ def evaluate(s: Setup) -> BoundedSupport:
             printed=min(alternatives),
             computed=unit.fisher_information(),
             status="check",
-            reason="quadrature of ∫g′²/g for (1−t)γ* + t·Beta(3,3), t ∈ {0.1, …, 1}; Beta(3,3) alone gives 40 > 4π²",
+            reason="every mixture has more information; Beta(3,3) alone gives 40 > 4π²",
+            method="quadrature: scipy.integrate.quad of g′²/g for (1−t)γ* + t·Beta(3,3), t ∈ {0.1, …, 1}, written out",
         )
     )
     return BoundedSupport(rows=rows, corollary3_noise=m1)

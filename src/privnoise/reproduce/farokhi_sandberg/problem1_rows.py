@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from ... import queries
 from ...fisher import Ball, Box, Polygon, solve_dirichlet_eigenproblem, solve_problem1
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .general_supports import SupportsSetup
 
 __all__ = ["figure", "rows", "solve", "trace_inverse_by_differences"]
@@ -44,6 +44,7 @@ def solve(s: SupportsSetup) -> dict[str, Any]:
     }
 
 
+@second_method
 def trace_inverse_by_differences(
     pdf: Any, lower: NDArray[np.float64], upper: NDArray[np.float64], gram: NDArray[np.float64], grid: int
 ) -> tuple[float, float]:
@@ -119,6 +120,7 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
                 computed=p1.upper_bound,
                 status="check",
                 reason=_bracket_text(p1),
+                method="closed form: L²vᵀBv/(4π²) of the (1, −1) chord, its ends read off the support's corners",
             )
         )
         density = p1.best_chord_density
@@ -135,6 +137,8 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
                 status="check",
                 reason=f"second method: midpoint rule on a {s.grid}² grid of the rectangle with central differences "
                 f"of the density; ∫γ = {mass:.9f}; the rectangle lies in W and γ vanishes on its boundary",
+                method=f"quadrature: midpoint rule on a {s.grid}² grid of the rectangle, ∇γ by central differences "
+                "of the pdf alone",
             )
         )
     p1 = solutions["p1-disc"]
@@ -152,6 +156,8 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             status="check",
             reason=f"{_bracket_text(p1)}; second method for the lower bound: midpoint rule on a {s.grid}² grid "
             f"with central differences of the density gives {quadrature:.6f} (∫γ = {mass:.6f})",
+            method=f"quadrature: midpoint rule on a {s.grid}² grid with ∇γ by central differences of the pdf, for "
+            "the lower bound's density",
         )
     )
     info = c.T @ np.asarray(p1.noise.fisher_information()) @ c
@@ -170,6 +176,8 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             status="check",
             reason="equal Rayleigh quotient and λ₁ mean u is the (simple) principal eigenfunction: (11) holds; "
             f"fresh solve error estimate {fresh.error_estimate:.1e}",
+            method="discretisation: a fresh eigenproblem −∇·(C𝓘⁻²Cᵀ∇u) = μu on the disc, its weight built from "
+            "the maximiser's information",
         )
     )
     p1 = solutions["p1-separable"]
@@ -185,6 +193,7 @@ def rows(s: SupportsSetup, solutions: dict[str, Any]) -> list[Row]:
             computed=p1.upper_bound,
             status="check",
             reason=f"{_bracket_text(p1)}; the closed-form planes leave this gap (tolerance 1e-2)",
+            method="closed form: Σwᵢ²Bᵢᵢ/(4π²) of the product cos² on the box",
         )
     )
     return out

@@ -10,9 +10,9 @@ from scipy import optimize
 
 from ... import queries
 from ..._validation import check_positive
-from ...fisher import fisher_guarantee, gram_sqrt, optimal_noise, problem3_objective
+from ...fisher import fisher_guarantee, optimal_noise, problem3_objective
 from ...mechanisms import Gaussian
-from .._report import Row, make_row
+from .._report import Row, make_row, second_method
 from .common import cholesky_matrix, noise_for
 from .parameters import Setup
 
@@ -35,6 +35,7 @@ def printed_corollary6_noise(query: queries.Query, *, quality_weight: float) -> 
     return cast(Gaussian, optimal_noise(query, quality_weight=rho / 4.0))
 
 
+@second_method
 def _minimise_problem3(gram: NDArray[np.float64], rho: float) -> NDArray[np.float64]:
     m = gram.shape[0]
 
@@ -46,6 +47,7 @@ def _minimise_problem3(gram: NDArray[np.float64], rho: float) -> NDArray[np.floa
     return cholesky_matrix(res.x, m)
 
 
+@second_method
 def _minimise_problem4(gram: NDArray[np.float64], theta: float) -> NDArray[np.float64]:
     m = gram.shape[0]
 
@@ -65,16 +67,18 @@ def rows(s: Setup) -> list[Row]:
     rows: list[Row] = []
     q = queries.LinearQuery(np.array(s.cor6_matrix))
     rho, theta = s.cor6_rho, s.cor6_theta
-    root = gram_sqrt(q)
-    printed = printed_corollary6_noise(q, quality_weight=rho)
     corrected = cast(Gaussian, noise_for(q, quality_weight=rho))
-    sigma_opt = _minimise_problem3(q.gram(), rho)
-    opt_value = problem3_objective(q, sigma_opt, rho)
+    gram = np.array(s.cor6_matrix) @ np.array(s.cor6_matrix).T  # CCᵀ from the matrix as given
+    vals, vecs = np.linalg.eigh(gram)
+    root = (vecs * np.sqrt(vals)) @ vecs.T  # (CCᵀ)^{1/2} by its eigen-decomposition
+    sigma_printed = 2.0 * root / np.sqrt(rho)  # Corollary 6 as printed for Problem 3
+    sigma_opt = _minimise_problem3(gram, rho)
+    opt_value = float(np.trace(np.linalg.solve(sigma_opt, gram)) + rho * np.trace(sigma_opt))
     rows.append(
         make_row(
             key="cor6-p3-objective",
             claim="Cor. 6 (Problem 3): Tr(Σ⁻¹CCᵀ) + ϱTrΣ at the printed Σ = 2(CCᵀ)^{1/2}/√ϱ (2×3 C, ϱ = 2)",
-            printed=problem3_objective(q, printed.cov, rho),
+            printed=float(np.trace(np.linalg.solve(sigma_printed, gram)) + rho * np.trace(sigma_printed)),
             computed=problem3_objective(q, corrected.cov, rho),
             status="erratum",
             reason=f"ERRATA 4: minimiser is (CCᵀ)^{{1/2}}/√ϱ; BFGS over a Cholesky factor finds {opt_value:.10g}",
@@ -84,10 +88,11 @@ def rows(s: Setup) -> list[Row]:
         make_row(
             key="cor6-p3-quality",
             claim="Cor. 6 (Problem 3): Q = TrΣ of the printed minimiser",
-            printed=printed.second_moment(),
+            printed=float(np.trace(sigma_printed)),
             computed=corrected.second_moment(),
             status="erratum",
-            reason=f"ERRATA 4: factor 2; the numerical minimiser has TrΣ = {np.trace(sigma_opt):.10g}",
+            reason="ERRATA 4: factor 2; Q = Tr((CCᵀ)^{1/2})/√ϱ at the minimiser (CCᵀ)^{1/2}/√ϱ; the numerical "
+            f"minimiser has TrΣ = {np.trace(sigma_opt):.10g}",
         )
     )
     rows.append(
@@ -97,20 +102,22 @@ def rows(s: Setup) -> list[Row]:
             printed=opt_value,
             computed=problem3_objective(q, corrected.cov, rho),
             status="check",
-            reason="scipy BFGS over a Cholesky factor; "
+            reason="no covariance does better than privnoise's; "
             f"max entry of abs(Σ_opt − Σ) = {np.max(np.abs(sigma_opt - corrected.cov)):.2e}",
+            method="optimisation: scipy.optimize BFGS of Tr(Σ⁻¹CCᵀ) + ϱTrΣ, written out, over a log-Cholesky "
+            "factor of Σ",
         )
     )
 
     p4 = cast(Gaussian, noise_for(q, quality_budget=theta))
     sigma_printed4 = theta * root / np.trace(root)
-    sigma_opt4 = _minimise_problem4(q.gram(), theta)
-    opt4 = float(np.trace(np.linalg.solve(sigma_opt4, q.gram())))
+    sigma_opt4 = _minimise_problem4(gram, theta)
+    opt4 = float(np.trace(np.linalg.solve(sigma_opt4, gram)))
     rows.append(
         make_row(
             key="cor6-p4-information",
             claim="Cor. 6 (Problem 4): Tr 𝓘 at Σ = ϑ(CCᵀ)^{1/2}/Tr(CCᵀ)^{1/2} (ϑ = 0.5)",
-            printed=float(np.trace(np.linalg.solve(sigma_printed4, q.gram()))),
+            printed=float(np.trace(np.linalg.solve(sigma_printed4, gram))),
             computed=fisher_guarantee(q, p4).information.trace(),
             status="match",
             reason=f"BFGS over Cholesky factors with TrΣ = ϑ finds {opt4:.10g} = (Tr(CCᵀ)^{{1/2}})²/ϑ",

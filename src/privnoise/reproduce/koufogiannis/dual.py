@@ -18,14 +18,28 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy import optimize
+from numpy.typing import NDArray
+from scipy import integrate, optimize
 
 from ...dp.lp_dual import dual_crossing, dual_eta, dual_eta_ode, dual_threshold
 from ...mechanisms.norm_laplace import MultiUserLaplace
-from .._report import Report, Row
+from .._report import Report, Row, second_method
 from .parameters import Setup
 
-__all__ = ["add_figure3_row", "add_rows", "figure3", "figures"]
+__all__ = ["add_figure3_row", "add_rows", "eta_by_ode", "figure3", "figures"]
+
+
+@second_method
+def eta_by_ode(radius: float, lam: float, *, epsilon: float, dim: int) -> float:
+    """η(radius) of the dual ODE η′ = r² − λ − (n−1)η/r − ε|η|, η(0) = 0 (eqs. (9), (16)), integrated here by
+    scipy's LSODA from the series η ≈ −λr/n at r₀ = 10⁻⁸ (a second method, independent of privnoise.dp)."""
+
+    def rhs(r: float, y: NDArray[np.float64]) -> list[float]:
+        return [r * r - lam - (dim - 1) / r * y[0] - epsilon * abs(y[0])]
+
+    r0 = 1e-8
+    sol = integrate.solve_ivp(rhs, (r0, radius), [-lam * r0 / dim], method="LSODA", rtol=1e-10, atol=1e-10)
+    return float(sol.y[0, -1])
 
 
 def _threshold_by_bisection(eps: float, n: int, horizon: float) -> float:
@@ -50,7 +64,7 @@ def add_rows(report: Report, s: Setup) -> None:
     # -- dual functions of Figures 1 and 2 -------------------------------------------------------------
     fe = s.fig_epsilon
     for fig, n in (("fig1", 1), ("fig2", s.fig2_dim)):
-        star = dual_threshold(fe, n)
+        star = 2 / fe**2 if n == 1 else n * (n + 1) / fe**2  # the printed λ* of Theorems 6 and 8
         report.add(
             Row(
                 f"{fig}-lambda-star",
@@ -65,6 +79,7 @@ def add_rows(report: Report, s: Setup) -> None:
         for f in (0.9, 1.05):
             lam = f * star
             eta_far = float(dual_eta_ode([s.horizon / fe], lam, epsilon=fe, dim=n)[0])
+            second = eta_by_ode(s.horizon / fe, lam, epsilon=fe, dim=n)
             report.add(
                 Row(
                     f"{fig}-{'feasible' if f < 1 else 'infeasible'}",
@@ -73,8 +88,11 @@ def add_rows(report: Report, s: Setup) -> None:
                     "feasible" if f < 1 else "infeasible",
                     "feasible" if eta_far >= 0 else "infeasible",
                     "check",
-                    f"η({s.horizon:g}/ε) = {eta_far:.4g} by ODE integration; crossing r₃ = "
+                    f"η({s.horizon:g}/ε) = {eta_far:.4g} by privnoise's ODE integration; crossing r₃ = "
                     f"{dual_crossing(lam, epsilon=fe, dim=n):.6g}",
+                    f"ODE integration: scipy LSODA of the dual ODE written in the report, λ = {f:g}·"
+                    f"{'2/ε²' if n == 1 else 'n(n+1)/ε²'}: η({s.horizon:g}/ε) = {second:.4g}, "
+                    f"{'feasible' if second >= 0 else 'infeasible'}",
                 )
             )
     v = 3.0
@@ -210,6 +228,8 @@ def add_figure3_row(report: Report, s: Setup) -> None:
             v2,
             "check",
             f"η′(v̂₂) = 0 by root finding on the ODE solution; v̂₁ = {v1:.8g} < v̂₂ = {v2:.8g} < v̂₃ = {v3:.8g}",
+            "root finding: scipy brentq of η′ = 0 on the appendix's negative branch "
+            "(δ/ε³)e^{εv} − v²/ε − 2v/ε² − δ/ε³, written in the report",
         )
     )
 

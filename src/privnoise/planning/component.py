@@ -1,0 +1,111 @@
+"""A component: one released aggregate with its calibrated noise, the unit every plan is made of.
+
+A component is additive noise for one aggregate (a count, a sum, a vector of group counts or histogram cells, the
+records themselves) of declared sensitivity Δ under the plan's neighbours (:mod:`privnoise.core.adjacency`). The
+analyst's :class:`~privnoise.Session` calibrates its components here, from the share of the query's budget each is
+given, by the session's noise family (:mod:`privnoise.dp.families`): the smallest scale whose exact share, read from
+the noise's own privacy profile, is within the share — ε in exact rationals for the families of the ε accountants
+("pure", "approximate", "advanced", "pld"; Laplace by default, ℓ1 sensitivity), ρ for those of the zCDP accountants
+("zcdp", "rdp"; Gaussian by default, ℓ2 sensitivity). The query server's components are the same type, holding
+the hardened noise of a policy (``server.mechanisms``), the Fisher information 𝓘_w of that noise and the slope of
+the aggregate in each column (Farokhi & Sandberg, Proposition 1: a record's information is slope² 𝓘_w), and the
+number of cells ``dim`` of a vector aggregate.
+
+The noise is added by the noise protocol's hardened addition (:meth:`privnoise.mechanisms.Noise.add_to`): the exact
+sum is rounded to a power-of-two grid, post-processing that changes no guarantee. Counts are released as integers:
+``discrete`` counts get the family's variant on ℤ where it has one (Laplace: discrete Laplace noise,
+P(K = j) ∝ e^{−|j|/t}, whose ε for an integer sensitivity Δ is exactly Δ/t — a shift of Δ integers changes every
+log-probability by at most Δ/t; the count is an integer, so no rounding enters); other counts are rounded to the
+grid 2⁰, their error round(W). The accuracy uses the exact law of either.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..dp.families import NoiseFamily
+from ..mechanisms import Noise
+from .accuracy import NoiseLaw
+
+__all__ = ["Component", "calibrate"]
+
+#: The noise a component holds: any noise of the protocol (the server's components hold hardened noise).
+NoiseT = TypeVar("NoiseT", bound=Noise)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Component(Generic[NoiseT]):
+    """Calibrated noise for one released aggregate (see the module docstring).
+
+    ``share`` is the ε or ρ (the family's currency) it spends and ``family`` the family it was drawn from (a
+    family's variant on ℤ for discrete counts); a component of a policy's noise that no family calibrated (the
+    server's Fisher designs, an owner's own noise) has neither. ``scale`` is the family's scale parameter: b
+    (Laplace), t (discrete Laplace, in integers), σ (Gaussian). ``information`` is 𝓘_w of the noise (per
+    coordinate), ``slopes`` the aggregate's slope in each column it reads, ``dim`` its number of cells.
+    """
+
+    name: str
+    noise: NoiseT
+    sensitivity: float
+    share: Fraction | None = None
+    family: NoiseFamily | None = None
+    integer: bool = False
+    scale: float | None = None
+    dim: int = 1
+    information: float | None = None
+    slopes: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def grid_exponent(self) -> int:
+        return 0 if self.integer else self.noise.default_grid_exponent()
+
+    @property
+    def law(self) -> NoiseLaw:
+        """The law of the released error (for accuracy)."""
+        error = None if self.family is None else self.family.law(self.noise)
+        if error is None:
+            raise ValueError(f"the noise of component {self.name!r} states no error law.")
+        return NoiseLaw(error, math.ldexp(1.0, self.grid_exponent), self.integer)
+
+    def event(self, *, scalar: bool) -> Any:
+        """The privacy event of this part (:mod:`privnoise.dp.events`): the family's own on a scalar pair."""
+        if self.family is None or self.share is None:
+            raise ValueError(f"component {self.name!r} was not calibrated by a noise family: it has no event.")
+        return self.family.event(self.noise, self.sensitivity, self.share, scalar=scalar)
+
+    def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
+        """values + noise, hardened (rounded to the grid; to integers for counts)."""
+        v = np.asarray(values, dtype=float)
+        return np.asarray(self.noise.add_to(v, rng=generator, grid_exponent=self.grid_exponent), dtype=float)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "sensitivity": self.sensitivity, **self.law.describe()}
+
+
+@functools.lru_cache(maxsize=256)
+def calibrate(name: str, family: NoiseFamily, sensitivity: float, share: Fraction, *, integer: bool = False,
+              discrete: bool = False) -> Component[Noise]:
+    """The smallest noise of ``family`` (its variant on ℤ for ``discrete`` counts, where it has one) whose exact share
+    at sensitivity Δ is within ``share``. A function of public parameters only, into a frozen component: the
+    calibrations of a session's repeated queries are computed once and kept.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> from privnoise.dp.families import LAPLACE
+    >>> c = calibrate("count", LAPLACE, 2.0, Fraction(1, 2), integer=True)
+    >>> c.scale >= 4.0, c.law.integer
+    (True, True)
+    """
+    chosen = family.integer if discrete and family.integer is not None else family
+    noise = chosen.calibrate(sensitivity, share, what=f"{chosen.name} noise for {name}")
+    return Component(name=name, noise=noise, sensitivity=sensitivity, share=share, family=chosen,
+                     integer=integer or chosen is not family, scale=chosen.scale(noise))
