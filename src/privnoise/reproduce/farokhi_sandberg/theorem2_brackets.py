@@ -26,11 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ...fisher import Ball, Box, Ellipsoid, Polygon, solve_dirichlet_eigenproblem, unit_ball_eigenvalue
-from .._report import Row, make_row
-from .common import PI2
+from ...fisher import Ball, Box, Ellipsoid, Polygon, solve_dirichlet_eigenproblem
+from .._report import Row, make_row, second_method
 
-__all__ = ["L_SHAPE_LAMBDA", "bracket_text", "rows", "solve"]
+__all__ = ["L_SHAPE_LAMBDA", "bracket_text", "closed_forms", "rows", "solve"]
 
 #: λ₁ of the L-shaped domain of side 2 with a unit square removed (Trefethen & Betcke, 2006).
 L_SHAPE_LAMBDA = 9.6397238440219
@@ -73,15 +72,35 @@ def solve(s: Any) -> dict[str, Any]:
     }
 
 
-def _closed_form_row(key: str, claim: str, exact: float, solution: Any, source: str) -> Row:
+@second_method
+def closed_forms(diagonal_a: tuple[float, float], sides: tuple[float, float], ellipse_scale: float) -> dict[str, float]:
+    """λ₁ by hand where a closed form exists (math and scipy.special only): boxes with a diagonal A
+    (π²Σaᵢ/Lᵢ², product of sines), the disk and the matched ellipse (j₀,₁², j₀,₁²/s), the equilateral triangle of
+    side 1 (16π²/3, Lamé), the unit ball (π², j_{1/2,1} = π) and the cube [−1, 1]³ (3π²/4)."""
+    from scipy.special import jn_zeros
+
+    j01 = float(jn_zeros(0, 1)[0]) ** 2
+    pi2 = math.pi**2
+    return {
+        "rectangle": pi2 * (diagonal_a[0] / sides[0] ** 2 + diagonal_a[1] / sides[1] ** 2),
+        "ellipse": j01 / ellipse_scale,
+        "disk": j01,
+        "triangle": 16.0 * pi2 / 3.0,
+        "ball3": pi2,
+        "cube3": 3.0 * pi2 / 4.0,
+    }
+
+
+def _closed_form_row(key: str, claim: str, exact: float, solution: Any, source: str, method: str) -> Row:
     return make_row(
         key=key,
         claim=claim,
         printed=exact,
         computed=solution.eigenvalue,
         status="check",
-        reason=f"second method: {source}; {bracket_text(solution)}; the closed form lies "
+        reason=f"{source}; {bracket_text(solution)}; the closed form lies "
         f"{'inside' if solution.lower_bound <= exact <= solution.upper_bound else 'OUTSIDE'} the bracket",
+        method=method,
     )
 
 
@@ -95,53 +114,59 @@ def _two_discretisations_row(key: str, claim: str, solution: Any) -> Row:
         reason="printed = the guaranteed lower bound from nonconforming elements (Crouzeix–Raviart with the "
         "Carstensen–Gedicke bound; in 2-D also Temple's inequality with a Raviart–Thomas flux), computed = the "
         f"conforming P2 Rayleigh–Ritz upper bound: two discretisations; {bracket_text(solution)}",
+        method="discretisation: nonconforming Crouzeix–Raviart elements (and, in 2-D, a mixed Raviart–Thomas "
+        "flux) for the lower bound against conforming P2 elements for the upper bound, on the same mesh",
     )
 
 
 def rows(s: Any, sol: dict[str, Any]) -> list[Row]:
     """The Theorem 2 rows: closed forms and a literature value inside the bracket, and the bracket itself."""
-    a = np.array(s.diagonal_a)
     (x0, y0), (x1, y1) = s.rectangle
-    j01 = unit_ball_eigenvalue(2)
+    exact = closed_forms(tuple(s.diagonal_a), (x1 - x0, y1 - y0), s.ellipse_scale)
+    orthant = "the bracket from one orthant, Neumann on the symmetry planes"
     out = [
         _closed_form_row(
             "thm2-box-diagonal",
             "Thm 2 / Cor. 1: λ₁ on a box with diagonal CCᵀ = diag(2, 0.5), box [0, 2]×[0, 1] (printed = the "
             "closed form π²Σaᵢ/Lᵢ² of the cos² solution; the paper prints no eigenvalue)",
-            PI2 * (a[0] / (x1 - x0) ** 2 + a[1] / (y1 - y0) ** 2),
+            exact["rectangle"],
             sol["rectangle"],
-            "closed form π²Σaᵢ/Lᵢ²",
+            "printed = π²Σaᵢ/Lᵢ²",
+            "closed form: π²Σaᵢ/Lᵢ² of the product of sines, evaluated in the report",
         ),
         _closed_form_row(
             "thm2-ellipse-matched",
             f"Thm 2 on the ellipse with shape {s.ellipse_scale:g}·CCᵀ: λ₁ (printed = the closed form "
             f"j₀,₁²/{s.ellipse_scale:g} by w = (sCCᵀ)^½ v; not in the paper)",
-            j01 / s.ellipse_scale,
+            exact["ellipse"],
             sol["ellipse"],
-            "closed form j₀,₁²/s (Bessel zero)",
+            "printed = j₀,₁²/s",
+            "closed form: j₀,₁²/s, the first zero of J₀ by scipy.special.jn_zeros",
         ),
         _closed_form_row(
             "thm2-disk",
             "Thm 2 on the unit disk, CCᵀ = I: λ₁ (printed = the closed form j₀,₁²; not in the paper)",
-            j01,
+            exact["disk"],
             sol["disk"],
-            "closed form j₀,₁² (Bessel zero)",
+            "printed = j₀,₁²",
+            "closed form: j₀,₁², the first zero of J₀ by scipy.special.jn_zeros",
         ),
         _closed_form_row(
             "thm2-triangle",
             "Thm 2 on the equilateral triangle of side 1, CCᵀ = I: λ₁ (printed = the closed form 16π²/3; "
             "not in the paper)",
-            16.0 * PI2 / 3.0,
+            exact["triangle"],
             sol["triangle"],
-            "closed form 16π²/(3a²) (Lamé)",
+            "printed = 16π²/(3a²)",
+            "closed form: 16π²/(3a²) for the equilateral triangle of side a (Lamé), evaluated in the report",
         ),
         _closed_form_row(
             "thm2-l-shape",
             "Thm 2 on the (non-convex) L-shape with CCᵀ = I: λ₁ (printed = Trefethen & Betcke 2006)",
             L_SHAPE_LAMBDA,
             sol["l-shape-identity"],
-            "literature value 9.6397238440219 (method of particular solutions), adaptive refinement toward the "
-            "re-entrant corner",
+            "adaptive refinement toward the re-entrant corner",
+            "literature: 9.6397238440219, Trefethen & Betcke (2006), by the method of particular solutions",
         ),
         _two_discretisations_row(
             "thm2-box-correlated",
@@ -152,16 +177,18 @@ def rows(s: Any, sol: dict[str, Any]) -> list[Row]:
         _closed_form_row(
             "thm2-ball-3d",
             "Thm 2 on the unit ball in 3-D, CCᵀ = I: λ₁ (printed = the closed form π²; not in the paper)",
-            PI2,
+            exact["ball3"],
             sol["ball3"],
-            "closed form π² (j_{1/2,1}²); the bracket from one orthant, Neumann on the symmetry planes",
+            f"printed = π²; {orthant}",
+            "closed form: π² = j_{1/2,1}², the first zero of the spherical Bessel function sin r/r",
         ),
         _closed_form_row(
             "thm2-cube-3d",
             "Thm 2 on the cube [−1, 1]³, CCᵀ = I: λ₁ (printed = the closed form 3π²/4; not in the paper)",
-            3.0 * PI2 / 4.0,
+            exact["cube3"],
             sol["cube3"],
-            "closed form π²Σ1/Lᵢ²; the bracket from one orthant, Neumann on the symmetry planes",
+            f"printed = π²Σ1/Lᵢ²; {orthant}",
+            "closed form: π²Σ1/Lᵢ² of the product of sines, evaluated in the report",
         ),
         _two_discretisations_row(
             "thm2-box-correlated-3d",
