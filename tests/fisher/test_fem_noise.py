@@ -33,7 +33,7 @@ C = np.linalg.cholesky(A)  # CCᵀ = A
 
 @pytest.fixture(scope="module")
 def l_noise() -> FiniteElementNoise:
-    return FiniteElementNoise(solution=solve_dirichlet_eigenproblem(Polygon(L_SHAPE), A, rtol=1e-5))
+    return FiniteElementNoise(solution=solve_dirichlet_eigenproblem(Polygon(L_SHAPE), A, rtol=1e-3))
 
 
 # -- an independent P2 evaluation and exact projection cdf ------------------------------------------
@@ -191,11 +191,12 @@ def test_ellipsoidal_noise_against_finite_elements(dim: int) -> None:
     shape = np.diag([1.0, 2.0, 0.5][:dim])
     region = Ellipsoid(np.zeros(dim), 1.5 * shape)
     closed = EllipsoidalNoise(region=region)
-    sol = solve_dirichlet_eigenproblem(region, shape, rtol=1e-6 if dim == 2 else 1e-2)
+    sol = solve_dirichlet_eigenproblem(region, shape, rtol=1e-4 if dim == 2 else 1e-2, max_unknowns=None if dim == 2 else 6_000)
     fem = FiniteElementNoise(solution=sol)
     lam = pn.fisher.unit_ball_eigenvalue(dim) / 1.5
     assert np.trace(closed.fisher_information() @ shape) == pytest.approx(4 * lam, rel=1e-12)
-    assert sol.eigenvalue == pytest.approx(lam, rel=1e-6 if dim == 2 else 1e-2)
+    assert sol.lower_bound <= lam <= sol.upper_bound
+    assert sol.eigenvalue == pytest.approx(lam, rel=1e-4 if dim == 2 else 1e-2)
     assert np.allclose(closed.covariance(), fem.covariance(), rtol=1e-3 if dim == 2 else 3e-2, atol=1e-4)
 
 

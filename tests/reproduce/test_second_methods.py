@@ -31,12 +31,6 @@ from privnoise.reproduce import SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report,
 #: reworked in another change; each still states its method in its reason. Remove a key once its row names one.
 PENDING: frozenset[str] = frozenset(
     {
-        "thm2-box-diagonal",
-        "thm2-ellipse-matched",
-        "thm2-ball-3d",
-        "thm2-box-correlated",
-        "thm2-box-correlated-3d",
-        "thm2-l-shape",
         "thm2-trace-identity",
         "remark7-correlated-gain",
         "prop2-convexity",

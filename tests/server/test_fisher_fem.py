@@ -32,7 +32,7 @@ from tests.server._harness import _fresh_postgres_database  # noqa: E402
 from tests.server._lab import DatasetDef, Lab, NoiseSpy  # noqa: E402
 
 KS_ALPHA = 1e-6
-TOLERANCE = 1e-6
+TOLERANCE = 1e-4
 BOX = "box:-1,-1;1,1"
 DISC = "ball:0,0;1"
 L_SHAPE = "polygon:0,0;2,0;2,1;1,1;1,2;0,2"

@@ -154,7 +154,7 @@ def test_fisher_fem_uses_the_cached_design() -> None:
     np.testing.assert_allclose(np.diag(info), [math.pi**2, math.pi**2 / 4], rtol=1e-3)
     assert noise_information(h, FEM) == float(np.max(np.diag(info)))
     assert design.solution.rtol == 1e-3 and design.solution.converged
-    assert fem_design("box:-1,-1;1,1").solution.rtol == 1e-6  # the default tolerance
+    assert fem_design("box:-1,-1;1,1").solution.rtol == 1e-4  # the default tolerance (a certified bracket)
 
 
 def test_noise_is_cached_per_policy_sensitivity_dimension_and_share() -> None:

@@ -44,20 +44,27 @@ class Level:
 _CURVED_ORDER = 8
 
 
-def solve_level(mesh: Any, matrix: FloatArray, support: Support) -> Level:
-    """Assemble (curved cells at the boundary of a curved support), solve, normalise."""
+def solve_level(
+    mesh: Any, matrix: FloatArray, support: Support, *, straight: bool = False, dirichlet: Any = None
+) -> Level:
+    """Assemble (curved cells at the boundary of a curved support unless ``straight``), solve, normalise.
+
+    With ``straight`` the cells keep their affine maps: on a curved support the mesh then lies inside W and the
+    level's λ_h, with exact quadrature, is a guaranteed upper bound of λ₁(W) (Rayleigh–Ritz). ``dirichlet``: the
+    boundary facets where u = 0 (all of them by default; the others get the natural, Neumann, condition).
+    """
     from skfem import Basis, BilinearForm, ElementTetP2, ElementTriP2
     from skfem.mapping import MappingAffine
 
     d = mesh.p.shape[0]
     element = ElementTriP2() if d == 2 else ElementTetP2()
-    if support.curved:
+    if support.curved and not straight:
         geometry, curved = quadratic_mesh(mesh, support)
         _check_orientation(geometry, curved)
-        straight = np.setdiff1d(np.arange(mesh.t.shape[1]), curved)
+        flat = np.setdiff1d(np.arange(mesh.t.shape[1]), curved)
         bases = [Basis(geometry, element, elements=curved, intorder=_CURVED_ORDER)]
-        if straight.size:
-            bases.append(Basis(geometry, element, mapping=MappingAffine(geometry), elements=straight))
+        if flat.size:
+            bases.append(Basis(geometry, element, mapping=MappingAffine(geometry), elements=flat))
     else:
         geometry, curved = mesh, np.zeros(0, dtype=np.int64)
         bases = [Basis(mesh, element)]
@@ -75,7 +82,8 @@ def solve_level(mesh: Any, matrix: FloatArray, support: Support) -> Level:
     for basis in bases[1:]:
         k = k + stiffness.assemble(basis)
         m = m + mass.assemble(basis)
-    interior = bases[0].complement_dofs(bases[0].get_dofs(mesh.boundary_facets()))
+    fixed = mesh.boundary_facets() if dirichlet is None else dirichlet
+    interior = bases[0].complement_dofs(bases[0].get_dofs(fixed))
     ki = k[interior][:, interior]
     mi = m[interior][:, interior]
     vector = _principal_mode(ki.tocsr(), mi.tocsr(), d)

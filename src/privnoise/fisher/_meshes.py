@@ -29,9 +29,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._fem_symmetry import EllipsoidOrthant, dirichlet_facets
 from .supports import Support
 
-__all__ = ["quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
+__all__ = ["boundary_cells", "quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -65,6 +66,8 @@ def snap_vertices(mesh: Any, support: Support) -> Any:
         return mesh
     p = np.array(mesh.p.T)
     b = mesh.boundary_nodes()
+    if isinstance(support, EllipsoidOrthant):  # only the nodes on ∂W, not those on the symmetry planes
+        b = np.unique(np.asarray(mesh.facets[:, dirichlet_facets(mesh, np.asarray(support.center))]))
     p[b] = support.project_to_boundary(p[b])
     return _with_points(mesh, p)
 
@@ -89,6 +92,13 @@ def _red_refine(mesh: Any) -> Any:
         pick = choice == which
         children.extend(np.stack([mid[k, pick] for k in child]) for child in split)
     return MeshTet(points, np.hstack(children))
+
+
+def boundary_cells(mesh: Any) -> IntArray:
+    """The cells with a vertex on the boundary of the mesh."""
+    on_boundary = np.zeros(mesh.p.shape[1], dtype=bool)
+    on_boundary[mesh.boundary_nodes()] = True
+    return np.flatnonzero(on_boundary[np.asarray(mesh.t)].any(axis=0)).astype(np.int64)
 
 
 def refine(mesh: Any, support: Support, marked: IntArray | None = None) -> Any:

@@ -150,7 +150,9 @@ def optimal_noise(
         :class:`~privnoise.fisher.Support` (Box, Polygon, Ellipsoid, Polyhedron, MeshSupport), or a box whose
         CCᵀ is not diagonal, with a linear query of 2 or 3 outputs: the solution of Theorem 2's eigenproblem
         (:func:`~privnoise.fisher.support_design.optimal_noise_on_support`: closed form where one exists,
-        finite elements otherwise).
+        finite elements otherwise, whose ``solution`` carries a guaranteed bracket of λ₁ = Tr 𝓘/4:
+        ``converged`` only when its relative width is within the tolerance, 1e-4, and ``error_estimate`` its
+        width).
     output_range : (lower, upper), optional
         The release must lie in Y = [y̲, ȳ]: noise supported on Y − f(x) (a data-dependent policy).
     quality_weight : float, optional

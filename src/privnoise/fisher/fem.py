@@ -10,37 +10,55 @@ so Problem 2 of Farokhi & Sandberg is a Rayleigh quotient: its minimiser is the 
 minimum is Tr 𝓘 = 4λ₁ (with γ = u² the factor 4 is the one Appendix E drops, ERRATA 2).
 
 :func:`solve_dirichlet_eigenproblem` assembles the stiffness and mass matrices of continuous P2 elements with
-scikit-fem, finds the smallest eigenvalue with scipy's shift-invert Lanczos (``eigsh(sigma=0)``), and refines the
-mesh until the estimate of λ₁ changes by less than ``rtol``:
+scikit-fem, finds the smallest eigenvalue with scipy's shift-invert Lanczos (``eigsh(sigma=0)``; LOBPCG with
+algebraic multigrid in 3-D), and refines the mesh until a **guaranteed bracket** [λ_low, λ_up] of λ₁ is narrower
+than ``rtol`` relative (:mod:`privnoise.fisher._fem_bounds`):
+
+* λ_up is the P2 Rayleigh quotient on a straight mesh inside W (Rayleigh–Ritz: every function of H¹₀(W) has a
+  quotient ≥ λ₁(W); the quadrature of straight cells is exact);
+* λ_low is the larger of the Crouzeix–Raviart bound λ_CR/(1 + C_h²λ_CR) (Carstensen & Gedicke 2014, with an
+  explicit C_h valid in any dimension) and, in 2-D, Temple's inequality with an equilibrated Raviart–Thomas flux
+  (Kato 1949), both for the Laplacian in the coordinates A^(−½)x; on balls and ellipsoids it is divided by s²,
+  s the scale of a polytope circumscribing W (a bigger domain has a smaller λ₁);
+* on a 3-D box or axis-aligned ellipsoid (a ball) with a diagonal A, whose eigenfunction is even in every axis,
+  both come from one orthant with Neumann conditions on the symmetry planes (``_fem_bounds.orthant_bracket``):
+  cells half the size for the same unknowns, a bracket about four times narrower.
+
+``converged`` is ``λ_up − λ_low ≤ rtol·λ_low`` and ``error_estimate`` is the width λ_up − λ_low. With
+``certify=False`` (for searches that solve many eigenproblems, such as Problem 1's) no bracket is computed: the
+mesh is refined until the Richardson extrapolation changes by less than ``rtol`` between levels, ``error_estimate``
+is that change (an estimate, not a bound), the bounds are NaN and ``converged`` is False. The meshes:
 
 * ``"adaptive"`` (the default on flat-sided supports): a residual error indicator per cell (the equation's
   residual inside each cell and the jumps of the flux A∇u across its faces) and Dörfler marking, so that corner
   singularities of non-convex polygons are resolved without refining everywhere;
 * ``"uniform"`` (the default where the eigenfunction is smooth up to ∂W: balls, ellipsoids, and boxes with a
   diagonal A, whose eigenfunction is a product of sines): every cell is split, and new boundary vertices are
-  moved onto ∂W. The unknowns grow by 2ᵈ per level and the error falls like N^(−4/d), the regime in which the
-  Richardson extrapolation below and its error estimate are reliable (adaptive levels grow irregularly, by about
-  1.6, and a rate fitted to them is noisy).
+  moved onto ∂W. On balls and ellipsoids, while the circumscribed polytope dominates the bracket, only the cells
+  at ∂W are split.
 
-On balls and ellipsoids the cells at the boundary are curved (isoparametric P2, :mod:`privnoise.fisher._meshes`):
-their boundary edges' midpoint nodes lie on ∂W, so the meshed domain misses W by O(h⁴) (from inside) instead of
-the O(h²) of straight facets, and λ_h − λ₁ = O(h⁴) like the P2 error itself. Straight cells are assembled with
-their affine map; curved ones with the P2 map and a degree-8 rule (the mass integrand u²·det DF is then exact,
-the stiffness's rational integrand accurate to rounding on these near-affine cells).
+On balls and ellipsoids the returned density uses curved cells at the boundary (isoparametric P2,
+:mod:`privnoise.fisher._meshes`): their boundary edges' midpoint nodes lie on ∂W, so the meshed domain misses W by
+O(h⁴) (from inside) instead of the O(h²) of straight facets. Straight cells are assembled with their affine map;
+curved ones with the P2 map and a degree-8 rule (the stiffness's rational integrand is then accurate to rounding,
+not exactly integrated, which is why the bracket's upper bound comes from a second solve on straight cells).
 
-After each level the sequence of discrete eigenvalues λ_h is extrapolated (Richardson, λ_h ≈ λ₁ + c·N^(−r) in
-the number N of unknowns, with r fitted to the last three levels); the change of that extrapolation between the
-last two levels, or the size of the extrapolation's correction if larger, is the reported error estimate.
+The reported ``eigenvalue`` is the Richardson extrapolation of the discrete eigenvalues (λ_h ≈ λ₁ + c·N^(−r), r
+fitted to the last three levels), clipped into the bracket: an estimate whose guaranteed error is the bracket's
+width.
 
 References
 ----------
 F. Farokhi, H. Sandberg, "Ensuring privacy with constrained additive noise by minimizing Fisher information",
 Automatica 99 (2019): Problem 2, Theorem 2, eq. (12), Remark 7.
+C. Carstensen, J. Gedicke, "Guaranteed lower bounds for eigenvalues", Math. Comp. 83 (2014).
+T. Kato, "On the upper and lower bounds of eigenvalues", J. Phys. Soc. Japan 4 (1949).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -51,10 +69,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_matrix, check_in_range, check_positive_int, readonly
 from ..exceptions import DimensionError, InvalidParameterError, SolverError
+from ._fem_bounds import level_bracket, orthant_bracket
 from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
-from ._meshes import refine, vertex_mesh
+from ._fem_symmetry import orthant_of, symmetry_center
+from ._meshes import boundary_cells, refine, vertex_mesh
 from .supports import Box, Support
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
@@ -90,21 +110,28 @@ class EigenSolution:
         The P2 nodes of each curved cell (vertices, then edge midpoints, some of them on ∂W); the cell is
         x = Σ φₐ(λ) xₐ (:mod:`privnoise.fisher._isoparametric`).
     eigenvalue : float
-        The estimate of λ₁(W) (Richardson extrapolation of the discrete eigenvalues).
+        The estimate of λ₁(W): the Richardson extrapolation of the discrete eigenvalues, clipped into
+        [``lower_bound``, ``upper_bound``].
     discrete_eigenvalue : float
         The Rayleigh quotient ∫∇uᵀA∇u of the returned u: a density u² has Tr 𝓘 = 4 × this value exactly. It is
         ≥ λ₁ of the meshed domain, and ≥ λ₁(W) when the mesh lies inside W.
     error_estimate : float
-        An estimate of the absolute error of ``eigenvalue`` from the last levels: under uniform refinement the
-        change of the extrapolation between the last two levels times the contraction (N₋₁/N)^r of the fitted
-        rate; under adaptive refinement the larger of that change and the Richardson correction
-        ``discrete_eigenvalue − eigenvalue``.
+        A guaranteed bound of the absolute error of ``eigenvalue``: the width ``upper_bound − lower_bound`` of the
+        bracket (the value lies inside it). With ``certify=False``: the change of the extrapolation between the
+        last levels, an estimate only.
+    lower_bound, upper_bound : float
+        A guaranteed bracket of λ₁(W) (:mod:`privnoise.fisher._fem_bounds`): the largest lower bound and the
+        smallest upper bound over the levels. The upper bound is the conforming P2 Rayleigh quotient on a straight
+        mesh inside W; the lower bound the larger of the Crouzeix–Raviart bound (Carstensen & Gedicke 2014) and
+        the Temple–Kato bound with an equilibrated Raviart–Thomas flux, divided on curved supports by the square
+        of the scale of a circumscribed polytope. NaN with ``certify=False``.
     mesh_size : float
         The largest cell diameter of the final mesh.
     history : tuple of (int, float)
         (unknowns, discrete eigenvalue) at every level.
     converged : bool
-        Whether ``error_estimate ≤ rtol · eigenvalue`` was reached within the limits.
+        Whether ``upper_bound − lower_bound ≤ rtol · lower_bound`` was reached within the limits (always False
+        with ``certify=False``: nothing is certified).
     """
 
     support: Support
@@ -118,13 +145,25 @@ class EigenSolution:
     mesh_size: float
     history: tuple[tuple[int, float], ...]
     converged: bool
-    rtol: float = field(default=1e-6)
+    rtol: float = field(default=1e-4)
+    lower_bound: float = field(default=math.nan)
+    upper_bound: float = field(default=math.nan)
     curved_cells: NDArray[np.int64] = field(default_factory=lambda: readonly(np.zeros(0, dtype=np.int64)))
     curved_nodes: FloatArray = field(default_factory=lambda: readonly(np.zeros((0, 6, 2))))
 
     @property
     def dim(self) -> int:
         return int(self.points.shape[1])
+
+    @property
+    def bracket(self) -> tuple[float, float]:
+        """The guaranteed enclosure (``lower_bound``, ``upper_bound``) of λ₁(W)."""
+        return (self.lower_bound, self.upper_bound)
+
+    @property
+    def relative_width(self) -> float:
+        """(upper − lower)/lower: the certified relative accuracy; ``converged`` is ``relative_width ≤ rtol``."""
+        return (self.upper_bound - self.lower_bound) / self.lower_bound
 
     @property
     def unknowns(self) -> int:
@@ -136,6 +175,8 @@ class EigenSolution:
             "eigenvalue": self.eigenvalue,
             "discrete_eigenvalue": self.discrete_eigenvalue,
             "error_estimate": self.error_estimate,
+            "lower_bound": self.lower_bound,
+            "upper_bound": self.upper_bound,
             "mesh_size": self.mesh_size,
             "cells": int(self.cells.shape[0]),
             "unknowns": self.unknowns,
@@ -160,9 +201,10 @@ def solve_dirichlet_eigenproblem(
     support: Support,
     matrix: ArrayLike | None = None,
     *,
-    rtol: float = 1e-6,
+    rtol: float = 1e-4,
     refinement: Refinement = "auto",
-    max_unknowns: int = 600_000,
+    max_unknowns: int | None = None,
+    certify: bool = True,
 ) -> EigenSolution:
     """The principal eigenpair of −∇·(A∇u) = λu on ``support`` with u = 0 on its boundary.
 
@@ -173,13 +215,21 @@ def solve_dirichlet_eigenproblem(
         :class:`~privnoise.fisher.Polyhedron` or :class:`~privnoise.fisher.MeshSupport` (2-D or 3-D).
     matrix : array_like (d, d), optional
         Symmetric positive definite A (CCᵀ of a linear query); the identity when omitted.
-    rtol : float, default 1e-6
-        Refine until the estimate of λ₁ changes by less than ``rtol`` relative between two levels.
+    rtol : float, default 1e-4
+        Refine until the guaranteed bracket of λ₁ is narrower than ``rtol`` relative to its lower end (in 2-D
+        1e-4 takes seconds, 1e-5 up to a minute and 1e-6 minutes; in 3-D, within the default limit, about 1e-2 on
+        a box or a ball with a diagonal ``matrix`` (from one orthant) and 0.05–0.15 elsewhere: ``converged`` is
+        then False).
     refinement : {"auto", "adaptive", "uniform"}
         "auto" is uniform where the eigenfunction is smooth (balls, ellipsoids, boxes with a diagonal ``matrix``)
         and adaptive elsewhere.
-    max_unknowns : int
-        Stop refining (``converged=False``) before a level would exceed this many unknowns.
+    max_unknowns : int, optional
+        Stop refining (``converged=False``) before a level would exceed this many unknowns; by default 600,000
+        in 2-D and 50,000 in 3-D (where the lower bound's sparse factorisations dominate: about 4 minutes).
+    certify : bool, default True
+        Compute the guaranteed bracket at every level and stop on its width. False refines on the contraction
+        of successive levels only (an estimate; the bounds are NaN and ``converged`` is False): for searches
+        over many weights whose eigenvalues need no certificate.
 
     Returns
     -------
@@ -196,8 +246,10 @@ def solve_dirichlet_eigenproblem(
     --------
     >>> import math
     >>> from privnoise.fisher import Box
-    >>> sol = solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=1e-5)
-    >>> abs(sol.eigenvalue / (2 * math.pi**2) - 1) < 1e-5      # λ₁ of the unit square is 2π²
+    >>> sol = solve_dirichlet_eigenproblem(Box([0, 0], [1, 1]), rtol=1e-4)
+    >>> sol.lower_bound <= 2 * math.pi**2 <= sol.upper_bound   # λ₁ of the unit square is 2π²
+    True
+    >>> sol.converged and sol.upper_bound - sol.lower_bound <= 1e-4 * sol.lower_bound
     True
     """
     owner = "solve_dirichlet_eigenproblem"
@@ -214,7 +266,9 @@ def solve_dirichlet_eigenproblem(
         raise InvalidParameterError(
             f"`refinement` of `{owner}` must be 'auto', 'adaptive' or 'uniform'; got {refinement!r}."
         )
-    limit = check_positive_int(max_unknowns, "max_unknowns", owner, minimum=100)
+    limit = check_positive_int(
+        (600_000 if d == 2 else 50_000) if max_unknowns is None else max_unknowns, "max_unknowns", owner, minimum=100
+    )
     try:
         import skfem  # noqa: F401
     except ImportError:  # pragma: no cover - exercised only without the fem extra
@@ -223,10 +277,10 @@ def solve_dirichlet_eigenproblem(
         ) from None
 
     with _quiet_skfem():
-        return _solve(support, a, tol, refinement, limit)
+        return _solve(support, a, tol, refinement, limit, certify=bool(certify))
 
 
-def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: int) -> EigenSolution:
+def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: int, *, certify: bool) -> EigenSolution:
     d = support.dim
     if refinement == "auto":
         smooth = support.curved or (isinstance(support, Box) and np.count_nonzero(a - np.diag(np.diag(a))) == 0)
@@ -240,28 +294,50 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
     mesh = vertex_mesh(points, cells)
     while mesh.t.shape[1] < _MIN_CELLS[d]:
         mesh = refine(mesh, support)
+    # a 3-D box or ball with a diagonal A: the bracket from one orthant, refined with the mesh (_fem_symmetry)
+    orthant = orthant_of(support, a) if certify and d == 3 and mode == "uniform" else None
+    half = None
+    if orthant is not None:
+        half = vertex_mesh(*orthant.initial_mesh())
+        while half.t.shape[1] < mesh.t.shape[1]:
+            half = refine(half, orthant)
 
     history: list[tuple[int, float]] = []
     estimates: list[float] = []
+    lower, upper, second, change = 0.0, math.inf, 0.0, math.nan
     converged = False
     while True:
         level = solve_level(mesh, a, support)
         history.append((level.unknowns, level.eigenvalue))
         value, rate = extrapolate(history, nominal)
         estimates.append(value)
-        change = error_estimate(history, estimates, rate, uniform=mode == "uniform")
-        if len(history) >= 2 and change <= tol * abs(estimates[-1]):
+        if not certify:
+            change = error_estimate(history, estimates, rate, uniform=mode == "uniform")
+            if len(history) >= 2 and change <= tol * abs(value):
+                break
+            if level.unknowns * (2**d if mode == "uniform" else 1.6) > limit:
+                break
+            mesh = _refined(mesh, support, a, level, mode)
+            continue
+        if orthant is not None:
+            bounds = orthant_bracket(half, a, orthant, symmetry_center(orthant))
+        else:
+            bounds = level_bracket(mesh, a, support, level, second)
+        lower, upper, second = max(lower, bounds.lower), min(upper, bounds.upper), bounds.second
+        if upper - lower <= tol * lower:
             converged = True
             break
-        growth = 2**d if mode == "uniform" else 1.6
+        # on a curved support, while the circumscribed polytope's scale dominates the bracket, refine at ∂W only
+        at_boundary = bounds.scale**2 - 1.0 > 0.5 * (bounds.upper - bounds.lower) / bounds.lower
+        growth = 2**d if mode == "uniform" and not at_boundary else 1.6
         if level.unknowns * growth > limit:
             break
-        if mode == "uniform":
-            mesh = refine(mesh, support)
-        else:
-            eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
-            mesh = refine(mesh, support, dorfler_marking(eta, _BULK))
+        mesh = refine(mesh, support, boundary_cells(mesh)) if at_boundary else _refined(mesh, support, a, level, mode)
+        if orthant is not None:
+            half = refine(half, orthant, boundary_cells(half) if at_boundary else None)
 
+    if not certify:
+        lower, upper, converged = math.nan, math.nan, False
     corners = level.points[level.cells]
     diam = np.linalg.norm(corners[:, :, None, :] - corners[:, None, :, :], axis=-1).max()
     return EigenSolution(
@@ -270,9 +346,11 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         points=readonly(level.points),
         cells=readonly(level.cells),
         coefficients=readonly(level.coefficients),
-        eigenvalue=float(estimates[-1]),
+        eigenvalue=float(min(max(estimates[-1], lower), upper)) if certify else float(estimates[-1]),
         discrete_eigenvalue=float(history[-1][1]),
-        error_estimate=float(change),
+        error_estimate=float(upper - lower) if certify else float(change),
+        lower_bound=float(lower),
+        upper_bound=float(upper),
         mesh_size=float(diam),
         history=tuple(history),
         converged=converged,
@@ -280,3 +358,12 @@ def _solve(support: Support, a: FloatArray, tol: float, refinement: str, limit: 
         curved_cells=readonly(level.curved),
         curved_nodes=readonly(level.curved_nodes),
     )
+
+
+def _refined(mesh: Any, support: Support, a: FloatArray, level: Any, mode: str) -> Any:
+    """The next mesh: every cell split (uniform), or the Dörfler-marked cells of the residual indicator."""
+    if mode == "uniform":
+        return refine(mesh, support)
+    eta = residual_indicators(level.points, level.cells, level.coefficients, a, level.eigenvalue)
+    return refine(mesh, support, dorfler_marking(eta, _BULK))
+

@@ -15,7 +15,9 @@ L_v²vᵀBv/(4π²); the sup over v, :func:`~privnoise.fisher.chords.chord_limit
 densities on thin rectangles, but only in the limit (their information across the chord is π²/D² → ∞).
 
 *From above, by theory.* Planes Tr(MX) ≥ 4λ₁(M) hold for every density: the chord planes (C1), closed-form
-eigenvalue bounds, and the finite-element eigenvalues of the search itself (lowered by ten error estimates);
+eigenvalue bounds, and the finite-element eigenvalues of the search itself (lowered by ten error estimates of
+the levels' contraction, ``certify=False``: an estimate, not the guaranteed bracket, which would cost minutes per
+weight at the search's 1e-6);
 the maximum of Tr(X⁻¹B) over them is an upper bound U (:func:`~privnoise.fisher.problem1_bounds.relaxation_bound`).
 Cutting planes at the relaxation's maximiser X_U (the eigenproblem for M ∝ X_U⁻¹BX_U⁻¹) tighten U until it meets
 the best value reached.
@@ -141,7 +143,8 @@ class _Search:
         self.best: tuple[float, FiniteElementNoise | None, FloatArray] = (-math.inf, None, np.eye(2))
 
     def evaluate(self, m: FloatArray) -> float:
-        sol = solve_dirichlet_eigenproblem(self.support, m, rtol=self.rtol)
+        # the search needs many eigenproblems, estimated, not certified (the planes are lowered by ten estimates)
+        sol = solve_dirichlet_eigenproblem(self.support, m, rtol=self.rtol, certify=False)
         noise = FiniteElementNoise(solution=sol)
         info = np.asarray(noise.fisher_information())
         value = float(np.trace(np.linalg.solve(info, self.b)))
@@ -194,7 +197,8 @@ def solve_problem1(
     support : Box, Polygon or Ellipsoid
         The bounded 2-D support W.
     rtol : float
-        Tolerance of each finite-element eigenproblem.
+        Tolerance of each finite-element eigenproblem (on the change between levels, ``certify=False`` of
+        :func:`~privnoise.fisher.solve_dirichlet_eigenproblem`: the search's densities need no certificate).
     tol : float
         Stop when upper_bound − supremum ≤ tol · supremum.
     max_iterations : int
