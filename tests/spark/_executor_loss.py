@@ -52,14 +52,17 @@ def _create(path: str) -> bool:
 
 
 def kill_own_executor(record: str) -> None:
-    """Record this task's executor JVM in ``record``, SIGKILL it, wait until it has ended, and end this worker."""
+    """Record this task's executor JVM and stage in ``record``, SIGKILL the JVM, wait until it has ended, and end
+    this worker."""
     import os
     import signal
 
     import psutil
+    from pyspark import TaskContext
 
     pid = executor_pid()
-    Path(record).write_text(json.dumps({"executor": pid}))
+    context = TaskContext.get()
+    Path(record).write_text(json.dumps({"executor": pid, "stage": None if context is None else context.stageId()}))
     if pid is not None:
         os.kill(pid, signal.SIGKILL)
         try:
@@ -118,7 +121,7 @@ def _runs(root: Path) -> list[dict[str, Any]]:
 
 def _killed(root: Path) -> Any:
     path = root / "killed-executor.json"
-    return json.loads(path.read_text())["executor"] if path.exists() else None
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def parquet_frame(spark: Any, root: Path) -> Any:

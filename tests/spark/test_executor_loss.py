@@ -55,11 +55,11 @@ def lost(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path
 def _killed_then_retried(scenario: dict[str, Any], partition: int) -> None:
     """The partition's first attempt ran in the executor JVM it killed; a later attempt of the same stage ran in
     another executor JVM."""
-    killed = scenario["killed_executor"]
+    killed, stage = scenario["killed_executor"]["executor"], scenario["killed_executor"]["stage"]
     assert isinstance(killed, int)
-    runs = {r["name"].split("-")[2]: r for r in scenario["runs"] if r["name"].startswith(f"ran-{partition}-")}
-    assert runs["0"]["executor"] == killed
-    retries = [r for attempt, r in runs.items() if attempt != "0" and r["stage"] == runs["0"]["stage"]]
+    runs = [(int(r["name"].split("-")[2]), r) for r in scenario["runs"] if r["name"].startswith(f"ran-{partition}-")]
+    assert [r["executor"] for attempt, r in runs if attempt == 0 and r["stage"] == stage] == [killed]
+    retries = [r for attempt, r in runs if attempt > 0 and r["stage"] == stage]
     assert retries and all(r["executor"] not in (None, killed) for r in retries)
 
 
