@@ -2,10 +2,11 @@
 
 Usage::
 
-    python benchmarks/bench_spark.py [--rows 10000000] [--repeat 2] [--json PATH]
+    python benchmarks/bench_spark.py [--rows 10000000] [--repeat 2] [--data DIR] [--json PATH]
 
 The data — ``--rows`` smart-meter readings (kwh rounded to 10 Wh, one of four regions, a household id among
-rows/50) in Parquet files of 2²² rows — is generated here, in a temporary directory deleted afterwards. For a local
+rows/50) in Parquet files of 2²² rows — is generated here, in a temporary directory deleted afterwards, or in
+``--data DIR``, kept for the next run (a directory that already holds ``--rows`` rows of it is read as it is). For a local
 master of one and then two executor threads (``local[1]``, ``local[2]``: a fresh Spark session each, no web UI,
 input splits of 8 MiB so that both threads have tasks), the best of ``--repeat`` runs of:
 
@@ -63,6 +64,13 @@ def generate(folder: Path, rows: int) -> float:
         })
         pq.write_table(table, folder / f"meters-{number:04d}.parquet", row_group_size=1 << 20)
     return time.perf_counter() - start
+
+
+def written(folder: Path) -> int:
+    """The number of rows of the readings' files in ``folder`` (0 if none)."""
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in folder.glob("meters-*.parquet"))
 
 
 def best(call: Callable[[], Any], repeat: int) -> float:
@@ -126,6 +134,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10**7)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=None, help="keep the generated Parquet files here")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     report: dict[str, Any] = {
@@ -137,11 +146,15 @@ def main() -> None:
     }
     print(f"load average {report['load_average']} on {report['cpus']} CPUs")
     with tempfile.TemporaryDirectory(prefix="privnoise-bench-spark-") as tmp:
-        data = Path(tmp) / "meters"
-        data.mkdir()
-        seconds = generate(data, args.rows)
+        data = args.data if args.data is not None else Path(tmp) / "meters"
+        data.mkdir(parents=True, exist_ok=True)
+        if written(data) != args.rows:
+            for old in data.glob("meters-*.parquet"):
+                old.unlink()
+            seconds = generate(data, args.rows)
+            print(f"{args.rows:.0e} rows written in {seconds:.1f} s", end=" ")
         size = sum(p.stat().st_size for p in data.iterdir())
-        print(f"{args.rows:.0e} rows written in {seconds:.1f} s ({size / 2**20:.0f} MiB of Parquet)")
+        print(f"({args.rows:.0e} rows, {size / 2**20:.0f} MiB of Parquet)")
         one = run(1, data, args.repeat, bare=False)
         two = run(2, data, args.repeat, bare=True)
     report |= {"local_1": one, "local_2": two, "load_average_after": os.getloadavg()}
