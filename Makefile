@@ -46,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_cli.py
 	$(BIN)/python benchmarks/bench_fem.py
 	$(BIN)/python benchmarks/bench_core.py --skip-files
-	$(BIN)/python benchmarks/bench_analyst.py   # OpenDP and diffprivlib: pip install ".[peers]"
+	$(BIN)/python benchmarks/bench_analyst.py   # OpenDP, diffprivlib, PipelineDP: pip install ".[peers]"
 
 ## Chunked Parquet releases of 10⁹ (mean) and 10⁸ (identity) records: peak memory (writes ~2 GiB to a temp dir).
 bench-scale: $(STAMP)
