@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from ._fem_levels import Level, solve_level
+from ._fem_levels import Level, eigen_forms, solve_level
 from ._fem_symmetry import dirichlet_facets
 from .supports import Support
 
@@ -96,19 +96,12 @@ def crouzeix_raviart_bounds(
     interpolation keeps zero face means on the Dirichlet facets, so the bound holds for the mixed problem).
     """
     from scipy.sparse.linalg import eigsh
-    from skfem import Basis, BilinearForm, ElementTetCR, ElementTriCR
+    from skfem import Basis, ElementTetCR, ElementTriCR
 
     d = mesh.p.shape[0]
     basis = Basis(mesh, ElementTriCR() if d == 2 else ElementTetCR())
 
-    @BilinearForm
-    def stiffness(u: Any, v: Any, _: Any) -> Any:
-        return np.einsum("ij,j...,i...->...", matrix, u.grad, v.grad)
-
-    @BilinearForm
-    def mass(u: Any, v: Any, _: Any) -> Any:
-        return u * v
-
+    stiffness, mass = eigen_forms(matrix)
     k, m = stiffness.assemble(basis), mass.assemble(basis)
     inner = basis.complement_dofs(basis.get_dofs(mesh.boundary_facets() if dirichlet is None else dirichlet))
     ki, mi = k[inner][:, inner].tocsc(), m[inner][:, inner].tocsc()

@@ -22,7 +22,7 @@ from . import _isoparametric as iso
 from ._meshes import quadratic_mesh
 from .supports import Support
 
-__all__ = ["Level", "solve_level"]
+__all__ = ["Level", "eigen_forms", "solve_level"]
 
 FloatArray = NDArray[np.float64]
 
@@ -44,6 +44,21 @@ class Level:
 _CURVED_ORDER = 8
 
 
+def eigen_forms(matrix: FloatArray) -> tuple[Any, Any]:
+    """The bilinear forms of −∇·(A∇u) = λu: the stiffness ∫ (A∇u)·∇v and the mass ∫ uv (scikit-fem forms)."""
+    from skfem import BilinearForm
+
+    @BilinearForm
+    def stiffness(u: Any, v: Any, _: Any) -> Any:
+        return np.einsum("ij,j...,i...->...", matrix, u.grad, v.grad)
+
+    @BilinearForm
+    def mass(u: Any, v: Any, _: Any) -> Any:
+        return u * v
+
+    return stiffness, mass
+
+
 def solve_level(
     mesh: Any, matrix: FloatArray, support: Support, *, straight: bool = False, dirichlet: Any = None
 ) -> Level:
@@ -53,7 +68,7 @@ def solve_level(
     level's λ_h, with exact quadrature, is a guaranteed upper bound of λ₁(W) (Rayleigh–Ritz). ``dirichlet``: the
     boundary facets where u = 0 (all of them by default; the others get the natural, Neumann, condition).
     """
-    from skfem import Basis, BilinearForm, ElementTetP2, ElementTriP2
+    from skfem import Basis, ElementTetP2, ElementTriP2
     from skfem.mapping import MappingAffine
 
     d = mesh.p.shape[0]
@@ -69,14 +84,7 @@ def solve_level(
         geometry, curved = mesh, np.zeros(0, dtype=np.int64)
         bases = [Basis(mesh, element)]
 
-    @BilinearForm
-    def stiffness(u: Any, v: Any, _: Any) -> Any:
-        return np.einsum("ij,j...,i...->...", matrix, u.grad, v.grad)
-
-    @BilinearForm
-    def mass(u: Any, v: Any, _: Any) -> Any:
-        return u * v
-
+    stiffness, mass = eigen_forms(matrix)
     k = stiffness.assemble(bases[0])
     m = mass.assemble(bases[0])
     for basis in bases[1:]:
