@@ -3,15 +3,14 @@
 A Session with ``neighbours="replaced"`` protects one row added, removed or replaced — the server's neighbours. On
 the same rows, with the same ε per query, every query kind must state the same guarantee (ε, δ and the adjacency in
 the same words) and charge exactly the same; each noisy component must have the same sensitivity (the server's is
-read from the noise it actually drew, through a spy) and noise of the same family and scale, up to the hardened
-calibration's margin for the grid (the server's snapped noise is never below the Session's, and at most 1 % above);
-and for sums, plain and grouped, the released values follow the same law: a two-sample KS test at α = 1e-6 between
-the server's own release function and the Session's calibrated component, on 40,000 draws each, which rejects the
+read from the noise it actually drew, through a spy) and the same noise: one calibration
+(:mod:`privnoise.dp.snapped`: the family's smallest scale within the share, the exact sum snapped to the grid), so
+the same family and the same scale to the last bit, and counts on ℤ (discrete Laplace) in both. The released values
+follow the same law: a two-sample KS test at α = 1e-6 between the server's own release function and the Session's
+calibrated component, on 40,000 draws each, for sums, plain and grouped, and for counts, which rejects the
 Session's noise at 1.3× its scale (the power check).
 
-One difference remains, tested as such: a count's noise is the discrete Laplace law on ℤ in the Session (an
-integer answer) and hardened continuous Laplace noise snapped to a fine grid on the server, of the same scale. A
-variance releases the same three components; the Session states the population variance S₂/N − (S₁/N)², the
+A variance releases the same three components; the Session states the population variance S₂/N − (S₁/N)², the
 server the sample variance (N/(N − 1) of it), both post-processing of the same noisy sums.
 """
 
@@ -30,6 +29,7 @@ from privnoise.core import RecordReplaced
 
 pytest.importorskip("fastapi")
 
+from privnoise.dp import DiscreteLaplace  # noqa: E402
 from privnoise.dp.families import FAMILIES  # noqa: E402
 from privnoise.planning import calibrate  # noqa: E402
 from tests.server._lab import DatasetDef, Lab, NoiseSpy  # noqa: E402
@@ -131,7 +131,8 @@ def test_each_component_has_the_same_sensitivity_family_and_scale(lab: Lab, text
         server_scale = float(np.max(noise.mechanism.scale))
         session_scale = float(described.get("b", described.get("t")))
         assert described["family"] in ("laplace", "discrete-laplace")
-        assert session_scale <= server_scale <= 1.01 * session_scale  # the hardened grid's margin only
+        assert server_scale == session_scale  # one calibration
+        assert isinstance(noise.mechanism, DiscreteLaplace) == (described["family"] == "discrete-laplace")
 
 
 def _server_names(text: str) -> list[str]:
@@ -144,20 +145,21 @@ def _server_names(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("text, name", [("sum(x) from m", "sum"), ("sum(x) from m group by region", "sum"),
-                                        ("mean(x) from m", "sum")])
-def test_sums_released_by_the_server_and_the_session_follow_one_law(lab: Lab, text: str, name: str) -> None:
+                                        ("mean(x) from m", "sum"), ("count() from m", "count"),
+                                        ("count() from m group by region", "count")])
+def test_sums_and_counts_released_by_the_server_and_the_session_follow_one_law(lab: Lab, text: str, name: str) -> None:
     call, epsilon, _ = CASES[text]
     _, drawn = _server(lab, text)
     noise, truth = drawn[0]  # the sum is the first component
     release = call(_session())
     (described,) = [n for n in release.noise if n["name"] == name]
     share = epsilon / len(release.noise)  # the query's ε split evenly over its components, as on the server
-    component = calibrate(name, FAMILIES["laplace"], described["sensitivity"], share)
+    count = name == "count"
+    component = calibrate(name, FAMILIES["laplace"], described["sensitivity"], share, integer=count, discrete=count)
     assert component.describe() == described  # the Session's own component
     centre = float(np.ravel(truth)[0])
     generator = np.random.default_rng(17)
-    server = noise.release(np.full((DRAWS, *noise.shape), truth), rng=generator)
-    server = np.asarray(server).reshape(DRAWS, -1)[:, 0] - centre
+    server = np.asarray(noise.release(np.full(DRAWS, centre), rng=generator)) - centre
     session = component.add(np.full(DRAWS, centre), generator) - centre
     assert stats.ks_2samp(server, session).pvalue >= ALPHA
     wider = calibrate(name, FAMILIES["laplace"], 1.3 * described["sensitivity"], share)

@@ -55,6 +55,7 @@ __all__ = [
     "proposals_for",
     "scratch",
     "snapped_add",
+    "snapped_point",
     "snapped_sum",
 ]
 
@@ -350,6 +351,29 @@ def _lattice_one(v: float, fill: Callable[[NDArray[np.float64], int], object], e
     fill(u, 0)
     high = None if bound is None else bound if isinstance(bound, float) else float(np.reshape(bound, -1)[0])
     return lattice_point(v, float(u[0]), exponent, high)
+
+
+def snapped_point(v: float, w: float, exponent: int) -> float | None:
+    """Λ·round((v + w)/Λ) of the exact real sum of one finite value ``v`` and one draw ``w``: the operations of
+    :func:`snapped_add` on Python floats (the same doubles, the same rounding, the same tie rule); None on a grid
+    so coarse that :func:`snapped_add` rounds in grid units (the array path then answers)."""
+    if exponent > _LARGEST_DIRECT_EXPONENT:
+        return None
+    grid = math.ldexp(1.0, exponent)
+    s = v + w
+    if abs(s) >= 2.0**51 * grid:
+        raise _too_large(exponent)
+    shift = 1.5 * 2.0**52 * grid
+    y = (s + shift) - shift
+    d = s - y
+    if abs(d) == 0.5 * grid:  # a half-way double: the exact rounding error of v + w decides
+        back = s - v
+        error = (v - (s - back)) + (w - back)
+        if d > 0 and error > 0:
+            y += grid
+        elif d < 0 and error < 0:
+            y -= grid
+    return y
 
 
 def lattice_point(v: float, units: float, exponent: int, bound: float | None = None) -> float:

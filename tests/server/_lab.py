@@ -395,13 +395,19 @@ def realised_epsilons(
 ) -> list[float]:
     """The ε each drawn noise gives at its component's true sensitivity (δ = ``delta_each`` for Gaussian noise),
     from the noise actually sampled and the exact profile with the grid rounding included."""
+    from privnoise.dp import DiscreteLaplace, SnappedMechanism
     from privnoise.dp.hardening import hardened
     from privnoise.dp.profile import epsilon_delta_of
+    from privnoise.mechanisms import Laplace
 
     out = []
     for (h, _), comp in zip(draws, components, strict=True):
         if comp.sensitivity == 0.0:
             out.append(0.0)
+            continue
+        if isinstance(h, SnappedMechanism):  # the exact sum snapped (post-processing): the noise's own loss
+            assert isinstance(h.mechanism, Laplace | DiscreteLaplace), h.mechanism  # Δ/b, or Δ/t on integer counts
+            out.append(comp.sensitivity / float(np.min(h.mechanism.scale)))
             continue
         at_truth = hardened(
             h.mechanism, sensitivity=comp.sensitivity, bound=h.bound, grid_exponent=h.grid_exponent
@@ -439,6 +445,8 @@ def released_information(
     """Per column: Σ over components of slope² · 𝓘(noise) (Farokhi & Sandberg, Proposition 1)."""
     out: dict[str, float] = {}
     for (h, _), comp in zip(draws, components, strict=True):
+        if not comp.slopes:  # a count reads no column: it releases no information about a record's value
+            continue
         info = noise_information(h)
         for column, slope in comp.slopes.items():
             out[column] = out.get(column, 0.0) + slope * slope * info

@@ -27,7 +27,9 @@ Hardening (SECURITY.md 1–2)
     :func:`hardened` / :class:`HardenedMechanism` — clamp, snap to a 2^k grid, rounding added to the sensitivity;
     :func:`hardened_laplace_for_epsilon`, :func:`hardened_gaussian_for_epsilon_delta`, and
     :func:`hardened_family_noise` for any registered family — calibrated to a declared (ε, δ) with the rounding
-    included (the query server's noise);
+    included (the query server's Gaussian noise); :class:`SnappedMechanism` / :func:`snapped_family_noise` — the
+    exact sum of value and noise snapped to the grid, calibrated as the analyst's Session calibrates (the query
+    server's Laplace-type noise);
     :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
@@ -76,6 +78,8 @@ _EXPORTS: dict[str, str] = {
     "hardened_gaussian_for_epsilon_delta": "hardened_calibration",
     "hardened_laplace_for_epsilon": "hardened_calibration",
     "HardenedMechanism": "hardening",
+    "SnappedMechanism": "snapped",
+    "snapped_family_noise": "snapped",
     "hardened": "hardening",
     "epsilon_of_laplace": "laplace",
     "laplace_epsilon": "laplace",
@@ -167,6 +171,7 @@ if TYPE_CHECKING:
     from .partition import gaussian_partition_threshold, laplace_partition_threshold
     from .profile import PrivacyProfile, epsilon_delta_of, profile_of
     from .rational_accountant import RationalAccountant
+    from .snapped import SnappedMechanism, snapped_family_noise
     from .zcdp import ZCDPAccountant, epsilon_to_zcdp, zcdp_to_delta, zcdp_to_epsilon
 
 
@@ -192,6 +197,7 @@ __all__ = [
     "PrivacyAccountant",
     "PrivacyProfile",
     "RationalAccountant",
+    "SnappedMechanism",
     "ZCDPAccountant",
     "audit",
     "classical_gaussian_sigma",
@@ -234,6 +240,7 @@ __all__ = [
     "report_noisy_max",
     "safe_side",
     "smallest_parameter",
+    "snapped_family_noise",
     "zcdp_delta",
     "zcdp_epsilon",
     "zcdp_to_delta",

@@ -4,10 +4,14 @@ cryptographically strong default generator, through the library's noise protocol
 The noise of a component is a :class:`~privnoise.dp.hardening.HardenedMechanism`, the same object a library user
 builds; an answer is ``noise.release(value)`` (the protocol's ``add_to``: clamp, round to the grid, add grid noise).
 
-* Differential-privacy policies are calibrated by the library — :func:`privnoise.dp.hardened_laplace_for_epsilon`
-  and :func:`privnoise.dp.hardened_gaussian_for_epsilon_delta`, through the one safe-side calibrator — so that the
-  hardened release, rounding included, satisfies the declared (ε, δ) (exactly, in rationals, for Laplace noise).
-  The budget is then charged the declared (ε, δ) exactly.
+* Differential-privacy policies are calibrated by the library. ``laplace`` policies and registered families of ε
+  get the noise the analyst's Session calibrates for the same share
+  (:func:`privnoise.dp.snapped.snapped_family_noise`: the family's smallest scale whose exact ε is within the share,
+  released as the exact sum snapped to the grid, post-processing that adds no rounding term), and the released
+  counts of count, histogram and declared-key group-by answers get its noise on ℤ (discrete Laplace, ε = Δ/t
+  exactly on integer counts). ``gaussian`` policies use :func:`privnoise.dp.hardened_gaussian_for_epsilon_delta`
+  (the value rounded first, the rounding included in the sensitivity). The budget is charged the declared (ε, δ)
+  exactly.
 * Fisher policies use Farokhi & Sandberg's optimal noise for the release itself, designed by
   :func:`privnoise.fisher.optimal_noise` on the scalar or identity query: cos² noise on [−h, h] (Problem 2) or
   Gaussian noise with E w² = Q per record (Problem 4), kept structured (an identity over a million records is a
@@ -53,16 +57,16 @@ from numpy.typing import NDArray
 
 from .. import queries
 from ..core.adjacency import Norm
-from ..dp.families import NoiseFamily
+from ..dp.families import LAPLACE, NoiseFamily
 from ..dp.gaussian import gaussian_sigma
 from ..dp.hardened_calibration import (
     hardened_family_noise,
     hardened_gaussian_for_epsilon_delta,
-    hardened_laplace_for_epsilon,
 )
 from ..dp.hardening import HardenedMechanism, hardened, noise_scale
 from ..dp.lattice import default_grid_exponent
 from ..dp.profile import NoProfile, profile_of
+from ..dp.snapped import snapped_family_noise
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..fisher import optimal_noise
 from ..fisher.fem import solve_dirichlet_eigenproblem
@@ -211,12 +215,13 @@ def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:
 
 
 def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: int = 1,
-                coordinates: int | None = None) -> HardenedMechanism:
+                coordinates: int | None = None, integer: bool = False) -> HardenedMechanism:
     """The noise for one of ``share`` components of an answer (the policy's (ε, δ) is split evenly).
 
     ``coordinates``: how many of the ``dim`` coordinates one record moves (an identity release one, the cells of a
     histogram or group-by two; default all), which bounds what the rounding to the grid adds to the sensitivity.
-    Cached: the same policy, sensitivity and dimension give the same (immutable) calibrated noise.
+    ``integer``: the aggregate is an integer (a count of records), released with the family's noise on ℤ where it
+    has one. Cached: the same policy, sensitivity and dimension give the same (immutable) calibrated noise.
     """
     if not math.isfinite(sensitivity) or sensitivity <= 0.0:
         raise InvalidParameterError(
@@ -224,21 +229,21 @@ def build_noise(policy: PolicySpec, *, sensitivity: float, dim: int = 1, share: 
             "(a linear query needs a non-zero coefficient)."
         )
     try:
-        return _build(policy, sensitivity, dim, share, coordinates)
+        return _build(policy, sensitivity, dim, share, coordinates, integer)
     except CalibrationError as exc:
         raise InvalidParameterError(f"cannot calibrate the noise of `{_OWNER}`: {exc}") from None
 
 
 def _laplace(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-             coordinates: int | None) -> HardenedMechanism:
+             coordinates: int | None, integer: bool) -> HardenedMechanism:
     _checked_scale(sensitivity / float(eps), "Laplace scale")
-    h = hardened_laplace_for_epsilon(eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+    h = snapped_family_noise(LAPLACE, eps, sensitivity=sensitivity, integer=integer)
     _checked_scale(profile_of(h.mechanism).scale, "Laplace scale")
     return h
 
 
 def _gaussian(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-              coordinates: int | None) -> HardenedMechanism:
+              coordinates: int | None, integer: bool) -> HardenedMechanism:
     _checked_scale(gaussian_sigma(float(eps), float(delta), sensitivity=sensitivity), "Gaussian σ")
     h = hardened_gaussian_for_epsilon_delta(eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
     _checked_scale(profile_of(h.mechanism).scale, "Gaussian σ")
@@ -246,7 +251,7 @@ def _gaussian(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta:
 
 
 def _custom(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-            coordinates: int | None) -> HardenedMechanism:
+            coordinates: int | None, integer: bool) -> HardenedMechanism:
     assert policy.factory is not None
     mech = _import_factory(policy.factory)(policy)
     if not isinstance(mech, Mechanism):
@@ -255,16 +260,19 @@ def _custom(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: A
 
 
 def _registered(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-                coordinates: int | None) -> HardenedMechanism:
+                coordinates: int | None, integer: bool) -> HardenedMechanism:
     family = policy.family
     assert family is not None
-    h = hardened_family_noise(family, eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+    if family.currency == "epsilon":  # the Session's calibration, released snapped (privnoise.dp.snapped)
+        h: HardenedMechanism = snapped_family_noise(family, eps, sensitivity=sensitivity, integer=integer)
+    else:
+        h = hardened_family_noise(family, eps, delta, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
     _checked_scale(profile_of(h.mechanism).scale, f"{family.name} scale")
     return h
 
 
 def _fem(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-         coordinates: int | None) -> HardenedMechanism:
+         coordinates: int | None, integer: bool) -> HardenedMechanism:
     assert policy.support is not None
     return _harden(fem_design(policy.support, policy.tolerance), sensitivity)
 
@@ -290,14 +298,15 @@ def _fisher(design: Callable[[Any, PolicySpec], Mechanism]) -> Builder:
     # The optimal noise of the release itself, one scalar or an identity over `dim` records (Problems 2 and 4 for
     # C = I: independent copies per record, Σ ∝ (CCᵀ)^{1/2} = I, kept structured); E w_i² = Q per record.
     def build(policy: PolicySpec, sensitivity: float, dim: int, eps: Any, delta: Any,
-              coordinates: int | None) -> HardenedMechanism:
+              coordinates: int | None, integer: bool) -> HardenedMechanism:
         return _harden(design(queries.mean(1) if dim == 1 else queries.identity(dim), policy), sensitivity)
 
     return build
 
 
-#: (policy, sensitivity, dimension, ε share, δ share, moved coordinates) → the hardened noise of one component.
-Builder = Callable[[PolicySpec, float, int, Any, Any, "int | None"], HardenedMechanism]
+#: (policy, sensitivity, dimension, ε share, δ share, moved coordinates, integer aggregate) → the hardened noise of
+#: one component.
+Builder = Callable[[PolicySpec, float, int, Any, Any, "int | None", bool], HardenedMechanism]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -373,7 +382,8 @@ def additive_noise(policy: PolicySpec) -> PolicyNoise | None:
 
 
 @functools.lru_cache(maxsize=4096)
-def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int, coordinates: int | None) -> HardenedMechanism:
+def _build(policy: PolicySpec, sensitivity: float, dim: int, share: int, coordinates: int | None,
+           integer: bool) -> HardenedMechanism:
     eps = None if policy.epsilon is None else policy.epsilon / share
     delta = None if policy.delta is None else policy.delta / share
-    return policy_noise(policy).build(policy, sensitivity, dim, eps, delta, coordinates)
+    return policy_noise(policy).build(policy, sensitivity, dim, eps, delta, coordinates, integer)

@@ -178,6 +178,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
     if identity and records == 0:
         raise QueryError(f"dataset {name!r} has no records.")
     components: list[Component[HardenedMechanism]] = []
+    # A released count (of a count, histogram or group count with declared keys) on ℤ, as in the Session; the
+    # count of a mean or variance and the one that selects keys keep continuous noise.
+    discrete = query.kind in ("count", "histogram") and selection is None
     for n_, expr, s, slopes in parts:
         dim = records if identity else (len(expr) if isinstance(expr, list) else 1)
         used = policy
@@ -186,11 +189,13 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
             if n_ == "count":
                 used = dataclasses.replace(policy, epsilon=Fraction(selection.count_epsilon) * len(parts))
         moved = 1 if identity else min(dim, 2)  # one record replaced: one value, or one cell left and one entered
-        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts), coordinates=moved)
+        noise = build_noise(used, sensitivity=s, dim=dim, share=len(parts), coordinates=moved,
+                            integer=discrete and n_ == "count")
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
-        components.append(Component(name=n_, noise=noise, sensitivity=s, information=noise_information(noise, policy),
-                                    slopes=slopes, dim=1 if identity else dim))
+        information = noise_information(noise, policy) if slopes or policy.is_fisher else None  # a count reads no column
+        components.append(Component(name=n_, noise=noise, sensitivity=s, information=information, slopes=slopes,
+                                    dim=1 if identity else dim))
     fisher = information_of(components)
     if policy.is_fisher:
         charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
