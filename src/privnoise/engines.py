@@ -10,7 +10,9 @@ privnoise`` and releases of in-memory data never import Dask. privnoise's own Da
     dask = "privnoise.scale.engine:DASK"
 
 An engine is any object with :meth:`Engine.accepts`, :meth:`Engine.backend` (a Session's aggregates) and
-:meth:`Engine.release` (:func:`privnoise.release` of its data).
+:meth:`Engine.release` (:func:`privnoise.release` of its data). :data:`SPARK_MASTER` is the one rule for the
+Spark masters every interface accepts (the command line's ``--master``, a server dataset's ``master``), checked
+before Spark starts.
 
 Examples
 --------
@@ -22,6 +24,7 @@ True
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .exceptions import InvalidParameterError
@@ -29,7 +32,16 @@ from .exceptions import InvalidParameterError
 if TYPE_CHECKING:
     from .analysis.backend import Backend
 
-__all__ = ["GROUP", "IN_MEMORY", "Engine", "engine_for", "engine_names"]
+__all__ = ["GROUP", "IN_MEMORY", "SPARK_MASTER", "SPARK_MASTERS", "Engine", "engine_for", "engine_names"]
+
+#: A Spark master: ``local``, ``local[N]``, ``local[*]``, ``local[N,F]`` (a task tried up to F times),
+#: ``local-cluster[N,C,M]`` (N executor JVMs of C cores and M MiB on this machine, as a standalone cluster would
+#: run them), ``spark://HOST:PORT[,HOST:PORT…]``, ``k8s://https://HOST:PORT`` or ``yarn``.
+SPARK_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|"
+                          r"spark://[\w.-]+(:\d+)?(,[\w.-]+(:\d+)?)*|k8s://https?://[\w.-]+(:\d+)?|yarn")
+#: :data:`SPARK_MASTER` in words, for the errors that refuse another.
+SPARK_MASTERS = ("'local', 'local[N]', 'local[N,F]', 'local[*]', 'local-cluster[N,C,M]', 'spark://HOST:PORT', "
+                 "'k8s://https://HOST:PORT' or 'yarn'")
 
 #: The entry-point group engines register under.
 GROUP = "privnoise.engines"

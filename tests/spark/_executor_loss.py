@@ -206,8 +206,8 @@ def server_scenario(spark: Any, root: Path, text: str) -> dict[str, Any]:
     from tests.server._lab import NoiseSpy
 
     root.mkdir()
-    with TwinLab(root / "lab", [twin_dataset("meters", twin_rows(300))], "local[2]", engine="spark",
-                 files=3) as server:  # the master named is not started: the server uses the session running here
+    with TwinLab(root / "lab", [twin_dataset("meters", twin_rows(300))], MASTER, engine="spark",
+                 files=3) as server:  # the server's configuration names this cluster, whose session runs here
         server.add_querier("ana", epsilon="10")
         datasets = server.app.state.service.spark
         frame = datasets.frames["meters_spark"]

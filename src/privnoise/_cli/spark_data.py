@@ -10,25 +10,20 @@ for the command and stopped after it.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..engines import SPARK_MASTER, SPARK_MASTERS
 from .errors import CliInputError
 
 __all__ = ["check_master", "spark_frame"]
 
-_MASTER = re.compile(r"^(local(\[(\d+|\*)\])?|(spark|mesos)://[\w.\-]+(:\d+)?(,[\w.\-]+(:\d+)?)*|k8s://.+|yarn)$")
-
-
 def check_master(master: str) -> str:
     """``master`` when it is a Spark master URL; a one-line error otherwise (before Spark starts)."""
-    if not _MASTER.match(master):
-        raise CliInputError(
-            f"--master must be local[N], spark://HOST:PORT, k8s://https://HOST:PORT or yarn; got {master!r}."
-        )
+    if not SPARK_MASTER.fullmatch(master):
+        raise CliInputError(f"--master must be a Spark master: {SPARK_MASTERS}; got {master!r}.")
     return master
 
 

@@ -9,7 +9,6 @@ checks that each policy (:mod:`.policies`) answers its query kind on the declare
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from ..engines import SPARK_MASTER, SPARK_MASTERS
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
 from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in
@@ -26,9 +26,6 @@ from .queryspec import KINDS as QUERY_KINDS
 __all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
 
 _MAX_CATEGORIES = 256
-#: The masters a Spark dataset may name (``engine = "spark"``).
-SPARK_MASTER = re.compile(r"local(\[(\d+|\*)(,\d+)?\])?|spark://[\w.-]+(:\d+)?(,[\w.-]+(:\d+)?)*|"
-                          r"k8s://https?://[\w.-]+(:\d+)?|yarn")
 #: A floored column's ``step_queries``: refuse (the default) or allow answers that are step functions of it.
 STEP_QUERIES = ("refuse", "allow")
 
@@ -169,8 +166,7 @@ class DatasetSection(Budgeted):
     @classmethod
     def _master(cls, v: Any) -> Any:
         if v is not None and (not isinstance(v, str) or not SPARK_MASTER.fullmatch(v)):
-            raise ValueError("must be a Spark master: 'local', 'local[N]', 'local[N,F]', 'local[*]', "
-                             f"'spark://HOST:PORT', 'k8s://https://HOST:PORT' or 'yarn'; got {v!r}")
+            raise ValueError(f"must be a Spark master: {SPARK_MASTERS}; got {v!r}")
         return v
 
     @model_validator(mode="after")
