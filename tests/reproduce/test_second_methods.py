@@ -27,16 +27,9 @@ from privnoise import reproduce
 from privnoise.mechanisms import RaisedCosine
 from privnoise.reproduce import SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row
 
-#: Check rows of the Theorem 2 finite-element section (general_supports.py), whose second methods are being
-#: reworked in another change; each still states its method in its reason. Remove a key once its row names one.
-PENDING: frozenset[str] = frozenset(
-    {
-        "thm2-trace-identity",
-        "remark7-correlated-gain",
-        "prop2-convexity",
-        "remark3-post-processing",
-    }
-)
+#: Check rows allowed, for now, to state their method in their reason only (none left). A key may only leave it:
+#: a row that names its second method must not be listed.
+PENDING: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,8 @@ Corollary 3, the regions of condition (16), the finite-element solutions) is ret
 :mod:`.dp_comparison`                  Section 5: Propositions 3 and 4, condition (16); Figure 2 (ERRATA 7–10)
 :mod:`.dynamic`                        Section 4: Theorem 4, Remark 8, Example 4 (ERRATA 4–6)
 :mod:`.general_supports`               Theorem 2 on general supports, Remark 7, Proposition 2, Remark 3
+:mod:`.general_supports_methods`       their second methods: a sine Galerkin on the box, Rayleigh–Ritz bounds,
+                                       Gauss–Legendre quadrature along segments, densities convolved on a grid
 :mod:`.problem1_rows`                  Problem 1 / Theorem 1 bracketed on a box, an L-shape and a disc; figure
 =====================================  ==========================================================================
 
