@@ -313,12 +313,13 @@ def test_the_server_charges_states_and_calibrates_the_toy_family(logistic: Noise
             guarantee = answer["guarantee"]
             assert guarantee["notion"] == "differential-privacy"
             assert (Fraction(guarantee["epsilon_exact"]), guarantee["epsilon"], guarantee["delta"]) == (eps, float(eps), 0.0)
-            # the calibration, in exact rationals: the hardened release is (Δ + mΛ)/s-DP, at most ε and no looser
+            # the calibration, in exact rationals: the exact sum snapped to the grid is post-processing of the
+            # logistic mechanism, Δ/s-DP, at most ε and no looser (the Session's calibration)
             s, grid = _stated(answer)
             assert answer["guarantee"]["noise"][0]["family"] == "Logistic"
             assert grid == _reference_grid(sensitivity, eps)
-            assert (sensitivity + moved * grid) / s <= eps
-            assert (sensitivity + moved * grid) / s > eps * (1 - Fraction(1, 10**12))
+            assert sensitivity / s <= eps
+            assert sensitivity / s > eps * (1 - Fraction(1, 10**12))
             # the Fisher information charged per record of x: slope² · 1/(3s²), rounded up (never below)
             if kind == "sum":
                 information = answer["charged"]["fisher_information"]["x"]
@@ -380,16 +381,19 @@ def test_the_hardened_toy_family_is_within_its_share_in_exact_rationals(logistic
     ]
     for sensitivity, eps, dim, coordinates in cases:
         moved = dim if coordinates is None else coordinates
-        for h in (
-            hardened_family_noise(LOGISTIC, eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates),
-            build_noise(PolicySpec("sum", "logistic", epsilon=eps, family=LOGISTIC), sensitivity=sensitivity,
-                        dim=dim, coordinates=coordinates),
-        ):
-            s, grid = Fraction(h.mechanism.scale), Fraction(h.grid)
-            assert (Fraction(sensitivity) + grid * moved) / s <= eps
-            assert (Fraction(sensitivity) + grid * moved) / s > eps * (1 - Fraction(1, 10**12))
-            # what the hardened release states of itself: the toy profile's (Δ + Λ)/s, within the share too
-            assert h.privacy_profile().epsilon_fraction(sensitivity) == (Fraction(sensitivity) + grid) / s <= eps
+        h = hardened_family_noise(LOGISTIC, eps, sensitivity=sensitivity, dim=dim, coordinates=coordinates)
+        s, grid = Fraction(h.mechanism.scale), Fraction(h.grid)
+        assert (Fraction(sensitivity) + grid * moved) / s <= eps
+        assert (Fraction(sensitivity) + grid * moved) / s > eps * (1 - Fraction(1, 10**12))
+        # what the hardened release states of itself: the toy profile's (Δ + Λ)/s, within the share too
+        assert h.privacy_profile().epsilon_fraction(sensitivity) == (Fraction(sensitivity) + grid) / s <= eps
+        # the server's noise: the exact sum snapped (no rounding term), Δ/s within the share and no looser
+        snapped = build_noise(PolicySpec("sum", "logistic", epsilon=eps, family=LOGISTIC), sensitivity=sensitivity,
+                              dim=dim, coordinates=coordinates)
+        s = Fraction(snapped.mechanism.scale)
+        assert Fraction(sensitivity) / s <= eps
+        assert Fraction(sensitivity) / s > eps * (1 - Fraction(1, 10**12))
+        assert snapped.privacy_profile().epsilon_fraction(sensitivity) == Fraction(sensitivity) / s
 
 
 def test_a_registered_family_of_currency_rho_answers_the_policys_epsilon_and_delta(tmp_path) -> None:

@@ -42,9 +42,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import InvalidParameterError
-from ..mechanisms import LatticeMechanism, Noise, Perturbation
+from ..mechanisms import LatticeMechanism, Noise, Perturbation, deliver
 from ..random import RNGLike, default_rng
-from ..snapping import snapped_add, snapped_point, snapped_sum
+from ..snapping import lattice_add, lattice_sum, snapped_add, snapped_point, snapped_sum
 from .families import FAMILIES, NoiseFamily
 from .hardening import HardenedMechanism
 from .lattice import default_grid_exponent
@@ -110,10 +110,18 @@ class SnappedMechanism(HardenedMechanism):
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """Clamp, add the noise and snap the exact sum to the grid (lattice noise: add it to the integers)."""
-        if isinstance(self.mechanism, LatticeMechanism):  # integers on the lattice: rint is the identity
-            return HardenedMechanism._perturb(self, values, how)
-        clamped = np.clip(values, -self.bound, self.bound)
         k = self.grid_exponent
+        if isinstance(self.mechanism, LatticeMechanism):  # integers on the lattice: rint is the identity
+            unit_fill = self.mechanism.unit_filler(how.generator)
+            bound: Any = self.bound
+            width = max(self.dim, 1)
+            if bound.size == 1 or np.all(bound == bound.flat[0]):
+                bound = float(bound.flat[0])
+            if unit_fill is not None:
+                return lattice_add(values, unit_fill, k, bound=bound, out=how.out, width=width)
+            units = self.mechanism.sample_units(how.count, rng=how.generator).reshape(values.shape)
+            return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), units, k), how.out)
+        clamped = np.clip(values, -self.bound, self.bound)
         filler = self.mechanism.grid_filler(how.generator, 0)  # the noise in the units of the values
         if filler is not None:
             fill, width = filler
