@@ -101,6 +101,7 @@ def fisher_release(
     out = Console(highlight=False, soft_wrap=True)
     out.print(f"[bold]Noisy {q.name}[/bold] of column {column!r} ({q.n} records of {escape(str(data))})")
     out.print(f"value: [bold green]{result.value!r}[/bold green]")
+    assert result.mechanism is not None  # a direct release describes its noise
     out.print(f"noise: {render.family_text(result.mechanism['family'])}; {render.goal_text(goal)}")
     out.print(render.table("Release guarantee", render.guarantee_rows(result.guarantee)))
     out.print(f"[dim]{escape(state['line'])}; Fisher entries charge no ε[/dim]")

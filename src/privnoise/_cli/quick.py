@@ -70,7 +70,7 @@ def declared_options(command: Callable[..., Any]) -> tuple[dict[str, Declared], 
     arguments: list[Declared] = []
     for name, parameter in inspect.signature(func).parameters.items():
         hint = hints.get(name)
-        if typing.get_origin(hint) is not typing.Annotated:
+        if hint is None or typing.get_origin(hint) is not typing.Annotated:
             return None
         info = next((m for m in hint.__metadata__ if isinstance(m, OptionInfo | ArgumentInfo)), None)
         kind = _value_type(typing.get_args(hint)[0])

@@ -155,7 +155,7 @@ def _parser() -> tuple[Any, Any]:
     import lark
 
     @lark.v_args(inline=True)
-    class Build(lark.Transformer):  # type: ignore[name-defined]
+    class Build(lark.Transformer):
         def sign(self, op: Any) -> float:
             return -1.0 if op == "-" else 1.0
 

@@ -204,7 +204,7 @@ def check_noisy_max_method(method: Any, owner: str) -> NoisyMaxMethod:
     """``method`` of a noisy max: "exponential" (Gumbel noise once) or "laplace" (report-noisy-max, peeled)."""
     if method not in get_args(NoisyMaxMethod):
         raise InvalidParameterError(f"`method` of `{owner}` must be 'exponential' or 'laplace'; got {method!r}.")
-    return method  # type: ignore[no-any-return]
+    return method
 
 
 def is_bounded_range(method: NoisyMaxMethod) -> bool:

@@ -109,7 +109,7 @@ def profile_of(noise: Any) -> PrivacyProfile:
     else the table's entry for its family."""
     own = getattr(noise, "privacy_profile", None)
     if callable(own):
-        return own()  # type: ignore[no-any-return]
+        return own()
     for family in type(noise).__mro__:
         build = PROFILES.get(family)
         if build is not None:

@@ -174,6 +174,6 @@ def snapped_family_noise(
     chosen = family.integer if integer and family.integer is not None else family
     noise: Noise = chosen.calibrate(sensitivity, epsilon, what=f"{chosen.name} noise")
     lattice = isinstance(noise, LatticeMechanism)
-    k = noise.grid_exponent if lattice else default_grid_exponent(profile_of(noise).scale)
+    k = noise.grid_exponent if isinstance(noise, LatticeMechanism) else default_grid_exponent(profile_of(noise).scale)
     return SnappedMechanism(mechanism=noise, sensitivity=sensitivity, bound=BOUND_STEPS * math.ldexp(1.0, k),
                             grid_exponent=k, integer_values=lattice, family=chosen.name)

@@ -51,6 +51,6 @@ def arrow_floats(chunk: Any) -> tuple[NDArray[np.bool_], NDArray[np.float64]]:
     missing = np.from_dlpack(chunk.is_null(nan_is_null=True).cast(pa.uint8())).astype(bool)
     floats = chunk.cast(pa.float64())
     if floats.null_count == 0:
-        return missing, np.from_dlpack(floats).copy()
+        return missing, np.array(np.from_dlpack(floats), dtype=np.float64)  # a float64 copy
     data = np.frombuffer(floats.buffers()[1], dtype=np.float64, count=floats.offset + len(floats))
     return missing, np.where(missing, np.nan, data[floats.offset:])

@@ -63,9 +63,9 @@ class ErrorLaw(ABC):
         """Var W."""
 
     @abstractmethod
-    def difference_tail(self, x: NDArray[np.float64], other: NDArray[np.float64] | float) -> Any:
+    def difference_tail(self, x: NDArray[np.float64] | float, other: NDArray[np.float64] | float) -> Any:
         """P(|W₁ − W₂'| ≥ x) elementwise, W₁ of this law and W₂' of the same family with scale ``other``
-        (= |m| times the second law's scale; 0 means no second term)."""
+        (= |m| times the second law's scale; 0 means no second term); x may be one float, as a root search asks."""
 
     def describe(self) -> dict[str, Any]:
         return {"family": self.name, self.parameter: self.scale}

@@ -190,11 +190,12 @@ def partial_sums(part: Any, partition: int, start: int, rows: int, packed: bytes
 
 
 def checked_release(query: Query, mechanism: NoiseDesign, out: Any, where: str,
-                    remedy: str) -> tuple[bool, Path | None]:
+                    remedy: str) -> tuple[Noise, bool, Path | None]:
     """The checks of a release on distributed data (``where``: "Dask data", "Spark data"), before any data is read:
     the noise is data-independent; the query is record-level (each record's value noised where it lies) or its
-    partial sums can be added up; ``out`` only for a record-level release. Returns (record-level, the checked
-    output directory or None); ``remedy`` says how to bring the data into memory instead."""
+    partial sums can be added up; ``out`` only for a record-level release. Returns (the noise, as the
+    data-independent :class:`Noise` it was checked to be; record-level; the checked output directory or None);
+    ``remedy`` says how to bring the data into memory instead."""
     if not isinstance(mechanism, Noise):
         raise InvalidParameterError(
             f"`mechanism` of `{_OWNER}`: a data-dependent {type(mechanism).__name__} needs every record in one place; "
@@ -212,7 +213,7 @@ def checked_release(query: Query, mechanism: NoiseDesign, out: Any, where: str,
             f"`out` of `{_OWNER}` on {where} is for record-level releases (a directory of partitions); the value of "
             f"`{query.name}` is returned."
         )
-    return record_level, None if out is None else check_directory(out, _OWNER)
+    return mechanism, record_level, None if out is None else check_directory(out, _OWNER)
 
 
 def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNGLike, out_of_bounds: str,
@@ -220,8 +221,9 @@ def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNG
     """The release of ``query`` on Dask ``data`` (parameters validated by :func:`privnoise.release`)."""
     dask = require("dask", feature="releases of Dask data")
     generator = default_rng(rng)
-    record_level, directory = checked_release(query, mechanism, out, "Dask data",
-                                              "compute the Dask data first (data.compute()) if it fits in memory")
+    mechanism, record_level, directory = checked_release(
+        query, mechanism, out, "Dask data", "compute the Dask data first (data.compute()) if it fits in memory"
+    )
     operator = getattr(query, "operator", None)  # record-level or summable: checked above
     data_parts = partitions_of(data)
     if data_parts.records != query.n:

@@ -18,6 +18,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -224,7 +225,7 @@ class Service:
         for policy in spec.policies.values():
             if policy.is_fisher or policy.epsilon is None:
                 return False
-            least = (policy.epsilon, policy.delta or 0)  # the smallest charge of the policy
+            least = (policy.epsilon, policy.delta or Fraction(0))  # the smallest charge of the policy
             if (
                 compose((mine.spent_epsilon, mine.spent_delta), least, (mine.epsilon, mine.delta)) is not None
                 and compose((ours.spent_epsilon, ours.spent_delta), least, (spec.epsilon, spec.delta)) is not None

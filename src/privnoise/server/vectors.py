@@ -231,7 +231,7 @@ def stored_keys(
     k = len(columns)
     kept = [
         r for r in rows
-        if all(r[i] is not None and (declared[i] is None or str(r[i]) in declared[i]) for i in range(k))
+        if all(v is not None and (d is None or str(v) in d) for v, d in zip(r[:k], declared, strict=True))
     ]
     kept.sort(key=lambda r: tuple(str(v) for v in r[:k]))
     keys = [str(r[0]) if k == 1 else [str(v) for v in r[:k]] for r in kept]

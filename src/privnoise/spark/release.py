@@ -244,8 +244,9 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
     require("pyarrow", feature="releases of Spark data")
     generator = default_rng(rng)
     frame = one_column(data)
-    record_level, directory = checked_release(query, mechanism, out, "Spark data",
-                                              "bring the column into memory (frame.toPandas()) if it fits")
+    mechanism, record_level, directory = checked_release(
+        query, mechanism, out, "Spark data", "bring the column into memory (frame.toPandas()) if it fits"
+    )
     operator = getattr(query, "operator", None)  # record-level or summable: checked above
     k, reach = output_grid(mechanism, query, harden)
     grid = 0.0 if k is None or not isinstance(mechanism, Mechanism) else math.ldexp(1.0, k)

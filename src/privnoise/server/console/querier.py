@@ -299,7 +299,8 @@ def _cells(payload: dict[str, Any]) -> dict[str, Any] | None:
     value, keys = payload.get("value"), payload.get("keys")
     if not isinstance(value, list) or not isinstance(keys, list) or len(keys) != len(value):
         return None
-    query = payload.get("query") if isinstance(payload.get("query"), dict) else {}
+    found = payload.get("query")
+    query: dict[str, Any] = found if isinstance(found, dict) else {}
     columns = payload.get("key_columns") or [query.get("group_by") or query.get("column") or "key"]
     rows = [(key if isinstance(key, list) else [key], v) for key, v in zip(keys, value, strict=True)]
     return {"columns": [str(c) for c in columns], "rows": rows}
