@@ -50,6 +50,7 @@ from sqlalchemy.sql import Select
 from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
+from ..mechanisms import LatticeMechanism
 from ..planning import Component
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .aggregates import Part, scalar_parts
@@ -193,7 +194,9 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
                             integer=discrete and n_ == "count")
         if selection is not None and n_ == "count":
             selection.calibrated(noise)
-        information = noise_information(noise, policy) if slopes or policy.is_fisher else None  # a count reads no column
+        # lattice noise on a count (which reads no column, so charges no column) states no Fisher information
+        lattice = not slopes and isinstance(noise.mechanism, LatticeMechanism)
+        information = None if lattice else noise_information(noise, policy)
         components.append(Component(name=n_, noise=noise, sensitivity=s, information=information, slopes=slopes,
                                     dim=1 if identity else dim))
     fisher = information_of(components)
