@@ -298,7 +298,7 @@ def test_the_server_charges_states_and_calibrates_the_toy_family(logistic: Noise
     }
     spent = Fraction(0)
     with _lab(tmp_path, _logistic_policies()) as lab:
-        for text, (kind, sensitivity, moved, exact) in cases.items():
+        for text, (kind, sensitivity, _moved, exact) in cases.items():
             response = lab.post("q", {"query": text})
             assert response.status_code == 200, response.text
             answer = response.json()
