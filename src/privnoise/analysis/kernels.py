@@ -1,7 +1,8 @@
-"""One-pass kernels of the in-memory backend over prepared columns: histogram bins and quantile grid counts.
+"""One-pass kernels of the in-memory backend over prepared columns: values clamped and centred (computed once per
+column and bounds, then kept), histogram bins and quantile grid counts.
 
-Both count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by arithmetic where it is
-exact and cheaper than a search or a sort.
+The bins and grid counts count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by
+arithmetic where it is exact and cheaper than a search or a sort.
 """
 
 from __future__ import annotations
@@ -9,7 +10,21 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["bin_index", "evenly_spaced", "grid_counts"]
+__all__ = ["bin_index", "clamp_and_centre", "evenly_spaced", "grid_counts"]
+
+
+def clamp_and_centre(x: NDArray[np.float64], bounds: tuple[float, float] | None, centre: float) -> NDArray[np.float64]:
+    """``x`` clamped to ``bounds`` (None: not clamped), minus ``centre``: a new array, read-only (a backend keeps it
+    for further queries).
+
+    >>> clamp_and_centre(np.array([-1.0, 2.0, 9.0]), (0.0, 4.0), 2.0).tolist()
+    [-2.0, 0.0, 2.0]
+    """
+    out = np.clip(x, bounds[0], bounds[1]) if bounds is not None else np.array(x, dtype=np.float64)
+    if centre:
+        np.subtract(out, centre, out=out)
+    out.flags.writeable = False
+    return out
 
 
 def evenly_spaced(edges: NDArray[np.float64]) -> bool:
