@@ -95,8 +95,15 @@ class Component(Generic[NoiseT]):
         return self._once(("event", scalar), lambda: family.event(self.noise, self.sensitivity, share, scalar=scalar))
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
-        """values + noise, hardened (rounded to the grid; to integers for counts)."""
+        """values + noise, hardened (rounded to the grid; to integers for counts).
+
+        One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
+        same release from the same generator state)."""
         v = np.asarray(values, dtype=float)
+        if v.size == 1:
+            one = self.noise.add_one(float(v.flat[0]), generator, self.grid_exponent)
+            if one is not None:
+                return np.full(v.shape, one)
         return np.asarray(self.noise.add_to(v, rng=generator, grid_exponent=self.grid_exponent), dtype=float)
 
     def describe(self) -> dict[str, Any]:
