@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from ..core.predicates import Predicate
 from ..exceptions import InvalidParameterError
 from .bounding import Prepared, bound_contributions
-from .kernels import bin_index, clamp_and_centre, evenly_spaced, grid_counts
+from .kernels import bin_index, clamp_and_centre, evenly_spaced_edges, grid_counts
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
@@ -336,7 +336,7 @@ class InMemoryBackend(Backend):
         if request.kind == "histogram":
             edges = np.asarray(request.edges, dtype=float)
             inside = request.bounds is not None and edges[0] <= request.bounds[0] and request.bounds[1] <= edges[-1]
-            if g is None and inside and edges.size > 2 and evenly_spaced(edges):
+            if g is None and inside and edges.size > 2 and evenly_spaced_edges(tuple(request.edges)):
                 # every value is inside the edges: numpy's histogram over the same edges counts exactly as bin_index
                 cells = np.histogram(x, bins=edges.size - 1, range=(edges[0], edges[-1]))[0].astype(float)
             else:

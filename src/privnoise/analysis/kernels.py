@@ -7,10 +7,12 @@ arithmetic where it is exact and cheaper than a search or a sort.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["bin_index", "clamp_and_centre", "evenly_spaced", "grid_counts"]
+__all__ = ["bin_index", "clamp_and_centre", "evenly_spaced", "evenly_spaced_edges", "grid_counts"]
 
 
 def clamp_and_centre(x: NDArray[np.float64], bounds: tuple[float, float] | None, centre: float) -> NDArray[np.float64]:
@@ -31,6 +33,12 @@ def evenly_spaced(edges: NDArray[np.float64]) -> bool:
     """Whether ``edges`` are exactly ``numpy.linspace`` of their ends (the edges numpy's histogram uses for a number of
     bins over a range)."""
     return bool(np.array_equal(edges, np.linspace(edges[0], edges[-1], edges.size)))
+
+
+@functools.lru_cache(maxsize=256)
+def evenly_spaced_edges(edges: tuple[float, ...]) -> bool:
+    """:func:`evenly_spaced` of a request's public edges, computed once per edges."""
+    return evenly_spaced(np.asarray(edges, dtype=float))
 
 
 def bin_index(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.intp]:
