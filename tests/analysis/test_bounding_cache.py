@@ -234,8 +234,8 @@ def test_the_units_codes_group_rows_as_the_labelled_codes_do(kind) -> None:
 
 
 def test_values_are_clamped_and_centred_once_per_column_and_bounds(monkeypatch) -> None:
-    """A built session's further queries read the values prepared by the first with the same column, bounds and
-    centre (kept read-only); other bounds or another centre prepare their own."""
+    """A built session's further queries read the values (and histogram bins) prepared by the first with the same
+    column, bounds and centre (kept read-only); other bounds or another centre prepare their own."""
     import privnoise.analysis.backend as backend_module
 
     prepared: list[tuple] = []
@@ -257,6 +257,8 @@ def test_values_are_clamped_and_centred_once_per_column_and_bounds(monkeypatch) 
     s.mean("kwh", bounds=(1, 3), epsilon=0.1)
     s.sum("kwh", bounds=(0, 5), epsilon=0.1)
     assert prepared == [((0.0, 5.0), 2.5), ((0.0, 5.0), 0.0), ((1.0, 3.0), 2.0)]
+    s.histogram("kwh", bins=[0, 1, 2, 3, 4, 5], epsilon=0.1)
+    assert len(prepared) == 3  # the histogram's values and bins were prepared by the first
     state = s._backend._sessions[0]
-    kept = [value for key, value in state._entries.items() if key[0] == "clamped"]
-    assert kept and not any(array.flags.writeable for array in kept)
+    kept = [value for key, value in state._entries.items() if key[0] in ("clamped", "bins")]
+    assert len(kept) == 4 and not any(array.flags.writeable for array in kept)

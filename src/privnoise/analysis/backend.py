@@ -39,7 +39,7 @@ from numpy.typing import NDArray
 from ..core.predicates import Predicate
 from ..exceptions import InvalidParameterError
 from .bounding import Prepared, bound_contributions
-from .kernels import bin_index, clamp_and_centre, evenly_spaced_edges, grid_counts
+from .kernels import bin_codes, clamp_and_centre, grid_counts
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
@@ -334,16 +334,12 @@ class InMemoryBackend(Backend):
             x = state.get(("clamped", selection, column, impute, request.bounds, centre),
                           lambda: clamp_and_centre(gathered("values", (column, impute), values), request.bounds, centre))
         if request.kind == "histogram":
-            edges = np.asarray(request.edges, dtype=float)
-            inside = request.bounds is not None and edges[0] <= request.bounds[0] and request.bounds[1] <= edges[-1]
-            if g is None and inside and edges.size > 2 and evenly_spaced_edges(tuple(request.edges)):
-                # every value is inside the edges: numpy's histogram over the same edges counts exactly as bin_index
-                cells = np.histogram(x, bins=edges.size - 1, range=(edges[0], edges[-1]))[0].astype(float)
-            else:
-                bins = bin_index(x, edges)
-                flat = bins if g is None else g * (edges.size - 1) + bins
-                cells = np.bincount(flat, minlength=count_groups * (edges.size - 1)).astype(float)
-            return Aggregates(labels, count, cells=cells.reshape(count_groups, edges.size - 1))
+            width = len(request.edges) - 1
+            bins = state.get(("bins", selection, column, impute, request.bounds, tuple(request.edges)),
+                             lambda: bin_codes(x, np.asarray(request.edges, dtype=float)))
+            flat = bins if g is None else g * width + bins
+            cells = np.bincount(flat, minlength=count_groups * width).astype(float)
+            return Aggregates(labels, count, cells=cells.reshape(count_groups, width))
         if request.kind == "grid":
             occupied, counts = grid_counts(x, *request.grid)
             return Aggregates(labels, count, grid_points=occupied, grid_counts=counts)

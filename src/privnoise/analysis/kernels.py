@@ -1,5 +1,5 @@
-"""One-pass kernels of the in-memory backend over prepared columns: values clamped and centred (computed once per
-column and bounds, then kept), histogram bins and quantile grid counts.
+"""One-pass kernels of the in-memory backend over prepared columns: values clamped and centred, and histogram bins
+(each computed once per column, bounds and edges, then kept), and quantile grid counts.
 
 The bins and grid counts count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by
 arithmetic where it is exact and cheaper than a search or a sort.
@@ -7,12 +7,10 @@ arithmetic where it is exact and cheaper than a search or a sort.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["bin_index", "clamp_and_centre", "evenly_spaced", "evenly_spaced_edges", "grid_counts"]
+__all__ = ["bin_codes", "bin_index", "clamp_and_centre", "evenly_spaced", "grid_counts"]
 
 
 def clamp_and_centre(x: NDArray[np.float64], bounds: tuple[float, float] | None, centre: float) -> NDArray[np.float64]:
@@ -35,12 +33,6 @@ def evenly_spaced(edges: NDArray[np.float64]) -> bool:
     return bool(np.array_equal(edges, np.linspace(edges[0], edges[-1], edges.size)))
 
 
-@functools.lru_cache(maxsize=256)
-def evenly_spaced_edges(edges: tuple[float, ...]) -> bool:
-    """:func:`evenly_spaced` of a request's public edges, computed once per edges."""
-    return evenly_spaced(np.asarray(edges, dtype=float))
-
-
 def bin_index(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.intp]:
     """The bin of each value among ``edges`` (bin i holds edges[i] ≤ x < edges[i + 1]; the last bin also holds
     x ≥ its upper edge, values below the first edge fall in the first): by arithmetic with an exact correction where
@@ -61,6 +53,19 @@ def bin_index(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.
         np.clip(index, 0, bins - 1, out=index)
         return index
     return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
+
+
+def bin_codes(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.unsignedinteger]:
+    """:func:`bin_index` in the smallest unsigned integer type that holds every bin, read-only: what a backend keeps
+    per column, bounds and edges, so that a further histogram over them is one ``bincount``.
+
+    >>> codes = bin_codes(np.array([0.0, 0.15, 1.0]), np.linspace(0.0, 1.0, 11))
+    >>> codes.tolist(), codes.dtype.name
+    ([0, 1, 9], 'uint8')
+    """
+    codes = bin_index(x, edges).astype(np.min_scalar_type(max(edges.size - 2, 0)))
+    codes.flags.writeable = False
+    return codes
 
 
 def grid_counts(x: NDArray[np.float64], step: float, low: int, high: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
