@@ -118,6 +118,35 @@ def test_one_value_is_released_as_in_an_array(exponent):
         lattice_add(np.array([2.0**60 * grid]), lambda b, s: b.fill(0.0), exponent)
 
 
+def test_a_scalar_laplace_adds_one_value_as_add_to_does():
+    """Noise.add_one draws what add_to draws from the same generator state, and leaves the same state; a noise
+    without a scalar path (a vector, a Gaussian, a subclass that draws otherwise, a non-finite value) draws
+    nothing and defers to add_to."""
+    from dataclasses import dataclass
+
+    from privnoise.mechanisms import Gaussian, Laplace
+
+    @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+    class ConstantLaplace(Laplace):
+        def _sample(self, n, generator):
+            return np.full((n,) + self.shape, -2.0)
+
+    for scale, exponent in [(1.0, None), (3.7, -20), (0.001, 0), (2.0**-10, -3)]:
+        noise = Laplace(scale=scale)
+        for seed, value in enumerate([0.0, 12.25, -7.3, 1e6]):
+            first, second = np.random.default_rng(seed), np.random.default_rng(seed)
+            one = noise.add_one(value, first, exponent)
+            many = noise.add_to(np.array([value]), rng=second, grid_exponent=exponent)
+            assert one is not None and np.array([one]).view(np.uint64)[0] == many.view(np.uint64)[0]
+            assert first.integers(0, 2**62) == second.integers(0, 2**62)
+    generator = np.random.default_rng(0)
+    state = generator.bit_generator.state
+    for noise, value in [(Laplace(scale=[1.0, 2.0]), 1.0), (Gaussian(cov=1.0), 1.0), (ConstantLaplace(scale=1.0), 1.0),
+                         (Laplace(scale=1.0), math.inf)]:
+        assert noise.add_one(value, generator) is None
+    assert generator.bit_generator.state == state
+
+
 def toy_proposer(generator: np.random.Generator, calls: list[int]):
     """Proposals uniform on {0, …, 9}, those ≥ 7 refused: the target law is uniform on {0, …, 6}."""
 

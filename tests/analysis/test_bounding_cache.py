@@ -97,6 +97,13 @@ def _requests() -> list[AggregateRequest]:
                              where=conditions, **common),
             AggregateRequest("moments", "level", (0.0, 4.0), "error", group="region", where=conditions, **common),
             AggregateRequest("categories", "region", categories=("south", "east"), where=conditions, **common),
+            # the values prepared per column, imputation, bounds and centre: each combination its own
+            AggregateRequest("moments", "kwh", (0.0, 5.0), "drop", where=conditions, **common),
+            AggregateRequest("moments", "kwh", (1.0, 3.0), "drop", centre=2.0, where=conditions, **common),
+            AggregateRequest("moments", "kwh", (1.0, 3.0), 7.0, centre=2.0, where=conditions, **common),
+            AggregateRequest("moments", "level", None, "error", centre=1.5, where=conditions, **common),
+            AggregateRequest("histogram", "kwh", (1.0, 3.0), "drop", edges=(0.0, 1.0, 2.0, 3.0, 4.0, 5.0),
+                             where=conditions, **common),
         ]
     return out
 
@@ -224,3 +231,34 @@ def test_the_units_codes_group_rows_as_the_labelled_codes_do(kind) -> None:
         data = pl.DataFrame({"u": ids})
     fast, labelled = Table(data), Table(data)
     assert _same_partition(fast.unit_codes("u"), labelled.codes("u").codes)
+
+
+def test_values_are_clamped_and_centred_once_per_column_and_bounds(monkeypatch) -> None:
+    """A built session's further queries read the values (and histogram bins) prepared by the first with the same
+    column, bounds and centre (kept read-only); other bounds or another centre prepare their own."""
+    import privnoise.analysis.backend as backend_module
+
+    prepared: list[tuple] = []
+    clamp = backend_module.clamp_and_centre
+
+    def counted(x, bounds, centre):  # type: ignore[no-untyped-def]
+        prepared.append((bounds, centre))
+        return clamp(x, bounds, centre)
+
+    monkeypatch.setattr(backend_module, "clamp_and_centre", counted)
+    s = pn.Session(_data(seed=3), privacy_unit="household", max_contributions=K, epsilon=100.0, missing="drop",
+                   rng=5)
+    for _ in range(3):
+        s.mean("kwh", bounds=(0, 5), epsilon=0.1)
+        s.group_by("region", keys=["north", "south", "east"]).mean("kwh", bounds=(0, 5), epsilon=0.1)
+    assert prepared == [((0.0, 5.0), 2.5)]
+    s.sum("kwh", bounds=(0, 5), epsilon=0.1)
+    s.histogram("kwh", bins=[0, 1, 2, 3, 4, 5], epsilon=0.1)
+    s.mean("kwh", bounds=(1, 3), epsilon=0.1)
+    s.sum("kwh", bounds=(0, 5), epsilon=0.1)
+    assert prepared == [((0.0, 5.0), 2.5), ((0.0, 5.0), 0.0), ((1.0, 3.0), 2.0)]
+    s.histogram("kwh", bins=[0, 1, 2, 3, 4, 5], epsilon=0.1)
+    assert len(prepared) == 3  # the histogram's values and bins were prepared by the first
+    state = s._backend._sessions[0]
+    kept = [value for key, value in state._entries.items() if key[0] in ("clamped", "bins")]
+    assert len(kept) == 4 and not any(array.flags.writeable for array in kept)

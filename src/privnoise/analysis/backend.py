@@ -21,7 +21,8 @@ What :meth:`Backend.aggregate` must do, in this order:
 :class:`InMemoryBackend` does this with numpy over the columns of a :class:`~privnoise.analysis.table.Table`: the
 contribution order is drawn once per session (one permutation and one sort of the rows of units over the cap,
 O(n log n)); each query then costs O(n) — one cumulative count for a new set of taking-part rows, one pass over its
-prepared columns for the aggregate.
+prepared columns for the aggregate (the values of a selection are clamped to a query's bounds and centred
+once, and kept for the session's further queries with the same column and bounds).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from numpy.typing import NDArray
 from ..core.predicates import Predicate
 from ..exceptions import InvalidParameterError
 from .bounding import Prepared, bound_contributions
-from .kernels import bin_index, evenly_spaced, grid_counts
+from .kernels import bin_codes, clamp_and_centre, grid_counts
 from .row_masks import row_mask
 from .table import KeyColumn, Table, tuple_codes
 
@@ -326,25 +327,22 @@ class InMemoryBackend(Backend):
                 return numeric.values
             return np.where(numeric.missing, impute, numeric.values)
 
-        x = gathered("values", (column, impute), values)
-        if request.bounds is not None:
-            x = np.clip(x, request.bounds[0], request.bounds[1])
+        centre = request.centre if request.kind == "moments" else 0.0
+        if request.bounds is None and not centre:
+            x = gathered("values", (column, impute), values)
+        else:  # clamped and centred once per selection, column, imputation, bounds and centre; then read in one pass
+            x = state.get(("clamped", selection, column, impute, request.bounds, centre),
+                          lambda: clamp_and_centre(gathered("values", (column, impute), values), request.bounds, centre))
         if request.kind == "histogram":
-            edges = np.asarray(request.edges, dtype=float)
-            inside = request.bounds is not None and edges[0] <= request.bounds[0] and request.bounds[1] <= edges[-1]
-            if g is None and inside and edges.size > 2 and evenly_spaced(edges):
-                # every value is inside the edges: numpy's histogram over the same edges counts exactly as bin_index
-                cells = np.histogram(x, bins=edges.size - 1, range=(edges[0], edges[-1]))[0].astype(float)
-            else:
-                bins = bin_index(x, edges)
-                flat = bins if g is None else g * (edges.size - 1) + bins
-                cells = np.bincount(flat, minlength=count_groups * (edges.size - 1)).astype(float)
-            return Aggregates(labels, count, cells=cells.reshape(count_groups, edges.size - 1))
+            width = len(request.edges) - 1
+            bins = state.get(("bins", selection, column, impute, request.bounds, tuple(request.edges)),
+                             lambda: bin_codes(x, np.asarray(request.edges, dtype=float)))
+            flat = bins if g is None else g * width + bins
+            cells = np.bincount(flat, minlength=count_groups * width).astype(float)
+            return Aggregates(labels, count, cells=cells.reshape(count_groups, width))
         if request.kind == "grid":
             occupied, counts = grid_counts(x, *request.grid)
             return Aggregates(labels, count, grid_points=occupied, grid_counts=counts)
-        if request.centre:
-            x = np.subtract(x, request.centre, out=x) if request.bounds is not None else x - request.centre
         squares = np.zeros(count_groups)
         if g is None:
             total = np.array([float(np.sum(x))])

@@ -134,7 +134,7 @@ class Prepared:
     never used with another session's generator. Threads sharing a session compute each entry once (a lock).
     """
 
-    def __init__(self, generator: np.random.Generator | None, limit: int = 8) -> None:
+    def __init__(self, generator: np.random.Generator | None, limit: int = 12) -> None:
         self.generator = generator
         self.limit = limit
         self.orders: dict[tuple[str, int], ContributionOrder] = {}

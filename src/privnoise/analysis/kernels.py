@@ -1,7 +1,8 @@
-"""One-pass kernels of the in-memory backend over prepared columns: histogram bins and quantile grid counts.
+"""One-pass kernels of the in-memory backend over prepared columns: values clamped and centred, and histogram bins
+(each computed once per column, bounds and edges, then kept), and quantile grid counts.
 
-Both count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by arithmetic where it is
-exact and cheaper than a search or a sort.
+The bins and grid counts count exactly as their definitions say (:mod:`privnoise.analysis.backend`, step 4), by
+arithmetic where it is exact and cheaper than a search or a sort.
 """
 
 from __future__ import annotations
@@ -9,7 +10,21 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["bin_index", "evenly_spaced", "grid_counts"]
+__all__ = ["bin_codes", "bin_index", "clamp_and_centre", "evenly_spaced", "grid_counts"]
+
+
+def clamp_and_centre(x: NDArray[np.float64], bounds: tuple[float, float] | None, centre: float) -> NDArray[np.float64]:
+    """``x`` clamped to ``bounds`` (None: not clamped), minus ``centre``: a new array, read-only (a backend keeps it
+    for further queries).
+
+    >>> clamp_and_centre(np.array([-1.0, 2.0, 9.0]), (0.0, 4.0), 2.0).tolist()
+    [-2.0, 0.0, 2.0]
+    """
+    out = np.clip(x, bounds[0], bounds[1]) if bounds is not None else np.array(x, dtype=np.float64)
+    if centre:
+        np.subtract(out, centre, out=out)
+    out.flags.writeable = False
+    return out
 
 
 def evenly_spaced(edges: NDArray[np.float64]) -> bool:
@@ -38,6 +53,19 @@ def bin_index(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.
         np.clip(index, 0, bins - 1, out=index)
         return index
     return np.clip(np.searchsorted(edges, x, side="right") - 1, 0, bins - 1)
+
+
+def bin_codes(x: NDArray[np.float64], edges: NDArray[np.float64]) -> NDArray[np.unsignedinteger]:
+    """:func:`bin_index` in the smallest unsigned integer type that holds every bin, read-only: what a backend keeps
+    per column, bounds and edges, so that a further histogram over them is one ``bincount``.
+
+    >>> codes = bin_codes(np.array([0.0, 0.15, 1.0]), np.linspace(0.0, 1.0, 11))
+    >>> codes.tolist(), codes.dtype.name
+    ([0, 1, 9], 'uint8')
+    """
+    codes = bin_index(x, edges).astype(np.min_scalar_type(max(edges.size - 2, 0)))
+    codes.flags.writeable = False
+    return codes
 
 
 def grid_counts(x: NDArray[np.float64], step: float, low: int, high: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:

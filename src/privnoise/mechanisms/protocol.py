@@ -213,6 +213,23 @@ class Noise(NoiseDesign):
         count = math.prod(v.shape[: v.ndim - len(self.shape)])
         return self._perturb(v, Perturbation(count, default_rng(rng), harden, grid_exponent, checked, out))
 
+    def add_one(self, value: float, generator: np.random.Generator, grid_exponent: int | None = None) -> float | None:
+        """The hardened :meth:`add_to` of one finite value, for a scalar noise whose addition is the protocol's own:
+        the family's scalar draw (:meth:`grid_draw`) snapped by :func:`~privnoise.snapping.snapped_point` — the same
+        release from the same generator state, without arrays. None, with nothing drawn, otherwise (also on a grid
+        so coarse that the array path rounds in grid units)."""
+        from ..snapping import snapped_point
+
+        k = self.default_grid_exponent() if grid_exponent is None else grid_exponent
+        if self.shape or self._perturb.__func__ is not _PROTOCOL_PERTURB or not math.isfinite(value):  # type: ignore[attr-defined]
+            return None
+        if snapped_point(0.0, 0.0, k) is None:  # decided before anything is drawn
+            return None
+        w = self.grid_draw(generator, 0)  # the noise in the units of the value, as ``_perturb``'s filler
+        if w is None:
+            return None
+        return snapped_point(value, w, k)
+
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
         """values + w for ``count`` draws w; hardened, the exact sum snapped to the grid (:mod:`privnoise.snapping`)."""
         from ..snapping import snapped_add, snapped_sum
@@ -268,3 +285,7 @@ class Noise(NoiseDesign):
         if k and v.shape[v.ndim - k :] != self.shape:
             raise DimensionError(f"`values` of `{owner}` must end with shape {self.shape}; got shape {v.shape}.")
         return v
+
+
+#: The protocol's own hardened addition (a family that overrides it has no scalar path: :meth:`Noise.add_one`).
+_PROTOCOL_PERTURB = vars(Noise)["_perturb"]

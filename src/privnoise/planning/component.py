@@ -62,14 +62,26 @@ class Component(Generic[NoiseT]):
     dim: int = 1
     information: float | None = None
     slopes: Mapping[str, float] = field(default_factory=dict)
+    # What is derived from the fields above (grid, law, events), computed once: the component is frozen, and a
+    # calibrated one is shared by a session's repeated queries (:func:`calibrate`).
+    _derived: dict[Any, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
+
+    def _once(self, key: Any, compute: Any) -> Any:
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     @property
     def grid_exponent(self) -> int:
-        return 0 if self.integer else self.noise.default_grid_exponent()
+        return int(self._once("grid", lambda: 0 if self.integer else self.noise.default_grid_exponent()))
 
     @property
     def law(self) -> NoiseLaw:
         """The law of the released error (for accuracy)."""
+        law: NoiseLaw = self._once("law", self._law)
+        return law
+
+    def _law(self) -> NoiseLaw:
         error = None if self.family is None else self.family.law(self.noise)
         if error is None:
             raise ValueError(f"the noise of component {self.name!r} states no error law.")
@@ -79,15 +91,25 @@ class Component(Generic[NoiseT]):
         """The privacy event of this part (:mod:`privnoise.dp.events`): the family's own on a scalar pair."""
         if self.family is None or self.share is None:
             raise ValueError(f"component {self.name!r} was not calibrated by a noise family: it has no event.")
-        return self.family.event(self.noise, self.sensitivity, self.share, scalar=scalar)
+        family, share = self.family, self.share
+        return self._once(("event", scalar), lambda: family.event(self.noise, self.sensitivity, share, scalar=scalar))
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
-        """values + noise, hardened (rounded to the grid; to integers for counts)."""
+        """values + noise, hardened (rounded to the grid; to integers for counts).
+
+        One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
+        same release from the same generator state)."""
         v = np.asarray(values, dtype=float)
+        if v.size == 1:
+            one = self.noise.add_one(float(v.flat[0]), generator, self.grid_exponent)
+            if one is not None:
+                return np.full(v.shape, one)
         return np.asarray(self.noise.add_to(v, rng=generator, grid_exponent=self.grid_exponent), dtype=float)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "sensitivity": self.sensitivity, **self.law.describe()}
+        described: dict[str, Any] = self._once("describe", lambda: {"name": self.name, "sensitivity": self.sensitivity,
+                                                                    **self.law.describe()})
+        return dict(described)
 
 
 @functools.lru_cache(maxsize=256)
