@@ -42,9 +42,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import InvalidParameterError
-from ..mechanisms import LatticeMechanism, Noise, Perturbation, deliver
+from ..mechanisms import LatticeMechanism, Noise, Perturbation
 from ..random import RNGLike, default_rng
-from ..snapping import lattice_add, lattice_sum, snapped_add, snapped_point, snapped_sum
 from .families import FAMILIES, NoiseFamily
 from .hardening import HardenedMechanism
 from .lattice import default_grid_exponent
@@ -98,36 +97,17 @@ class SnappedMechanism(HardenedMechanism):
             )
 
     def _release_one(self, value: float, rng: RNGLike) -> float | None:
-        """One finite value through the family's scalar draw and :func:`~privnoise.snapping.snapped_point` (the
-        array path's arithmetic on Python floats, from the same generator state); None: the array path answers."""
-        if isinstance(self.mechanism, LatticeMechanism):
-            return None
-        w = self.mechanism.grid_draw(default_rng(rng), 0)  # the noise in the units of the value
-        if w is None:
-            return None
-        bound = float(self.bound.flat[0])
-        return snapped_point(min(max(value, -bound), bound), w, self.grid_exponent)
+        """One finite value: clamped, then the noise's own scalar addition (:meth:`~privnoise.mechanisms.Noise.add_one`,
+        the same bits and generator state as the array path); None: the array path answers."""
+        bound = float(np.max(self.bound))
+        return self.mechanism.add_one(min(max(value, -bound), bound), default_rng(rng), self.grid_exponent)
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:
-        """Clamp, add the noise and snap the exact sum to the grid (lattice noise: add it to the integers)."""
-        k = self.grid_exponent
-        if isinstance(self.mechanism, LatticeMechanism):  # integers on the lattice: rint is the identity
-            unit_fill = self.mechanism.unit_filler(how.generator)
-            bound: Any = self.bound
-            width = max(self.dim, 1)
-            if bound.size == 1 or np.all(bound == bound.flat[0]):
-                bound = float(bound.flat[0])
-            if unit_fill is not None:
-                return lattice_add(values, unit_fill, k, bound=bound, out=how.out, width=width)
-            units = self.mechanism.sample_units(how.count, rng=how.generator).reshape(values.shape)
-            return deliver(lattice_sum(np.clip(values, -self.bound, self.bound), units, k), how.out)
+        """Clamp, then the noise's own hardened addition, as the analyst's Session adds it
+        (:meth:`privnoise.planning.Component.add`): the exact sum snapped to the grid, or lattice noise added to the
+        integers (on the lattice, so rounding them is the identity)."""
         clamped = np.clip(values, -self.bound, self.bound)
-        filler = self.mechanism.grid_filler(how.generator, 0)  # the noise in the units of the values
-        if filler is not None:
-            fill, width = filler
-            return snapped_add(clamped, fill, k, out=how.out, width=width)
-        w = np.asarray(self.mechanism.sample(how.count, rng=how.generator), dtype=np.float64)
-        return snapped_sum(clamped, w.reshape(clamped.shape), k, out=how.out)
+        return self.mechanism.add_to(clamped, rng=how.generator, grid_exponent=self.grid_exponent, out=how.out)
 
     def privacy_profile(self) -> PrivacyProfile:
         """The noise's own profile: the snapped sum is post-processing, so no rounding term enters."""
