@@ -6,7 +6,7 @@ all in one transaction:
 1. SQLite: ``BEGIN IMMEDIATE`` (the database's single write lock, across threads and processes); PostgreSQL:
    ``SELECT … FOR UPDATE`` on the datasets' rows (by name) and then on the queriers' budget rows (by querier
    and dataset), always in that order, so two processes never deadlock. The statements are in
-   :mod:`.transactions`; on PostgreSQL the transaction takes two round trips to the server, one per step (this
+   :mod:`.transactions`; on PostgreSQL the transaction takes two round trips to the server, one message per step (this
    one, and the write and commit of step 3), whatever the number of charges.
 2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charges`):
    a charge that would exceed a budget, or a step answer on a floored column asked by a querier with a floor of

@@ -6,14 +6,15 @@ the changed rows and the ledger rows and commits, returning only once the commit
 
 * SQLite: ``BEGIN IMMEDIATE`` (the database's single write lock), then one statement at a time; the commit is
   durable in WAL mode with ``synchronous=FULL``.
-* PostgreSQL: the committer's connection is in autocommit mode and runs the transaction itself in pipeline mode,
-  so that each step is one round trip to the server: ``BEGIN`` and the two ``SELECT … FOR UPDATE`` (the datasets'
-  rows by name, then the budget rows by querier and dataset: always in that order, so two committers never
-  deadlock) are sent together; then the updates, one ``INSERT`` of every ledger row and ``COMMIT`` are sent
-  together. The server answers the ``COMMIT`` only once the transaction is on disk (``synchronous_commit`` on),
-  and an error in any statement skips the statements after it, the ``COMMIT`` included, so nothing is written.
-  Every statement has one fixed text whatever the size of the batch (its rows are array parameters, unnested in
-  the database), so the server parses and plans each once per connection.
+* PostgreSQL: the committer's connection is in autocommit mode and runs the transaction itself, each step as
+  one message of several statements (the simple query protocol), so that each step is one round trip and wakes
+  the server once: ``BEGIN`` and the two ``SELECT … FOR UPDATE`` (the datasets' rows by name, then the budget rows
+  by querier and dataset: always in that order, so two committers never deadlock); then the updates, one
+  ``INSERT`` of every ledger row and ``COMMIT``. The server answers the ``COMMIT`` only once the transaction is on
+  disk (``synchronous_commit`` on), and an error in any statement skips the statements after it, the ``COMMIT``
+  included, so nothing is written. A statement's rows are array parameters unnested in the database, written
+  into the message as literals quoted by the driver (``psycopg.sql.Literal``: the quoting of the connection's
+  own settings), never by hand.
 """
 
 from __future__ import annotations
@@ -43,26 +44,26 @@ _BUDGETS = ", ".join(BUDGET_COLUMNS)
 _LEDGER = ", ".join(LEDGER_COLUMNS)
 _SPENT = "spent_epsilon = ?, spent_delta = ?, fisher_information = ?"
 
-# PostgreSQL: fixed texts with array parameters.
-_PG_LOCK_DATASETS = f"SELECT {_DATASETS} FROM pn_datasets WHERE name = ANY(%s::text[]) ORDER BY name FOR UPDATE"
+# PostgreSQL: each statement of one text, its rows as arrays (literals quoted by the driver).
+_PG_LOCK_DATASETS = f"SELECT {_DATASETS} FROM pn_datasets WHERE name = ANY({{}}::text[]) ORDER BY name FOR UPDATE"
 _PG_LOCK_BUDGETS = (
     f"SELECT {_BUDGETS} FROM pn_budgets WHERE (querier_id, dataset) IN "
-    "(SELECT q, d FROM unnest(%s::integer[], %s::text[]) AS k(q, d)) ORDER BY querier_id, dataset FOR UPDATE"
+    "(SELECT q, d FROM unnest({}::integer[], {}::text[]) AS k(q, d)) ORDER BY querier_id, dataset FOR UPDATE"
 )
 _PG_SPENT = "spent_epsilon = v.e, spent_delta = v.d, fisher_information = v.f"
 _PG_UPDATE_DATASETS = (
     f"UPDATE pn_datasets AS t SET {_PG_SPENT} "
-    "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS v(name, e, d, f) WHERE t.name = v.name"
+    "FROM unnest({}::text[], {}::text[], {}::text[], {}::text[]) AS v(name, e, d, f) WHERE t.name = v.name"
 )
 _PG_UPDATE_BUDGETS = (
     f"UPDATE pn_budgets AS t SET {_PG_SPENT} "
-    "FROM unnest(%s::integer[], %s::text[], %s::text[], %s::text[], %s::text[]) AS v(q, ds, e, d, f) "
+    "FROM unnest({}::integer[], {}::text[], {}::text[], {}::text[], {}::text[]) AS v(q, ds, e, d, f) "
     "WHERE t.querier_id = v.q AND t.dataset = v.ds"
 )
 _PG_INSERT_LEDGER = (
     f"INSERT INTO pn_ledger ({_LEDGER}, created_at, status) "
-    "SELECT q, ds, qt, m, e, d, f, %s::timestamptz, 'charged' FROM unnest(%s::integer[], %s::text[], %s::text[], "
-    "%s::text[], %s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS v(q, ds, qt, m, e, d, f, n) ORDER BY n "
+    "SELECT q, ds, qt, m, e, d, f, {}::timestamptz, 'charged' FROM unnest({}::integer[], {}::text[], {}::text[], "
+    "{}::text[], {}::text[], {}::text[], {}::text[]) WITH ORDINALITY AS v(q, ds, qt, m, e, d, f, n) ORDER BY n "
     "RETURNING id"
 )
 
@@ -149,17 +150,34 @@ class PostgresTransaction:
         self.raw = raw
         self.conn = getattr(raw, "dbapi_connection", raw)  # the psycopg connection under SQLAlchemy's wrapper
 
+    def _send(self, *statements: tuple[str, tuple[Any, ...]]) -> Any:
+        """Send ``statements`` (each a text and the values of its ``{}``) as one message; a cursor on their
+        results, the first one current. Raises if a statement failed: the ones after it were not run."""
+        from psycopg import sql
+
+        text = sql.SQL("; ").join(sql.SQL(t).format(*(sql.Literal(v) for v in values)) for t, values in statements)
+        cur = self.conn.cursor()
+        try:
+            cur.execute(text)  # no parameters: the simple query protocol, which runs several statements
+        except BaseException:
+            cur.close()
+            raise
+        return cur
+
     def lock(
         self, names: list[str], pairs: list[tuple[int, str]]
     ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         """``BEGIN`` and both ``SELECT … FOR UPDATE``, one round trip; the rows as :meth:`SqliteTransaction.lock`."""
-        conn = self.conn
-        with conn.cursor() as datasets, conn.cursor() as budgets:
-            with conn.pipeline():  # its end sends the statements and waits for their results: one round trip
-                conn.execute("BEGIN")
-                datasets.execute(_PG_LOCK_DATASETS, (names,))
-                budgets.execute(_PG_LOCK_BUDGETS, ([q for q, _ in pairs], [d for _, d in pairs]))
-            return datasets.fetchall(), budgets.fetchall()
+        cur = self._send(
+            ("BEGIN", ()),
+            (_PG_LOCK_DATASETS, (names,)),
+            (_PG_LOCK_BUDGETS, ([q for q, _ in pairs], [d for _, d in pairs])),
+        )
+        with cur:
+            cur.nextset()
+            datasets = cur.fetchall()
+            cur.nextset()
+            return datasets, cur.fetchall()
 
     def write(
         self,
@@ -169,18 +187,18 @@ class PostgresTransaction:
         created: _dt.datetime,
     ) -> list[int]:
         """The updates, the ledger rows and ``COMMIT``, one round trip; as :meth:`SqliteTransaction.write`."""
-        conn = self.conn
-        with conn.cursor() as cur:
-            with conn.pipeline():  # one round trip; raises if a statement failed: the COMMIT was then skipped
-                if datasets:
-                    conn.execute(_PG_UPDATE_DATASETS, _columns(datasets, 4))
-                if budgets:
-                    conn.execute(_PG_UPDATE_BUDGETS, _columns(budgets, 5))
-                if ledger:
-                    cur.execute(_PG_INSERT_LEDGER, (created, *_columns(ledger, len(LEDGER_COLUMNS))))
-                conn.execute("COMMIT")
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        if datasets:
+            statements.append((_PG_UPDATE_DATASETS, tuple(_columns(datasets, 4))))
+        if budgets:
+            statements.append((_PG_UPDATE_BUDGETS, tuple(_columns(budgets, 5))))
+        if ledger:
+            statements.append((_PG_INSERT_LEDGER, (created, *_columns(ledger, len(LEDGER_COLUMNS)))))
+        with self._send(*statements, ("COMMIT", ())) as cur:
             if not ledger:
                 return []
+            for _ in range(len(statements) - 1):
+                cur.nextset()
             # one sequence numbers the rows in the order they were inserted (ORDER BY n): ascending ids
             ids = sorted(int(row[0]) for row in cur.fetchall())
         if len(ids) != len(ledger):
