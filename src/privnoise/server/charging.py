@@ -5,7 +5,9 @@ all in one transaction:
 
 1. SQLite: ``BEGIN IMMEDIATE`` (the database's single write lock, across threads and processes); PostgreSQL:
    ``SELECT … FOR UPDATE`` on the datasets' rows (by name) and then on the queriers' budget rows (by querier
-   and dataset), always in that order, so two processes never deadlock.
+   and dataset), always in that order, so two processes never deadlock. The statements are in
+   :mod:`.transactions`; on PostgreSQL the transaction takes two round trips to the server, one message per step (this
+   one, and the write and commit of step 3), whatever the number of charges.
 2. The charges are applied in arrival order to the rows read in the transaction (:func:`.budgets.apply_charges`):
    a charge that would exceed a budget, or a step answer on a floored column asked by a querier with a floor of
    its own (:mod:`.steps`), is refused and changes nothing; later charges see earlier ones. The charges of a SQL
@@ -46,6 +48,7 @@ from .budgets import DatasetState, QuerierState, Refusal, apply_charges, text
 from .config import ServerConfig
 from .planner import Plan
 from .steps import StepQueryRefused
+from .transactions import BUDGET_COLUMNS, DATASET_COLUMNS, transaction
 from .writer import WriterConnection
 
 __all__ = ["ChargeUnavailable", "Charged", "Committer", "StalePlan"]
@@ -87,12 +90,6 @@ class _Request:
     @property
     def plan(self) -> Plan:
         return self.plans[0]
-
-
-_DATASET_COLUMNS = "name, spent_epsilon, spent_delta, fisher_information, records"
-_BUDGET_COLUMNS = (
-    "querier_id, dataset, epsilon, delta, fisher_floor, spent_epsilon, spent_delta, fisher_information"
-)
 
 
 class Committer:
@@ -218,127 +215,81 @@ class Committer:
             self._checkpoints_stop.set()
             connection.close()
 
-    def _insert_ledger(self, cur: Any, insert: str, rows: list[tuple[Any, ...]]) -> list[int]:
-        """Insert the ledger rows; their ids in order. PostgreSQL: one pipelined round trip for all rows."""
-        if self.sqlite:
-            ids = []
-            for row in rows:
-                cur.execute(insert, row)
-                ids.append(int(cur.fetchone()[0]))
-            return ids
-        cur.executemany(insert, rows, returning=True)
-        ids = []
-        while True:
-            ids.append(int(cur.fetchone()[0]))
-            if not cur.nextset():
-                return ids
-
-    def _sql(self, statement: str) -> str:
-        return statement if self.sqlite else statement.replace("?", "%s")
-
     def _commit(self, batch: list[_Request], connection: WriterConnection) -> list[Charged | Exception]:
-        cur = connection.cursor()
-        sql = self._sql
-        lock = "" if self.sqlite else " FOR UPDATE"
+        tx = transaction(connection.raw, self.engine.dialect.name)
         try:
-            if self.sqlite:
-                cur.execute("BEGIN IMMEDIATE")
             names = sorted({r.plan.spec.name for r in batch})
-            cur.execute(
-                sql(
-                    f"SELECT {_DATASET_COLUMNS} FROM pn_datasets WHERE name IN ({', '.join('?' * len(names))}) "
-                    f"ORDER BY name{lock}"
-                ),
-                names,
-            )
-            datasets = {
-                row[0]: DatasetState.from_row(dict(zip(_DATASET_COLUMNS.split(", "), row, strict=True)))
-                for row in cur.fetchall()
-            }
             pairs = sorted({(r.querier_id, r.plan.spec.name) for r in batch})
-            cur.execute(
-                sql(
-                    f"SELECT {_BUDGET_COLUMNS} FROM pn_budgets WHERE (querier_id, dataset) IN "
-                    f"(VALUES {', '.join(['(?, ?)'] * len(pairs))}) ORDER BY querier_id, dataset{lock}"
-                ),
-                [v for pair in pairs for v in pair],
-            )
-            budgets = {
-                (row[0], row[1]): QuerierState.from_row(
-                    dict(zip(_BUDGET_COLUMNS.split(", "), row, strict=True))
-                )
-                for row in cur.fetchall()
+            dataset_rows, budget_rows = tx.lock(names, pairs)
+            datasets = {
+                row[0]: DatasetState.from_row(dict(zip(DATASET_COLUMNS, row, strict=True))) for row in dataset_rows
             }
-            outcomes: list[Any] = []
-            accepted: list[int] = []
-            for i, request in enumerate(batch):
-                plan = request.plan
-                dataset = datasets.get(plan.spec.name)
-                budget = budgets.get((request.querier_id, plan.spec.name))
-                if dataset is None or budget is None:
-                    outcomes.append(Refusal("querier"))
-                    continue
-                if any(p.records is not None and p.records != dataset.records for p in request.plans):
-                    outcomes.append(StalePlan(dataset.records))
-                    continue
-                try:
-                    apply_charges(dataset, budget, plan.spec, [(p.charge, p.steps) for p in request.plans])
-                except (Refusal, StepQueryRefused) as refusal:
-                    outcomes.append(refusal)
-                    continue
-                outcomes.append(budget.copy())
-                accepted.append(i)
-            if accepted:
-                touched = {batch[i].plan.spec.name for i in accepted}
-                cur.executemany(
-                    sql(
-                        "UPDATE pn_datasets SET spent_epsilon = ?, spent_delta = ?, fisher_information = ? "
-                        "WHERE name = ?"
-                    ),
-                    [(*datasets[n].values().values(), n) for n in sorted(touched)],
+            budgets = {
+                (row[0], row[1]): QuerierState.from_row(dict(zip(BUDGET_COLUMNS, row, strict=True)))
+                for row in budget_rows
+            }
+            outcomes, accepted = _decide(batch, datasets, budgets)
+            touched = sorted({batch[i].plan.spec.name for i in accepted})
+            pairs_touched = sorted({(batch[i].querier_id, batch[i].plan.spec.name) for i in accepted})
+            ledger = [
+                (
+                    batch[i].querier_id,
+                    p.spec.name,
+                    p.ledger_query,
+                    p.policy.mechanism,
+                    text(p.charge.epsilon),
+                    text(p.charge.delta),
+                    p.ledger_information,
                 )
-                pairs_touched = sorted({(batch[i].querier_id, batch[i].plan.spec.name) for i in accepted})
-                cur.executemany(
-                    sql(
-                        "UPDATE pn_budgets SET spent_epsilon = ?, spent_delta = ?, fisher_information = ? "
-                        "WHERE querier_id = ? AND dataset = ?"
-                    ),
-                    [(*budgets[p].values().values(), *p) for p in pairs_touched],
+                for i in accepted
+                for p in batch[i].plans
+            ]
+            ids = iter(
+                tx.write(
+                    [(n, *datasets[n].values().values()) for n in touched],
+                    [(*pair, *budgets[pair].values().values()) for pair in pairs_touched],
+                    ledger,
+                    db.utcnow(),
                 )
-                now = db.utcnow()
-                created = now.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else now  # SQLAlchemy's format
-                insert = sql(
-                    "INSERT INTO pn_ledger (querier_id, dataset, query, mechanism, epsilon, delta, "
-                    "fisher_information, created_at, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'charged') "
-                    "RETURNING id"
-                )
-                rows = [
-                    (
-                        batch[i].querier_id,
-                        p.spec.name,
-                        p.ledger_query,
-                        p.policy.mechanism,
-                        text(p.charge.epsilon),
-                        text(p.charge.delta),
-                        p.ledger_information,
-                        created,
-                    )
-                    for i in accepted
-                    for p in batch[i].plans
-                ]
-                ids = iter(self._insert_ledger(cur, insert, rows))
-                for i in accepted:
-                    mine = tuple(next(ids) for _ in batch[i].plans)
-                    outcomes[i] = Charged(mine[0], outcomes[i], mine)
-            connection.raw.commit()
+            )
+            for i in accepted:
+                mine = tuple(next(ids) for _ in batch[i].plans)
+                outcomes[i] = Charged(mine[0], outcomes[i], mine)
         except BaseException:
             try:
-                connection.raw.rollback()
+                tx.rollback()
             finally:
-                cur.close()
+                tx.close()
             raise
-        cur.close()
+        tx.close()
         return outcomes
+
+
+def _decide(
+    batch: list[_Request], datasets: dict[str, DatasetState], budgets: dict[tuple[int, str], QuerierState]
+) -> tuple[list[Any], list[int]]:
+    """Apply the charges of ``batch`` in order to the rows read (changing them); each request's outcome (its
+    budget after, or its refusal) and the indices of the requests accepted."""
+    outcomes: list[Any] = []
+    accepted: list[int] = []
+    for i, request in enumerate(batch):
+        plan = request.plan
+        dataset = datasets.get(plan.spec.name)
+        budget = budgets.get((request.querier_id, plan.spec.name))
+        if dataset is None or budget is None:
+            outcomes.append(Refusal("querier"))
+            continue
+        if any(p.records is not None and p.records != dataset.records for p in request.plans):
+            outcomes.append(StalePlan(dataset.records))
+            continue
+        try:
+            apply_charges(dataset, budget, plan.spec, [(p.charge, p.steps) for p in request.plans])
+        except (Refusal, StepQueryRefused) as refusal:
+            outcomes.append(refusal)
+            continue
+        outcomes.append(budget.copy())
+        accepted.append(i)
+    return outcomes, accepted
 
 
 def _settle(future: Future[Charged] | asyncio.Future[Charged], outcome: Charged | Exception) -> None:

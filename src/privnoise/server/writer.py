@@ -1,5 +1,6 @@
 """The committer's own database connection (:mod:`.charging`): reopened after a failure, and on SQLite taking its
-turn among the server processes through a file lock before it writes."""
+turn among the server processes through a file lock before it writes; on PostgreSQL in autocommit mode, since
+the charge transaction sends its own ``BEGIN`` and ``COMMIT`` (:mod:`.transactions`)."""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ class WriterConnection:
                 cur = self._raw.cursor()
                 cur.execute("PRAGMA wal_autocheckpoint=0")
                 cur.close()
+            else:
+                # the transaction sends its own BEGIN and COMMIT in pipeline mode (:mod:`.transactions`); the
+                # connection is the thread's alone and never goes back to the pool in autocommit mode
+                self._raw.detach()
+                self._raw.dbapi_connection.autocommit = True
         return self._raw
 
     def cursor(self) -> Any:
