@@ -24,6 +24,7 @@ from scipy import integrate, special, stats
 
 from privnoise.dp import DiscreteGaussian, DiscreteLaplace
 from privnoise.dp.hardening import hardened
+from privnoise.dp.snapped import SnappedMechanism
 from privnoise.fisher import Ellipsoid
 from privnoise.fisher.ellipsoidal import EllipsoidalNoise
 from privnoise.mechanisms import (
@@ -173,6 +174,15 @@ FAMILIES: dict[type, Family] = {
                     _rounded(stats.norm(scale=2.0).cdf, 0.25), _rounded(stats.norm(scale=2.6).cdf, 0.25),
                     on_grid=0.25),
         ), "hardened"),
+    SnappedMechanism: Family(SnappedMechanism, (
+        Example("snapped Laplace", SnappedMechanism(mechanism=Laplace(scale=1.0), sensitivity=1.0, bound=10.0,
+                                                    grid_exponent=-1),
+                _rounded(stats.laplace(scale=1.0).cdf, 0.5), _rounded(stats.laplace(scale=1.3).cdf, 0.5),
+                on_grid=0.5),
+        Example("snapped discrete Laplace on counts", SnappedMechanism(
+            mechanism=DiscreteLaplace(scale=2.0, grid_exponent=0), sensitivity=1.0, bound=2.0**40,
+            integer_values=True), _laplace_lattice(2.0, 1.0), _laplace_lattice(2.6, 1.0), on_grid=1.0),
+    ), "snapped"),
     RaisedCosine: Family(RaisedCosine, (
         Example("[−1, 3]", RaisedCosine(lower=-1.0, upper=3.0), RaisedCosineLaw(a=-0.5, b=0.5)(loc=1.0, scale=4.0),
                 RaisedCosineLaw(a=-0.5, b=0.5)(loc=1.0, scale=5.2), mean=1.0,

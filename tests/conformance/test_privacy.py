@@ -51,6 +51,8 @@ class Truth:
         if kind == "hardened":  # the value is rounded to the grid first: the shift grows to the rounded one
             self.kind = "laplace" if isinstance(noise, Laplace) else "gaussian"
             self.sensitivity = ref.rounded_shift(sensitivity, grid)
+        if kind == "snapped":  # the exact sum snapped: post-processing of the noise at the exact shift
+            self.kind = "laplace" if isinstance(noise, Laplace) else "snapped-lattice"
         self.noise = noise
 
     @functools.cached_property
@@ -72,15 +74,17 @@ class Truth:
                 return -eps0 * sum(np.linalg.norm(x[:, i * block:(i + 1) * block], axis=1) for i in range(users))
 
             return ref.worst_log_ratio(log_density, shift, noise.dim, seed=2)
-        if self.kind == "discrete-laplace":
-            units = round(ref.rounded_shift(d, noise.grid) / noise.grid)
+        if self.kind in ("discrete-laplace", "snapped-lattice"):
+            # on integers (snapped lattice noise) the shift is Δ itself, whole grid steps; else rounded to the grid
+            exact = self.kind == "snapped-lattice" and float(d / noise.grid).is_integer()
+            units = round((d if exact else ref.rounded_shift(d, noise.grid)) / noise.grid)
             t = noise.scale / noise.grid
             j = np.arange(-2000, 2001)
             return float(np.max((np.abs(j - units) - np.abs(j)) / t))  # log pmf(j)/pmf(j − units), brute force
         return None
 
     def epsilon(self, delta: float, count: int) -> float | None:
-        if self.kind in ("laplace", "norm-laplace", "discrete-laplace") and delta == 0.0:
+        if self.kind in ("laplace", "norm-laplace", "discrete-laplace", "snapped-lattice") and delta == 0.0:
             return count * self.pure_epsilon
         return _epsilon_at(self.kind, self._parameters(), delta, count)
 
@@ -93,8 +97,9 @@ class Truth:
             return (float(np.min(np.asarray(noise.scale, dtype=float))) / d,)
         if self.kind == "norm-laplace":
             return (1.0 / (noise.epsilon * d),) if noise.dim == 1 else ()
-        if self.kind == "discrete-laplace":
-            units = round(ref.rounded_shift(d, noise.grid) / noise.grid)
+        if self.kind in ("discrete-laplace", "snapped-lattice"):
+            exact = self.kind == "snapped-lattice" and float(d / noise.grid).is_integer()
+            units = round((d if exact else ref.rounded_shift(d, noise.grid)) / noise.grid)
             return (noise.grid / noise.scale, units)
         units = round(ref.rounded_shift(d, noise.grid) / noise.grid)
         return (noise.sigma / noise.grid, units)
@@ -110,7 +115,7 @@ def _epsilon_at(kind: str, parameters: tuple, delta: float, count: int) -> float
         if not parameters:
             return None
         return ref.laplace_pld_lower(parameters[0], count, delta)
-    if kind == "discrete-laplace":
+    if kind in ("discrete-laplace", "snapped-lattice"):
         return ref.discrete_laplace_pld_lower(parameters[0], parameters[1], count, delta)
     steps, units = parameters
     precise = (lambda e: ref.discrete_gaussian_delta_precise(steps, units, e)) if count == 1 else None
@@ -226,4 +231,5 @@ def test_the_closed_form_reference_agrees_with_quadrature(mu, epsilon):
 
 def test_every_private_family_is_checked_against_a_reference():
     kinds = {f.privacy for f in FAMILIES.values()}
-    assert kinds >= {"laplace", "gaussian", "norm-laplace", "discrete-laplace", "discrete-gaussian", "hardened"}
+    assert kinds >= {"laplace", "gaussian", "norm-laplace", "discrete-laplace", "discrete-gaussian", "hardened",
+                     "snapped"}
