@@ -120,3 +120,48 @@ def test_bad_parameters_are_refused_by_name() -> None:
         SnappedMechanism(mechanism=Laplace(scale=1.0), sensitivity=1.0, bound=2.0**52, grid_exponent=0)
     with pytest.raises(InvalidParameterError, match="family"):
         snapped_family_noise(GAUSSIAN, Fraction(1), sensitivity=1.0)
+
+
+def test_a_declared_grid_is_the_grid_of_every_output_one_value_or_many() -> None:
+    noise = SnappedMechanism(mechanism=Laplace(scale=1.0), sensitivity=1.0, bound=10.0, grid_exponent=-1)
+    rng = np.random.default_rng(4)
+    many = noise.release(np.full(2000, 0.3), rng=rng)
+    ones = np.array([noise.release(0.3, rng=rng) for _ in range(2000)])
+    for out in (many, ones):
+        assert np.all(out * 2 == np.rint(out * 2))  # multiples of 1/2
+        assert not np.all(out == np.rint(out))  # and not all on a coarser grid
+
+
+def test_the_default_grid_is_the_smallest_power_of_two_above_the_scale_over_4096() -> None:
+    noise = snapped_family_noise(LAPLACE, Fraction(1, 2), sensitivity=1.0)  # b = 2
+    b = float(noise.mechanism.scale)
+    assert noise.grid_exponent == math.ceil(math.log2(b / 4096))
+
+
+def test_a_release_into_a_given_buffer_fills_it() -> None:
+    noise = snapped_family_noise(LAPLACE, Fraction(1), sensitivity=1.0)
+    buffer = np.full(64, np.nan)
+    out = noise.add_to(np.zeros(64), rng=np.random.default_rng(1), out=buffer)
+    assert out is buffer and np.all(np.isfinite(buffer))
+
+
+def test_the_stated_epsilon_of_each_kind_of_noise() -> None:
+    from privnoise.dp import gaussian_epsilon
+    from privnoise.mechanisms import Gaussian
+
+    plain = SnappedMechanism(mechanism=Laplace(scale=4.0), sensitivity=3.0, bound=100.0)  # no family named
+    assert plain.epsilon_fraction() == Fraction(3, 4) and plain.epsilon() == 0.75
+    count = snapped_family_noise(LAPLACE, Fraction(1, 4), sensitivity=2.0, integer=True)
+    t = float(count.mechanism.scale)
+    assert count.epsilon() == 2.0 / t  # the exact share on integers, not the lattice profile's (Δ + 1)/t
+    gauss = SnappedMechanism(mechanism=Gaussian.from_std(2.0), sensitivity=1.0, bound=100.0)
+    assert gauss.epsilon(1e-6) == pytest.approx(gaussian_epsilon(2.0, 1e-6, sensitivity=1.0), rel=1e-9)
+
+
+def test_lattice_noise_needs_integers_on_a_grid_of_at_most_one_and_the_bound_at_most_2_50_steps() -> None:
+    with pytest.raises(InvalidParameterError, match="integer_values"):
+        SnappedMechanism(mechanism=DiscreteLaplace(scale=4.0, grid_exponent=1), sensitivity=2.0, bound=2.0**40,
+                         integer_values=True)
+    with pytest.raises(InvalidParameterError, match="2\\^50"):  # 2^51 steps: the parent accepts up to 2^52
+        SnappedMechanism(mechanism=Laplace(scale=1.0), sensitivity=1.0, bound=2.0**41, grid_exponent=-10)
+    assert SnappedMechanism(mechanism=Laplace(scale=1.0), sensitivity=1.0, bound=2.0**40, grid_exponent=-10)

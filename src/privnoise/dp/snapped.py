@@ -123,7 +123,9 @@ class SnappedMechanism(HardenedMechanism):
         return self.privacy_profile().epsilon_fraction(self.sensitivity)
 
     def epsilon(self, delta: float = 0.0) -> float:
-        if _registered(self.family) is not None and self.privacy_profile().pure:
+        """The ε of one release: pure noise states its exact :meth:`epsilon_fraction`, other noise its ε at
+        ``delta``."""
+        if self.privacy_profile().pure:
             return float(self.epsilon_fraction())
         return HardenedMechanism.epsilon(self, delta)
 
