@@ -24,6 +24,12 @@ from typing import Any
 
 __all__ = ["DATASET_COLUMNS", "BUDGET_COLUMNS", "PostgresTransaction", "SqliteTransaction", "transaction"]
 
+#: Rows read or written (one tuple per row); the spent budgets :meth:`write` stores, per dataset
+#: ``(name, ε, δ, information)`` and per querier ``(querier id, dataset, ε, δ, information)``.
+Rows = list[tuple[Any, ...]]
+SpentDatasets = list[tuple[str, str, str, str]]
+SpentBudgets = list[tuple[int, str, str, str, str]]
+
 #: The columns :meth:`lock` reads, in order.
 DATASET_COLUMNS = ("name", "spent_epsilon", "spent_delta", "fisher_information", "records")
 BUDGET_COLUMNS = (
@@ -81,9 +87,7 @@ class SqliteTransaction:
         self.raw = raw
         self.cur = raw.cursor()
 
-    def lock(
-        self, names: list[str], pairs: list[tuple[int, str]]
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    def lock(self, names: list[str], pairs: list[tuple[int, str]]) -> tuple[Rows, Rows]:
         """Take the write lock; the rows of the datasets ``names`` and of the budgets ``pairs`` (querier id,
         dataset), each list in the order of its key."""
         cur = self.cur
@@ -100,13 +104,7 @@ class SqliteTransaction:
         )
         return datasets, cur.fetchall()
 
-    def write(
-        self,
-        datasets: list[tuple[str, str, str, str]],
-        budgets: list[tuple[int, str, str, str, str]],
-        ledger: list[tuple[Any, ...]],
-        created: _dt.datetime,
-    ) -> list[int]:
+    def write(self, datasets: SpentDatasets, budgets: SpentBudgets, ledger: Rows, created: _dt.datetime) -> list[int]:
         """Write the spent budgets (``(name, ε, δ, information)`` and ``(querier id, dataset, ε, δ,
         information)``), insert the ledger rows (:data:`LEDGER_COLUMNS`) as "charged" at ``created`` and commit;
         the ledger rows' ids in order."""
@@ -164,9 +162,7 @@ class PostgresTransaction:
             raise
         return cur
 
-    def lock(
-        self, names: list[str], pairs: list[tuple[int, str]]
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    def lock(self, names: list[str], pairs: list[tuple[int, str]]) -> tuple[Rows, Rows]:
         """``BEGIN`` and both ``SELECT … FOR UPDATE``, one round trip; the rows as :meth:`SqliteTransaction.lock`."""
         cur = self._send(
             ("BEGIN", ()),
@@ -179,13 +175,7 @@ class PostgresTransaction:
             cur.nextset()
             return datasets, cur.fetchall()
 
-    def write(
-        self,
-        datasets: list[tuple[str, str, str, str]],
-        budgets: list[tuple[int, str, str, str, str]],
-        ledger: list[tuple[Any, ...]],
-        created: _dt.datetime,
-    ) -> list[int]:
+    def write(self, datasets: SpentDatasets, budgets: SpentBudgets, ledger: Rows, created: _dt.datetime) -> list[int]:
         """The updates, the ledger rows and ``COMMIT``, one round trip; as :meth:`SqliteTransaction.write`."""
         statements: list[tuple[str, tuple[Any, ...]]] = []
         if datasets:
@@ -212,7 +202,7 @@ class PostgresTransaction:
         pass
 
 
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+def _columns(rows: Rows, width: int) -> list[list[Any]]:
     """The columns of ``rows`` (each of ``width`` values), one list each: the array parameters of a statement."""
     return [[row[i] for row in rows] for i in range(width)]
 
