@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from privnoise.dp.hardening import HardenedMechanism
+from privnoise.planning import Component as PlanComponent
 from privnoise.server.budgets import dump_information, load_information
 
 #: Declared bounds of the numeric column ``x`` (``y`` takes the next entry): none start at 0, some negative.
@@ -183,25 +184,26 @@ def invariant_datasets() -> list[DatasetDef]:
 
 
 class NoiseSpy:
-    """Records every ``HardenedMechanism.release`` call: (the mechanism that drew the noise, the true value)."""
+    """Records every noise drawn by a plan's component (:meth:`privnoise.planning.Component.add`, the one drawing
+    path of every answer): (the hardened mechanism that drew the noise, the true value)."""
 
     def __init__(self) -> None:
         self.draws: list[tuple[HardenedMechanism, np.ndarray]] = []
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[NoiseSpy]:
-        original = HardenedMechanism.release
+        original = PlanComponent.add
         spy = self
 
-        def release(self: HardenedMechanism, value: Any, *, rng: Any = None) -> Any:
-            spy.draws.append((self, np.array(value, dtype=float, copy=True)))
-            return original(self, value, rng=rng)
+        def add(self: PlanComponent[Any], values: Any, generator: Any) -> Any:
+            spy.draws.append((self.noise, np.array(values, dtype=float, copy=True)))
+            return original(self, values, generator)
 
-        HardenedMechanism.release = release  # type: ignore[method-assign]
+        PlanComponent.add = add  # type: ignore[method-assign]
         try:
             yield self
         finally:
-            HardenedMechanism.release = original  # type: ignore[method-assign]
+            PlanComponent.add = original  # type: ignore[method-assign]
 
     def take(self) -> list[tuple[HardenedMechanism, np.ndarray]]:
         out, self.draws = self.draws, []

@@ -1,6 +1,6 @@
 """Privacy invariants of the query server, as property-based tests over every query kind and policy.
 
-The tests judge the noise the server actually draws (a spy on ``HardenedMechanism.release``), against a
+The tests judge the noise the server actually draws (a spy on ``Component.add``, its one drawing path), against a
 reference computed from the rows and the declared bounds alone (``tests/server/_lab.py``), with bounds that do
 not start at 0 and may be negative:
 

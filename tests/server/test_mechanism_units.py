@@ -32,7 +32,6 @@ from privnoise.server.mechanisms import (
     describe_noise,
     fem_design,
     noise_information,
-    release_blocks,
 )
 
 F = Fraction
@@ -239,48 +238,3 @@ def test_describe_design_states_the_fem_design() -> None:
         and noise["family"] == "FiniteElementNoise"
     )
     assert noise["second_moment"] == pytest.approx(float(h.mechanism.second_moment()), rel=1e-12)
-
-
-# --- release of vector noise in blocks ---------------------------------------------------------------------------
-
-
-class _Recorder:
-    """A stand-in noise of shape (d,) that adds 1000·(block index) + coordinate, and records its inputs."""
-
-    def __init__(self, shape: tuple[int, ...]) -> None:
-        self.shape = shape
-        self.seen: list[np.ndarray] = []
-
-    def release(self, value: Any) -> Any:
-        v = np.asarray(value, dtype=float)
-        self.seen.append(v.copy())
-        if v.ndim == 2:
-            return v + 1000.0 * np.arange(v.shape[0])[:, None] + np.arange(v.shape[1])
-        return v + 0.5
-
-
-def test_release_blocks_cuts_records_into_blocks_of_the_noise_dimension() -> None:
-    noise: Any = _Recorder((2,))
-    out = release_blocks(noise, np.array([1.0, 2.0, 3.0, 4.0, 5.0]))
-    np.testing.assert_array_equal(out, [1.0, 3.0, 1003.0, 1005.0, 2005.0])
-    np.testing.assert_array_equal(noise.seen[0], [[1.0, 2.0], [3.0, 4.0], [5.0, 0.0]])
-    even: Any = _Recorder((3,))
-    np.testing.assert_array_equal(
-        release_blocks(even, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), [1, 3, 5, 1004, 1006, 1008]
-    )
-
-
-def test_release_blocks_passes_other_shapes_through() -> None:
-    scalar: Any = _Recorder(())
-    assert release_blocks(scalar, 2.0) == 2.5
-    per_record: Any = _Recorder((3,))
-    np.testing.assert_array_equal(release_blocks(per_record, [1.0, 2.0, 3.0]), [1.5, 2.5, 3.5])
-    vector: Any = _Recorder((4,))
-    np.testing.assert_array_equal(release_blocks(vector, [1.0, 2.0, 3.0, 4.0]), [1.5, 2.5, 3.5, 4.5])
-
-
-def test_release_blocks_only_cuts_a_vector_of_values_for_vector_noise() -> None:
-    scalar_noise: Any = _Recorder(())
-    np.testing.assert_array_equal(release_blocks(scalar_noise, [1.0, 2.0]), [1.5, 2.5])
-    vector_noise: Any = _Recorder((2,))
-    assert release_blocks(vector_noise, 2.0) == 2.5 and vector_noise.seen[0].shape == ()

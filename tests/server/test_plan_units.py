@@ -749,7 +749,7 @@ def test_quantile_plans(db: tuple[Engine, Table], text: str, levels: int) -> Non
     }
     # the rank radius: 2Δ/ε · log((C − 1)/(1 − level)) with Δ = 1 (one record added, removed or replaced)
     radius = 2.0 / (0.75 / levels) * math.log((candidates - 1) / (1 - LEVEL))
-    accuracy = plan.accuracy(None)
+    accuracy = plan.stated_accuracy(None)
     assert accuracy["level"] == LEVEL
     assert accuracy["rank_radius"] == (
         pytest.approx(radius) if levels == 1 else pytest.approx([radius] * levels)
@@ -779,7 +779,7 @@ def test_stated_intervals_are_the_noise_quantiles_cut_to_the_range(
     def interval(text: str, noisy: list[Any]) -> tuple[Any, Any, float]:
         plan = _plan(db, text, spec)
         r = _radius(plan.components[0].noise, family)
-        out = plan.accuracy(noisy)
+        out = plan.stated_accuracy(noisy)
         assert out["level"] == LEVEL and out["coverage"] == LEVEL
         return out["low"], out["high"], r
 
@@ -820,7 +820,7 @@ def test_sum_intervals_cut_at_zero_exactly_when_a_bound_is_zero(db: tuple[Engine
     for column, noisy, cut in [("t", 1.0, (None, 0.0)), ("s", 1.0, (None, None)), ("s", -1.0, (None, None))]:
         plan = _plan(db, f"sum({column})", spec)  # t ∈ [−4, 0]: a sum ≤ 0; s ∈ [−0.5, 0.5]: no cut
         r = _radius(plan.components[0].noise, "laplace")
-        out = plan.accuracy([noisy])
+        out = plan.stated_accuracy([noisy])
         low = noisy - r if cut[0] is None else cut[0]
         high = noisy + r if cut[1] is None else cut[1]
         assert (out["low"], out["high"]) == (pytest.approx(low), pytest.approx(high))
@@ -836,7 +836,7 @@ def test_ratio_and_variance_intervals_lie_in_the_declared_range(db: tuple[Engine
             if "group" in text
             else (300.0 * (1 if column == "x" else -0.05), 10.0)
         )
-        out = plan.accuracy([s, n])
+        out = plan.stated_accuracy([s, n])
         assert out["level"] == LEVEL
         low, high = np.asarray(out["low"]), np.asarray(out["high"])
         assert np.all(lo <= low) and np.all(low <= high) and np.all(high <= hi)
@@ -845,9 +845,9 @@ def test_ratio_and_variance_intervals_lie_in_the_declared_range(db: tuple[Engine
         assert np.all(low <= ratio) and np.all(ratio <= high)
     plan = _plan(db, "variance(y)", spec)
     top = (BOUNDS["y"][1] - BOUNDS["y"][0]) ** 2 / 4.0
-    out = plan.accuracy([-6.0, 120.0, 12.0])
+    out = plan.stated_accuracy([-6.0, 120.0, 12.0])
     assert 0.0 <= out["low"] <= out["high"] <= top
-    assert _plan(db, "variance(y)", spec).accuracy([0.0, 0.0, 0.5]) == {**out, "low": 0.0, "high": top}
+    assert _plan(db, "variance(y)", spec).stated_accuracy([0.0, 0.0, 0.5]) == {**out, "low": 0.0, "high": top}
 
 
 @pytest.mark.parametrize("mechanism", ["fisher-gaussian", "fisher-cosine"])
@@ -856,7 +856,7 @@ def test_fisher_mean_intervals_are_cut_to_the_declared_bounds(
 ) -> None:
     spec = dataset(_fisher(mechanism), kinds=("mean", "sum"))
     plan = _plan(db, "mean(x)", spec)
-    out = plan.accuracy([35.0])
+    out = plan.stated_accuracy([35.0])
     if mechanism == "fisher-cosine":
         assert out["available"] is False
         return
@@ -867,7 +867,7 @@ def test_fisher_mean_intervals_are_cut_to_the_declared_bounds(
         pytest.approx(max(35.0 - r, 10.0)),
         pytest.approx(min(35.0 + r, 60.0)),
     )
-    out = plan.accuracy([5.0])
+    out = plan.stated_accuracy([5.0])
     assert (out["low"], out["high"]) == (10.0, 10.0)
 
 

@@ -351,7 +351,7 @@ def test_stated_intervals_cover_at_their_level(lab: Lab) -> None:
         shrunk = np.zeros(truth.size)
         for _ in range(runs):
             noisy = [c.noise.release(v, rng=rng) for c, v in zip(plan.components, true, strict=True)]
-            accuracy = plan.accuracy(noisy)
+            accuracy = plan.stated_accuracy(noisy)
             low, high = np.atleast_1d(accuracy["low"]), np.atleast_1d(accuracy["high"])
             hits += (low <= truth) & (truth <= high)
             shrunk += np.abs(truth - np.atleast_1d(noisy[0])) <= 0.7 * (high - low) / 2

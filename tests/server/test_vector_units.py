@@ -364,29 +364,6 @@ def test_keep_needs_a_threshold() -> None:
         PartitionSelection("free", 1.0, 1e-6).keep(np.array([1.0]))
 
 
-class _Noise:
-    """Records the blocks released and adds 1000·(block index) + 100·(coordinate) to each value."""
-
-    def __init__(self) -> None:
-        self.shapes: list[tuple[int, ...]] = []
-
-    def release(self, value: Any) -> Any:
-        value = np.asarray(value)
-        self.shapes.append(value.shape)
-        rows, cols = value.shape
-        return value + 1000.0 * np.arange(rows)[:, None] + 100.0 * np.arange(cols)[None, :]
-
-
-@pytest.mark.parametrize("cells", [1, 2, 5, 6])
-def test_every_cell_gets_its_own_draw_of_the_two_cell_noise(cells: int) -> None:
-    noise = _Noise()
-    values = np.arange(cells, dtype=float) + 0.5
-    out = PartitionSelection.noisy(noise, values)  # type: ignore[arg-type]
-    assert noise.shapes == [((cells + 1) // 2, 2)]
-    offsets = [1000.0 * (i // 2) + 100.0 * (i % 2) for i in range(cells)]
-    assert out.tolist() == (values + offsets).tolist()
-
-
 # --- indicators --------------------------------------------------------------------------------------------------
 
 

@@ -101,7 +101,7 @@ class DistributionQueries(SessionSteps):
         found = levels(q)
         steps = check_positive_int(resolution, "resolution", "quantile", minimum=2)
         plan = self._plan("quantile", epsilon, rho)
-        eps = plan.family.selection_epsilon(split(plan.price, len(found)))
+        eps = plan.calibrating.selection_epsilon(split(plan.price, len(found)))
         for _ in found:
             plan.selection(eps)
         step, low, high = grid_steps(b.low, b.high, steps)
@@ -144,7 +144,7 @@ class DistributionQueries(SessionSteps):
             raise InvalidParameterError(f"`k` of `top_k` must be ≤ the {len(cats)} candidates; got {chosen}.")
         bounded = is_bounded_range(check_noisy_max_method(method, "top_k"))
         plan = self._plan("top_k", epsilon, rho)
-        eps = plan.family.selection_epsilon(plan.price, bounded_range=bounded)
+        eps = plan.calibrating.selection_epsilon(plan.price, bounded_range=bounded)
         for _ in range(chosen):
             plan.selection(eps / chosen, bounded_range=bounded)
         per_count, monotone = plan.adjacency.count(), plan.adjacency.monotone_counts

@@ -197,6 +197,13 @@ class HardenedMechanism(Noise):
         out = self.add_to(value, rng=rng)
         return float(out) if out.ndim == 0 else out
 
+    def add_one(self, value: float, generator: np.random.Generator, grid_exponent: int | None = None) -> float | None:
+        """The release of one finite value on this noise's own grid (:meth:`_release_one`; ``grid_exponent`` is
+        the grid's, which a hardened noise fixes), or None when the array path answers."""
+        if self.shape or not math.isfinite(value) or grid_exponent not in (None, self.grid_exponent):
+            return None
+        return self._release_one(float(value), generator)
+
     def _release_one(self, value: float, rng: RNGLike) -> float | None:
         """The release of one finite float through the family's scalar draw (``grid_draw``: the value its filler
         gives a one-value buffer), with :func:`~privnoise.snapping.lattice_point`'s arithmetic on Python floats:

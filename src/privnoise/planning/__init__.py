@@ -10,13 +10,13 @@
 :mod:`~privnoise.planning.accuracy`, :mod:`~privnoise.planning.estimates`
     The error law of a released number (:class:`NoiseLaw`), intervals and the post-processing into values.
 
-The analyst's :class:`~privnoise.Session` builds its plans here; the query server's answers are made of the same
-:class:`Component` s (``privnoise.server.plans``), and a direct :func:`privnoise.release` states its accuracy with
+The analyst's :class:`~privnoise.Session` builds its plans here, and so does the query server: its answers are
+plans of the same :class:`Component` s executed by :func:`execute` (``privnoise.server.plans``); a direct :func:`privnoise.release` states its accuracy with
 the same :class:`NoiseLaw`.
 """
 
 from .accuracy import NoiseLaw
 from .component import Component, calibrate
-from .plan import Cost, Plan, execute, group_plan, split
+from .plan import Cost, Plan, execute, finished, group_plan, split
 
-__all__ = ["Component", "Cost", "NoiseLaw", "Plan", "calibrate", "execute", "group_plan", "split"]
+__all__ = ["Component", "Cost", "NoiseLaw", "Plan", "calibrate", "execute", "finished", "group_plan", "split"]

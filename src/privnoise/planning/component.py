@@ -97,19 +97,33 @@ class Component(Generic[NoiseT]):
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
         """values + noise, hardened (rounded to the grid; to integers for counts).
 
-        One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
+        Vector noise of shape (d,) on a longer vector of n values (a server's Fisher design on n records) adds its
+        noise to blocks of d consecutive values, each with its own draw (the last block padded, its padding
+        dropped). One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
         same release from the same generator state)."""
         v = np.asarray(values, dtype=float)
-        if v.size == 1:
+        if v.size == 1 and not self.noise.shape:
             one = self.noise.add_one(float(v.flat[0]), generator, self.grid_exponent)
             if one is not None:
                 return np.full(v.shape, one)
+        shape = self.noise.shape
+        if v.ndim == 1 and len(shape) == 1 and v.shape != shape:  # blocks of d values, each with its own draw
+            d, n = shape[0], v.size
+            padded = np.zeros(-(-n // d) * d)
+            padded[:n] = v
+            blocks = self.noise.add_to(padded.reshape(-1, d), rng=generator, grid_exponent=self.grid_exponent)
+            return np.asarray(blocks, dtype=float).reshape(-1)[:n]
         return np.asarray(self.noise.add_to(v, rng=generator, grid_exponent=self.grid_exponent), dtype=float)
 
     def describe(self) -> dict[str, Any]:
-        described: dict[str, Any] = self._once("describe", lambda: {"name": self.name, "sensitivity": self.sensitivity,
-                                                                    **self.law.describe()})
+        """Its name, sensitivity and noise: the error law a family states, or the noise's own description (noise no
+        family calibrated)."""
+        described: dict[str, Any] = self._once("describe", self._describe)
         return dict(described)
+
+    def _describe(self) -> dict[str, Any]:
+        noise = self.noise.describe() if self.family is None else self.law.describe()
+        return {**noise, "name": self.name, "sensitivity": self.sensitivity}
 
 
 @functools.lru_cache(maxsize=256)

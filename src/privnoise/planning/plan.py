@@ -55,7 +55,7 @@ from ..mechanisms import Noise
 from ..results import Release
 from .component import Component, calibrate
 
-__all__ = ["Cost", "Finish", "Plan", "execute", "group_plan", "split"]
+__all__ = ["Cost", "Finish", "Plan", "execute", "finished", "group_plan", "split"]
 
 #: How a plan's noisy components become its answer: the Release's fields, ``value`` among them (post-processing).
 Finish = Callable[[dict[str, NDArray[np.float64]]], dict[str, Any]]
@@ -89,11 +89,13 @@ class Plan:
 
     ``adjacency`` is the neighbours every sensitivity of the plan is taken under and its guarantee is stated for
     (``stated``: the same neighbours in the interface's own words, e.g. naming the privacy unit); ``finish`` turns
-    the noisy components into the answer (:func:`execute`).
+    the noisy components into the answer (:func:`execute`). ``family`` calibrates the components (:meth:`add`) and
+    states the guarantee; a plan of noise no family calibrated (the query server's Fisher designs, an owner's own
+    noise) has none and states ``statement``, the guarantee its builder computed.
     """
 
     label: str
-    family: NoiseFamily
+    family: NoiseFamily | None
     adjacency: Adjacency = field(default_factory=lambda: UnitAddedOrRemoved(1))
     components: dict[str, Component[Noise]] = field(default_factory=dict)
     events: list[PrivacyEvent] = field(default_factory=list)
@@ -102,11 +104,19 @@ class Plan:
     gaussian: bool = True  # every part's privacy loss is that of the continuous Gaussian mechanism
     stated: str | None = None
     finish: Finish | None = None
+    statement: Guarantee | None = None
+
+    @property
+    def calibrating(self) -> NoiseFamily:
+        """The family that calibrates the plan's components and states its guarantee."""
+        if self.family is None:
+            raise InvalidParameterError(f"the plan of {self.label!r} holds noise no family calibrated: it has no family.")
+        return self.family
 
     @property
     def norm(self) -> Norm:
         """The norm its sensitivities are measured in: the family's (ℓ1 for Laplace, ℓ2 for Gaussian noise)."""
-        return self.family.norm
+        return self.calibrating.norm
 
     def add(self, name: str, sensitivity: float, share: Fraction, *, integer: bool = False, vector: bool = False,
             unit_cells: bool = True, discrete: bool = False) -> Component[Noise]:
@@ -116,7 +126,7 @@ class Plan:
         their share, unless one unit moves a single coordinate (``unit_cells`` False: k = 1) or the family's scalar
         event is exact for vectors (Gaussian noise at ℓ2 sensitivity), when the family's own event is exact.
         """
-        component = calibrate(name, self.family, sensitivity, share, integer=integer, discrete=discrete)
+        component = calibrate(name, self.calibrating, sensitivity, share, integer=integer, discrete=discrete)
         self.components[name] = component
         self.events.append(component.event(scalar=not (vector and unit_cells)))
         self.gaussian = self.gaussian and profile_of(component.noise).gaussian_curve
@@ -129,11 +139,14 @@ class Plan:
         self.events.append(SelectionEvent(epsilon, bounded_range))
 
     def guarantee(self) -> Guarantee:
-        """What the plan's release satisfies: its price (and δ) in the family's notion, for its neighbours."""
-        return self.family.guarantee(self.price, self.delta, self.stated or self.adjacency.describe())
+        """What the plan's release satisfies: its price (and δ) in the family's notion, for its neighbours (the
+        ``statement`` of a plan without a family)."""
+        if self.statement is not None:
+            return self.statement
+        return self.calibrating.guarantee(self.price, self.delta, self.stated or self.adjacency.describe())
 
     def cost(self) -> Cost:
-        if self.family.currency == "epsilon":
+        if self.calibrating.currency == "epsilon":
             # With partition selection the whole query is one (ε, δ)-DP release (dp.partition), so composed as such.
             events = (PureEvent(float(self.price), float(self.delta)),) if self.delta else tuple(self.events)
             return Cost(self.label, epsilon=self.price, delta=self.delta, events=events)
@@ -162,7 +175,7 @@ def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: 
             f"rows added or removed; this plan's neighbours are {neighbours.describe()}: declare the keys."
         )
     k = neighbours.k
-    family = plan.family
+    family = plan.calibrating
     if family.threshold is None:
         raise InvalidParameterError(
             f"{plan.label} with keys drawn from the data needs a partition-selection threshold, which noise family "
@@ -180,11 +193,23 @@ def group_plan(plan: Plan, *, unknown_keys: bool, delta: Fraction, count_share: 
 
 
 
+def finished(plan: Plan, noisy: Mapping[str, Any], *, query: dict[str, Any], **fields: Any) -> Release:
+    """The release of ``plan`` from its ``noisy`` components (drawn by :func:`execute`, or where the noise was
+    drawn elsewhere: on a cluster's workers, by a partition selection that keeps some cells, by the exponential
+    mechanism): ``plan.finish`` (post-processing only), the plan's guarantee and the noise of every component."""
+    if plan.finish is None:
+        raise InvalidParameterError(f"the plan of {plan.label!r} has no `finish`: it cannot state an answer.")
+    answer = plan.finish(dict(noisy))
+    return Release(guarantee=plan.guarantee(), query=query, noise=[c.describe() for c in plan.components.values()],
+                   **fields, **answer)
+
+
 def execute(plan: Plan, aggregates: Mapping[str, ArrayLike], rng: np.random.Generator, *, query: dict[str, Any],
-            **fields: Any) -> Release:
+            noisy_out: dict[str, Any] | None = None, **fields: Any) -> Release:
     """Release ``plan`` on its exact ``aggregates`` (one per component, by name): draw every component's noise in
     the plan's order from ``rng``, finish the noisy parts into the answer (``plan.finish``, post-processing) and
-    state the plan's guarantee, the noise of every component and the accuracy ``finish`` gives.
+    state the plan's guarantee, the noise of every component and the accuracy ``finish`` gives
+    (:func:`finished`). ``noisy_out`` receives the noisy components, for statistics derived from them later.
 
     The budget is charged before (:meth:`Plan.cost`), by whoever holds the accountant; nothing here reads data
     beyond the aggregates.
@@ -207,6 +232,6 @@ def execute(plan: Plan, aggregates: Mapping[str, ArrayLike], rng: np.random.Gene
     if plan.finish is None:
         raise InvalidParameterError(f"the plan of {plan.label!r} has no `finish`: it cannot state an answer.")
     noisy = {name: c.add(aggregates[name], rng) for name, c in plan.components.items()}
-    answer = plan.finish(noisy)
-    return Release(guarantee=plan.guarantee(), query=query, noise=[c.describe() for c in plan.components.values()],
-                   **fields, **answer)
+    if noisy_out is not None:
+        noisy_out.update(noisy)
+    return finished(plan, noisy, query=query, **fields)

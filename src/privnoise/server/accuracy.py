@@ -40,11 +40,13 @@ from ..planning.accuracy import NoiseLaw, ratio_interval, variance_interval
 from ..planning.estimates import rank_radius, vector_interval
 from ..results import NOISE_ONLY, RANK
 
-__all__ = ["LEVEL", "Accuracy", "law_of", "rank_accuracy", "accuracy_of"]
+__all__ = ["LEVEL", "Accuracy", "accuracy_of", "law_of", "rank_accuracy", "stated_accuracy"]
 
 #: The level of every stated interval.
 LEVEL = 0.95
-#: noisy component values → the ``accuracy`` object of the answer.
+#: noisy component values → the accuracy fields of the answer's :class:`~privnoise.Release`: ``interval``
+#: (level ↦ (low, high, coverage)), or ``radius`` (level ↦ rank radius) with its ``meaning``, or only a
+#: ``meaning`` saying why none is stated.
 Accuracy = Callable[[list[Any]], dict[str, Any]]
 
 
@@ -74,20 +76,34 @@ def _json(x: Any) -> Any:
     return np.asarray(x, dtype=float).tolist()
 
 
-def _interval(low: Any, high: Any, coverage: Any) -> dict[str, Any]:
-    return {"level": LEVEL, "low": _json(low), "high": _json(high), "coverage": _json(coverage),
-            "meaning": NOISE_ONLY}
+def stated_accuracy(release: Any) -> dict[str, Any]:
+    """The ``accuracy`` object of an answer, at :data:`LEVEL`, from its release's ``interval``, ``radius`` and
+    ``meaning`` (a :class:`~privnoise.Release`, or the fields an :data:`Accuracy` gives, as a dict)."""
+    fields = release if isinstance(release, dict) else {"interval": release.interval, "radius": release.radius,
+                                                         "meaning": release.meaning}
+    interval, radius = fields.get("interval"), fields.get("radius")
+    if interval is not None:
+        low, high, coverage = interval(LEVEL)
+        return {"level": LEVEL, "low": _json(low), "high": _json(high), "coverage": _json(coverage),
+                "meaning": fields.get("meaning", NOISE_ONLY)}
+    if radius is not None:
+        return {"level": LEVEL, "rank_radius": radius(LEVEL), "meaning": fields["meaning"]}
+    return {"level": LEVEL, "available": False, "meaning": fields["meaning"]}
 
 
 def _unavailable(reason: str) -> Accuracy:
-    return lambda noisy: {"level": LEVEL, "available": False, "meaning": reason}
+    return lambda noisy: {"meaning": reason}
 
 
 def rank_accuracy(epsilon: float, sensitivities: list[float], candidates: int) -> Accuracy:
     """The rank radius of each quantile level (``epsilon`` each)."""
-    radii = [rank_radius(epsilon, s, candidates)(LEVEL) for s in sensitivities]
-    shown: float | list[float] = radii[0] if len(radii) == 1 else radii
-    return lambda noisy: {"level": LEVEL, "rank_radius": shown, "meaning": RANK}
+    radii = [rank_radius(epsilon, s, candidates) for s in sensitivities]
+
+    def radius(level: float) -> float | list[float]:
+        shown = [r(level) for r in radii]
+        return shown[0] if len(shown) == 1 else shown
+
+    return lambda noisy: {"radius": radius, "meaning": RANK}
 
 
 def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, float] | None,
@@ -109,13 +125,17 @@ def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, flo
 
         def ratio(noisy: list[Any]) -> dict[str, Any]:
             s, n = np.asarray(noisy[0], dtype=float), np.asarray(noisy[1], dtype=float)
-            if kind == "mean":  # the sum is already centred (Σ(x − c), the planner): the library's ratio as is
-                a, b = ratio_interval(s, n, first, second, LEVEL, half_range=half)
-            else:  # Σwx: Ŝ − cN̂ estimates Σw(x − c) with error W₁ − cW₂; the library's test uses the law of
-                # W₁ − mW₂ at the ratio m, so the centred ratio m − c is tested with the offset c.
-                a, b = ratio_interval(s - centre * n, n, first, second, LEVEL, half_range=half, offset=centre)
             scalar = np.ndim(noisy[0]) == 0
-            return _interval(centre + (a[0] if scalar else a), centre + (b[0] if scalar else b), LEVEL)
+
+            def interval(level: float) -> tuple[Any, Any, Any]:
+                if kind == "mean":  # the sum is already centred (Σ(x − c), the planner): the library's ratio as is
+                    a, b = ratio_interval(s, n, first, second, level, half_range=half)
+                else:  # Σwx: Ŝ − cN̂ estimates Σw(x − c) with error W₁ − cW₂; the library's test uses the law of
+                    # W₁ − mW₂ at the ratio m, so the centred ratio m − c is tested with the offset c.
+                    a, b = ratio_interval(s - centre * n, n, first, second, level, half_range=half, offset=centre)
+                return centre + (a[0] if scalar else a), centre + (b[0] if scalar else b), level
+
+            return {"interval": interval}
 
         return ratio
     if kind == "variance":
@@ -125,20 +145,23 @@ def accuracy_of(kind: str, laws: list[NoiseLaw | None], bounds: tuple[float, flo
 
         def variance(noisy: list[Any]) -> dict[str, Any]:
             s1, s2, n = (float(v) for v in noisy)
-            a, b = variance_interval(n, s1, s2, (n_law, s1_law, s2_law), LEVEL, half_range=half)  # type: ignore[arg-type]
-            r, _ = n_law.radius(1.0 - (1.0 - LEVEL) / 3.0)  # type: ignore[union-attr]
-            n_low, n_high = n - r, n + r
-            if n_low > 1.0:  # sample variance = population variance · N/(N − 1), decreasing in N
-                a, b = a * n_high / (n_high - 1.0), b * n_low / (n_low - 1.0)
-            else:
-                a, b = 0.0, half * half
-            return _interval(min(a, half * half), min(b, half * half), LEVEL)
+
+            def interval(level: float) -> tuple[Any, Any, Any]:
+                a, b = variance_interval(n, s1, s2, (n_law, s1_law, s2_law), level,  # type: ignore[arg-type]
+                                         half_range=half)
+                r, _ = n_law.radius(1.0 - (1.0 - level) / 3.0)  # type: ignore[union-attr]
+                n_low, n_high = n - r, n + r
+                if n_low > 1.0:  # sample variance = population variance · N/(N − 1), decreasing in N
+                    a, b = a * n_high / (n_high - 1.0), b * n_low / (n_low - 1.0)
+                else:
+                    a, b = 0.0, half * half
+                return min(a, half * half), min(b, half * half), level
+
+            return {"interval": interval}
 
         return variance
 
     def plain(noisy: list[Any]) -> dict[str, Any]:
-        values = np.asarray(noisy[0], dtype=float)
-        a, b, coverage = vector_interval(values, first, low=low, high=high)(LEVEL)
-        return _interval(a, b, coverage)
+        return {"interval": vector_interval(np.asarray(noisy[0], dtype=float), first, low=low, high=high)}
 
     return plain

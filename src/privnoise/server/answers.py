@@ -47,6 +47,7 @@ from .charging import ChargeUnavailable, StalePlan
 from .dryruns import answer_dry_run, dry_run_flag
 from .limits import REFUSAL_DELAY
 from .planner import Plan
+from .plans import serialised
 from .querybody import (
     ConditionBody,
     QueryBody,
@@ -175,19 +176,17 @@ async def answer_query(
         return error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
     try:
         if plan.inline and service.dialect == "sqlite":  # PostgreSQL: the loop does not wait for its round trip
-            value, stated = service.answer(plan, charged.ledger_id)
+            release = service.answer(plan, charged.ledger_id)
         else:
-            value, stated = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
+            release = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
     except QueryFailed:
         return 422, FAILED, list(JSON)
     after = service.view(charged.after, plan)
     payload = {
         "dataset": plan.spec.name,
         "query": plan.query_dict,
-        "value": value,
-        **({} if plan.keys is None else {"keys": [list(k) if isinstance(k, tuple) else k for k in plan.keys]}),
+        **serialised(release),
         **({"key_columns": list(plan.query.group_by)} if isinstance(plan.query.group_by, tuple) else {}),
-        **stated,
         "guarantee": plan.guarantee(after),
         "charged": plan.charged,
         "remaining": after,

@@ -2,7 +2,8 @@
 cryptographically strong default generator, through the library's noise protocol. No seed exists on this path.
 
 The noise of a component is a :class:`~privnoise.dp.hardening.HardenedMechanism`, the same object a library user
-builds; an answer is ``noise.release(value)`` (the protocol's ``add_to``: clamp, round to the grid, add grid noise).
+builds; an answer adds it as every plan's component does (:meth:`privnoise.planning.Component.add`: the protocol's
+``add_to``, clamp, round to the grid, add grid noise; blocks of d records for vector noise of d coordinates).
 
 * Differential-privacy policies are calibrated by the library. ``laplace`` policies and registered families of ε
   get the noise the analyst's Session calibrates for the same share
@@ -53,7 +54,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from .. import queries
 from ..core.adjacency import Norm
@@ -87,7 +87,6 @@ __all__ = [
     "fem_design",
     "noise_information",
     "policy_noise",
-    "release_blocks",
 ]
 
 _BOUND_STEPS = 2.0**50
@@ -184,20 +183,6 @@ def describe_design(policy: PolicySpec) -> dict[str, Any]:
         "mesh_size": float(sol.mesh_size),
         "mean": np.asarray(noise.mean()).tolist(),
     }
-
-
-def release_blocks(noise: HardenedMechanism, value: Any) -> Any:
-    """``noise.release(value)``, and for vector noise of shape (d,) on a longer vector of n values: blocks of d
-    consecutive values, each with its own draw (the last block padded, its padding dropped)."""
-    shape = noise.shape
-    if isinstance(value, float) or np.ndim(value) != 1 or len(shape) != 1 or np.shape(value) == shape:
-        return noise.release(value)
-    d = shape[0]
-    values: NDArray[np.float64] = np.asarray(value, dtype=float)
-    n = values.size
-    padded = np.zeros(-(-n // d) * d)
-    padded[:n] = values
-    return np.asarray(noise.release(padded.reshape(-1, d))).reshape(-1)[:n]
 
 
 def describe_noise(noise: HardenedMechanism) -> dict[str, Any]:

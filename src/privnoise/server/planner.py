@@ -57,7 +57,7 @@ from .aggregates import Part, scalar_parts
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
-from .plans import Plan, information_of, plan_guarantee
+from .plans import Plan, core_plan, information_of, plan_guarantee, statement_of
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .row_source import Rows, fences_needed, row_source
@@ -222,6 +222,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         "delta": text(charge.delta),
         "fisher_information": information_floats(charge),
     }
+    accuracy = _accuracy(query, policy, components, bounds)
     return Plan(
         spec=spec,
         query=q,
@@ -240,10 +241,11 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         ledger_information=json.dumps(information_floats(charge), sort_keys=True),
         guarantee_base=plan_guarantee(policy, components, charge, identity),
         charged=charged,
-        accuracy=_accuracy(query, policy, components, bounds),
+        accuracy=accuracy,
         keys=keys,
         selection=selection,
         steps=steps,
+        core=core_plan(query.kind, components, combine, accuracy, statement_of(policy, charge, identity)),
     )
 
 
@@ -261,6 +263,7 @@ def _quantile_plan(
     sql, parameters = compiled(statement, dialect)
     q = query.on(spec.name)
     eps = text(charge.epsilon)
+    accuracy = rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates)
     return Plan(
         spec=spec,
         query=q,
@@ -290,9 +293,10 @@ def _quantile_plan(
             "per_record_information": {},
         },
         charged={"epsilon": eps, "delta": "0", "fisher_information": {}},
-        accuracy=rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates),
+        accuracy=accuracy,
         quantile=release,
         steps=steps,
+        core=core_plan("quantile", [], lambda v: v, accuracy, statement_of(policy, charge, False)),
     )
 
 

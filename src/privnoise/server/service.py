@@ -27,12 +27,13 @@ from sqlalchemy.engine import Engine
 
 from ..dp.rational_accountant import compose
 from ..exceptions import InvalidParameterError
+from ..random import default_rng
+from ..results import Release
 from . import db
 from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
 from .charging import Charged, Committer, StalePlan
 from .config import ConfigError, ServerConfig
 from .limits import PLAN_CACHE_BYTES, Exhausted, PlanningSlots, plan_bytes
-from .mechanisms import release_blocks
 from .planner import Plan, make_plan
 from .querylang import QueryError, QuerySpec
 from .readers import ReadConnections
@@ -254,49 +255,51 @@ class Service:
 
     # -- 3. release ------------------------------------------------------------------------------------------
     def release(self, plan: Plan, ledger_id: int) -> Any:
-        """Read the data and release the hardened answer; any failure marks the ledger row and raises
+        """Read the data and release the hardened answer's value; any failure marks the ledger row and raises
         :class:`QueryFailed`."""
-        return self.answer(plan, ledger_id)[0]
+        return self.answer(plan, ledger_id).value
 
-    def answer(
-        self, plan: Plan, ledger_id: int, noisy_out: list[Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """(the released value, what the answer states besides: its ``accuracy`` from the noise law, and the
-        ``keys`` a partition selection released) — :meth:`release`, with those. ``noisy_out`` receives the noisy
-        components (those of the released keys), from which a SQL answer states intervals at other levels."""
+    def answer(self, plan: Plan, ledger_id: int, noisy_out: list[Any] | None = None) -> Release:
+        """The answer of a charged ``plan``: its core plan executed on the exact aggregates
+        (:meth:`.plans.Plan.execute`, :func:`privnoise.planning.execute`) into a :class:`~privnoise.Release` —
+        value, ``keys`` (those a partition selection released), guarantee and accuracy from the noise law.
+        ``noisy_out`` receives the noisy components (those of the released keys), from which a SQL answer derives
+        other statistics. Any failure marks the ledger row and raises :class:`QueryFailed`."""
         try:
-            noisy: list[Any] | None = None
-            if plan.quantile is not None:
-                values, weights = self._read_rows(plan)
-                chosen = plan.quantile.release(values, weights)
-                if not is_finite(chosen):
-                    raise ArithmeticError("non-finite release")
-                return chosen, {} if plan.accuracy is None else {"accuracy": plan.accuracy([])}
-            if plan.selection is not None:
-                return self._selected(plan, noisy_out)
-            cluster = self._cluster(plan.spec.name)
-            if cluster is not None and plan.identity:  # noised on the workers (dask_engine, spark_engine)
-                values, found = cluster.release_identity(plan)
-                noisy = [values]
-            elif cluster is not None:
-                true, found = cluster.evaluate(plan)
-            else:
-                true, found = self._read(plan)
-            if plan.records is not None and int(found) != plan.records:
-                raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
-            if noisy is None:
-                noisy = [release_blocks(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
-            if noisy_out is not None:
-                noisy_out.extend(noisy)
-            value = plan.combine(noisy)
-            value = value.tolist() if isinstance(value, np.ndarray) else float(value)
-            if not is_finite(value):
+            release = self._answer(plan, noisy_out)
+            if not is_finite(release.value):
                 raise ArithmeticError("non-finite release")
-            return value, {} if plan.accuracy is None else {"accuracy": plan.accuracy(noisy)}
+            return release
         except Exception:
             log.exception("query failed after its charge was committed (ledger row %d)", ledger_id)
             self._mark_failed(ledger_id)
             raise QueryFailed from None
+
+    def _answer(self, plan: Plan, noisy_out: list[Any] | None) -> Release:
+        if plan.quantile is not None:  # the exponential mechanism's choice is the answer's one noisy part
+            values, weights = self._read_rows(plan)
+            return plan.finished([plan.quantile.release(values, weights)])
+        if plan.selection is not None:
+            return self._selected(plan, noisy_out)
+        cluster = self._cluster(plan.spec.name)
+        if cluster is not None and plan.identity:  # noised on the workers (dask_engine, spark_engine)
+            values, found = cluster.release_identity(plan)
+            self._check_records(plan, found)
+            if noisy_out is not None:
+                noisy_out.append(values)
+            return plan.finished([values])
+        true, found = cluster.evaluate(plan) if cluster is not None else self._read(plan)
+        self._check_records(plan, found)
+        drawn: dict[str, Any] = {}
+        release = plan.execute(true, drawn)
+        if noisy_out is not None:
+            noisy_out.extend(drawn.values())
+        return release
+
+    @staticmethod
+    def _check_records(plan: Plan, found: Any) -> None:
+        if plan.records is not None and int(found) != plan.records:
+            raise ValueError(f"the dataset holds {found} records, the plan was made for {plan.records}")
 
     def _read(self, plan: Plan) -> tuple[list[Any], int]:
         """The true components of ``plan`` from the database (one statement) and the number of records."""
@@ -308,30 +311,26 @@ class Service:
             *values, found = cur.fetchone()
             return plan.split([float(v) for v in values]), int(found)
 
-    def _selected(self, plan: Plan, noisy_out: list[Any] | None) -> tuple[Any, dict[str, Any]]:
-        """A group-by over undeclared keys: noisy cells of every stored key, released where the noisy count
-        reaches the threshold (:class:`~.vectors.PartitionSelection`)."""
+    def _selected(self, plan: Plan, noisy_out: list[Any] | None) -> Release:
+        """A group-by over undeclared keys: noisy cells of every stored key (each component's own drawing,
+        :meth:`privnoise.planning.Component.add`, two cells a draw), released where the noisy count reaches the
+        threshold (:class:`~.vectors.PartitionSelection`)."""
         selection = plan.selection
         assert selection is not None
         with self._readers.cursor() as cur:
             cur.execute(plan.sql, plan.parameters)
             keys, rows = stored_keys(cur.fetchall(), plan.spec, selection.columns)
-        if not keys:  # no stored key: nothing to select from
-            return [], {"keys": []}
-        true = [np.array([float(r[i]) for r in rows]) for i in range(len(plan.components))]
-        noisy = [selection.noisy(c.noise, v) for c, v in zip(plan.components, true, strict=True)]
+        if not keys:  # no stored key: nothing to select from, nothing drawn
+            return Release(value=[], guarantee=plan.executed.guarantee(), query=plan.query_dict, keys=[],
+                           interval=lambda level: ([], [], level))
+        generator = default_rng()
+        noisy = [c.add(np.array([float(r[i]) for r in rows]), generator) for i, c in enumerate(plan.components)]
         counts = next(v for c, v in zip(plan.components, noisy, strict=True) if c.name == "count")
         keep = selection.keep(counts)
         noisy = [v[keep] for v in noisy]
         if noisy_out is not None:
             noisy_out.extend(noisy)
-        value = np.asarray(plan.combine(noisy), dtype=float)
-        if not is_finite(value.tolist()):
-            raise ArithmeticError("non-finite release")
-        extra: dict[str, Any] = {"keys": [k for k, kept in zip(keys, keep, strict=True) if kept]}
-        if plan.accuracy is not None:
-            extra["accuracy"] = plan.accuracy(noisy)
-        return value.tolist(), extra
+        return plan.finished(noisy, keys=[k for k, kept in zip(keys, keep, strict=True) if kept])
 
     def _read_rows(self, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
         """Every record's (clamped value, filter weight) of a quantile plan (one pass over the table)."""

@@ -39,7 +39,7 @@ from .accuracy import LEVEL
 from .budgets import Refusal
 from .charging import Charged, ChargeUnavailable, StalePlan
 from .limits import REFUSAL_DELAY
-from .plans import Plan
+from .plans import Plan, serialised
 from .querybody import body_of, check_size
 from .queryspec import QueryError
 from .replies import (
@@ -60,7 +60,7 @@ from .replies import (
     take_slot,
 )
 from .service import QueryFailed, Service
-from .sqlreleases import Release, finite_or_none, groups_of, statement_charged, statement_guarantee
+from .sqlreleases import QueryRelease, finite_or_none, groups_of, statement_charged, statement_guarantee
 from .sqlspecs import base_of, check_options, plan_error, read_statement, specs_of
 from .steps import StepQueryRefused
 
@@ -112,16 +112,16 @@ def plan_statement(
 
 
 def _release_all(service: Service, planned: StatementPlan, plans: tuple[Plan, ...],
-                 ledger_ids: tuple[int, ...]) -> list[Release]:
+                 ledger_ids: tuple[int, ...]) -> list[QueryRelease]:
     out = []
     for aggregate, plan, ledger_id in zip(planned.aggregates, plans, ledger_ids, strict=True):
         noisy: list[Any] = []
-        value, stated = service.answer(plan, ledger_id, noisy)
-        out.append(Release(aggregate, plan, value, stated, noisy, ledger_id))
+        release = service.answer(plan, ledger_id, noisy)
+        out.append(QueryRelease(aggregate, plan, release, noisy, ledger_id))
     return out
 
 
-def _payload(statement: Statement, releases: list[Release], charged: Charged, after: dict[str, Any]) -> bytes:
+def _payload(statement: Statement, releases: list[QueryRelease], charged: Charged, after: dict[str, Any]) -> bytes:
     plans = [r.plan for r in releases]
     groups = groups_of(releases)
     by_base = {r.aggregate: r for r in releases}
@@ -129,13 +129,10 @@ def _payload(statement: Statement, releases: list[Release], charged: Charged, af
     answer = assemble(statement, groups, released, statement_guarantee(plans, after), level=LEVEL)
     answers = []
     for r in releases:
-        keys = r.plan.keys
         answers.append({
             "aggregates": [a.text for a in statement.aggregates if base_of(a) == r.aggregate],
             "query": r.plan.query_dict,
-            "value": r.value,
-            **({} if keys is None else {"keys": [list(k) if isinstance(k, tuple) else k for k in keys]}),
-            **r.stated,
+            **serialised(r.release),
             "guarantee": r.plan.guarantee(after),
             "charged": r.plan.charged,
             "ledger_id": r.ledger_id,

@@ -5,9 +5,9 @@ its interval at any level, and the guarantee of the whole statement — all post
   ``VARIANCE`` and ``STDDEV`` are the population variance S₂/N − (S₁/N)² of the variance query's noisy
   components (clipped to [0, h²], h half the declared range) and its square root, as :meth:`privnoise.Session.sql`
   answers them (the query's own value, in its entry of ``answers``, is the sample variance).
-* **Intervals.** The interval of each aggregate at any level, from the noise law of its components, computed as
-  :mod:`.accuracy` computes the answer's stated interval at 95 %: ± the law's radius for counts and sums (cut to
-  the range they can take), the ratio interval of :func:`~privnoise.planning.accuracy.ratio_interval` for means,
+* **Intervals.** The interval of each aggregate at any level: the one its query's :class:`~privnoise.Release`
+  states (:mod:`.accuracy`, from the noise law of its components: ± the law's radius for counts and sums, cut to
+  the range they can take, the ratio interval of :func:`~privnoise.planning.accuracy.ratio_interval` for means),
   :func:`~privnoise.planning.accuracy.variance_interval` for variances (unscaled: the population variance), its
   square root for ``STDDEV``; none for quantiles (a rank accuracy) or noise without a law.
   :func:`privnoise.sql.answers.assemble` combines them for expressions of several aggregates (union bound).
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..analysis.grouping import sort_key
-from ..planning.accuracy import ratio_interval, variance_interval
-from ..planning.estimates import vector_interval
+from ..planning.accuracy import variance_interval
+from ..results import Release
 from ..sql import Aggregate
 from ..sql.answers import Released
 from .accuracy import law_of
@@ -38,67 +38,47 @@ from .budgets import information_floats, text
 from .mechanisms import policy_noise
 from .plans import Plan
 
-__all__ = ["Release", "finite_or_none", "groups_of", "interval_at", "statement_charged", "statement_guarantee"]
+__all__ = ["QueryRelease", "finite_or_none", "groups_of", "interval_at", "statement_charged", "statement_guarantee"]
 
 Interval = Callable[[float], tuple[np.ndarray, np.ndarray]]
 
 
-def interval_at(plan: Plan, noisy: list[Any]) -> Interval | None:
-    """level → (lows, highs) of the value of ``plan`` released with components ``noisy`` (module docstring); None
-    for a quantile, a variance (see :meth:`Release.variance`) or noise without a law."""
-    laws = [law_of(c.noise, policy_noise(plan.policy).law) for c in plan.components]
-    kind, column = plan.query.kind, plan.query.column
-    if not laws or any(law is None for law in laws) or kind not in ("count", "sum", "mean") or not noisy:
+def interval_at(release: QueryRelease) -> Interval | None:
+    """level → (lows, highs) of a count, sum or mean: the interval its release states (:mod:`.accuracy`, from the
+    noise law of its components); None for a quantile, a variance (see :meth:`QueryRelease.variance`) or noise
+    without a law."""
+    interval = release.release.interval
+    if interval is None or release.plan.query.kind not in ("count", "sum", "mean"):
         return None
-    first = laws[0]
-    assert first is not None
-    declared = plan.spec.columns[column].bounds if column is not None else None
-    lo, hi = declared or (0.0, 0.0)
-    values = np.atleast_1d(np.asarray(noisy[0], dtype=float))
 
-    def plain(low: float | None, high: float | None) -> Interval:
-        def at(level: float) -> tuple[np.ndarray, np.ndarray]:
-            a, b, _ = vector_interval(values, first, low=low, high=high)(level)
-            return np.atleast_1d(a), np.atleast_1d(b)
+    def at(level: float) -> tuple[np.ndarray, np.ndarray]:
+        low, high, _ = interval(level)
+        return np.atleast_1d(np.asarray(low, dtype=float)), np.atleast_1d(np.asarray(high, dtype=float))
 
-        return at
-
-    if kind == "count":
-        return plain(0.0, None)
-    if kind == "sum":
-        return plain(0.0 if lo >= 0 else None, 0.0 if hi <= 0 else None)
-    if plan.policy.is_fisher:  # a Fisher mean: one component, n public
-        return plain(lo, hi)
-    second = laws[1]
-    assert second is not None
-    counts = np.atleast_1d(np.asarray(noisy[1], dtype=float))
-    centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0
-
-    def ratio(level: float) -> tuple[np.ndarray, np.ndarray]:  # the sums are centred (Σ(x − c), the planner)
-        a, b = ratio_interval(values, counts, first, second, level, half_range=half)
-        return centre + np.atleast_1d(a), centre + np.atleast_1d(b)
-
-    return ratio
+    return at
 
 
 @dataclass
-class Release:
-    """One query of a statement, released: its aggregate, plan, value, what its answer states, its noisy
-    components and its ledger row."""
+class QueryRelease:
+    """One query of a statement, released: its aggregate, plan, the :class:`~privnoise.Release` its core plan
+    executed into, its noisy components and its ledger row."""
 
     aggregate: Aggregate
     plan: Plan
-    value: Any
-    stated: dict[str, Any]
+    release: Release
     noisy: list[Any] = field(default_factory=list)
     ledger_id: int = 0
+
+    @property
+    def value(self) -> Any:
+        return self.release.value
 
     @property
     def keys(self) -> list[tuple[Any, ...]] | None:
         """The groups of the release (None without ``GROUP BY``), each a tuple of one key per column."""
         if self.plan.query.group_by is None:
             return None
-        found = self.plan.keys if self.plan.keys is not None else self.stated.get("keys", [])
+        found = self.release.keys or []
         return [tuple(k) if isinstance(k, tuple | list) else (k,) for k in found]
 
     def variance(self, root: bool) -> tuple[list[Any], Interval | None]:
@@ -128,8 +108,7 @@ class Release:
             return self.variance(aggregate.kind == "stddev")
         if aggregate.kind == "quantile":
             return [float(np.ravel(self.value)[0])], None
-        return [float(v) for v in np.atleast_1d(np.asarray(self.value, dtype=float))], interval_at(self.plan,
-                                                                                                  self.noisy)
+        return [float(v) for v in np.atleast_1d(np.asarray(self.value, dtype=float))], interval_at(self)
 
     def released(self, aggregate: Aggregate, groups: list[tuple[Any, ...]]) -> Released:
         """``aggregate``'s values and interval aligned with ``groups`` (null where the release has no such key)."""
@@ -151,7 +130,7 @@ class Release:
         return Released(aligned, at)
 
 
-def groups_of(releases: list[Release]) -> list[tuple[Any, ...]]:
+def groups_of(releases: list[QueryRelease]) -> list[tuple[Any, ...]]:
     """The answer's groups: ``[()]`` without ``GROUP BY``; the declared cells in order; or every selected key, sorted."""
     keyed = [r.keys for r in releases]
     if not keyed or keyed[0] is None:

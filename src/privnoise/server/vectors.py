@@ -132,14 +132,6 @@ class PartitionSelection:
         )
         return self
 
-    @staticmethod
-    def noisy(noise: HardenedMechanism, values: NDArray[np.float64]) -> NDArray[np.float64]:
-        """Independent noise of ``noise`` (calibrated for two cells) on every cell of ``values``."""
-        cells = values.size
-        padded = np.zeros(cells + cells % 2)
-        padded[:cells] = values
-        return np.asarray(noise.release(padded.reshape(-1, 2)), dtype=float).reshape(-1)[:cells]
-
     def keep(self, noisy_counts: NDArray[np.float64]) -> NDArray[np.bool_]:
         assert self.threshold is not None
         return select_partitions(np.rint(noisy_counts), self.threshold)
