@@ -46,6 +46,7 @@ from typing import Any
 from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import BindParameter
 
 from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
@@ -147,6 +148,8 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         def total(expr: Any) -> Any:
             if weight is None:  # SQLite (.row_source): total() is the sum as a double, 0.0 over no record
                 return func.total(expr)
+            if isinstance(expr, BindParameter) and expr.value == 1.0:  # a count: the weights (a double) alone
+                return func.coalesce(func.sum(weight), literal(0.0, Float))
             return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
 
         if not vector:

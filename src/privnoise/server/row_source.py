@@ -5,12 +5,16 @@ expressions again inside every sum (:mod:`.planner`).
 Two subqueries over the table: ``pn_values`` clamps every numeric column the query reads (its aggregates, its
 ``where``, its bins) and indexes the record's declared keys (:func:`.cells.key_index`); ``pn_rows`` computes, from
 those, the filter weight (:mod:`.weights`), the bin index (:func:`.cells.bin_index`) and the tests of the key cells
-(:func:`.cells.key_tests`), or the record's cell when each test is read once (:func:`.cells.balanced_code`). Neither SQLite nor PostgreSQL shares a subexpression, and both merge a subquery into the
-query around it (its expressions are then evaluated once per reference); a subquery is kept from being merged
-(:func:`fenced`) exactly when one of its computed columns would otherwise be evaluated more than once per record
-(:func:`fences_needed`), so that a statement reads each expression once and pays for no pass it does not need. The
-work per record is still the same whatever the filter selects: every record goes through the same expressions
-(SECURITY.md requirement 16, tested in tests/server/test_constant_work.py).
+(:func:`.cells.key_tests`), or the record's cell when each test is read once (:func:`.cells.balanced_code`). On
+SQLite, when the filter's literals lie strictly inside the declared bounds, ``pn_values`` computes the weight from
+the stored columns instead (:func:`_stored_filter`), and a group-by multiplies it into its cells once per record.
+Neither SQLite nor PostgreSQL shares a subexpression, and both merge a subquery into the query around it (its
+expressions are then evaluated once per reference); a subquery is kept from being merged (:func:`fenced`) exactly
+when one of its computed columns would otherwise be evaluated more than once per record (:func:`fences_needed`), so
+that a statement reads each expression once and pays for no pass it does not need. The work per record is still
+the same whatever the filter selects: every record goes through the same expressions (SECURITY.md requirement 16,
+tested in tests/server/test_constant_work.py, and counted in SQLite's instructions in
+tests/server/test_statement_work.py).
 """
 
 from __future__ import annotations
