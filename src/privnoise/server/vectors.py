@@ -272,9 +272,9 @@ def vector_parts(
     centre, half = mean_centre(lo, hi)  # a mean per cell: c + Σ(x − c)/N, as the scalar mean
     shifted = (centred(query.column, centre) if centred is not None
                else clamped(query.column) - literal(centre, Float))
-    centred = ("sum", [total(t * shifted) for t in tests], vector_sensitivity(-half, half, norm), {query.column: 1.0})
+    sums = ("sum", [total(t * shifted) for t in tests], vector_sensitivity(-half, half, norm), {query.column: 1.0})
 
     def ratio(v: list[Any]) -> Any:
         return np.clip(centre + v[0] / np.maximum(v[1], 1.0), lo, hi)
 
-    return [centred, counts], ratio
+    return [sums, counts], ratio
