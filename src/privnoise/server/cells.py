@@ -31,7 +31,11 @@ record's cell is computed once with the balancing tests (:func:`balanced_code`) 
 comparison with it, in the aggregate itself (:func:`code_tests`); otherwise (a mean per cell reads each test twice)
 each test is computed once beside the balancing tests (:func:`key_tests`) and read as a column.
 
-The filter never enters an index or a test: it is the record's weight, multiplied into every sum.
+The filter never enters an index: it is the record's weight, multiplied into every sum — or, when the weight is
+computed once per record before the cells (:mod:`.row_source`), multiplied once per record into each cell's test,
+or into the record's cell (:func:`weighted_code`: a record filtered out is in no cell, and a balancing test holds
+for it instead), so that the sums read the tests alone. Either way every record does the same work, whatever the
+filter selects.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ from sqlalchemy import Float, Integer, cast, func, literal, literal_column, type
 
 __all__ = [
     "balanced_code", "bin_index", "bin_tests", "code_tests", "flag", "key_balance", "key_code", "key_codes",
-    "key_index", "key_tests",
+    "key_index", "key_tests", "weighted_code",
 ]
 
 
@@ -115,9 +119,11 @@ def key_codes(categories: Sequence[Sequence[str]], keys: Sequence[Any]) -> list[
                                                              else tuple(key), strict=True)) for key in keys]
 
 
-def key_balance(indices: Sequence[Any], dialect: str) -> Any:
-    """The balancing tests of the module docstring: ``index = 0`` for each key column, ``Π indices = 0`` once."""
-    product: Any = indices[0]
+def key_balance(indices: Sequence[Any], dialect: str, weight: Any = None) -> Any:
+    """The balancing tests of the module docstring: ``index = 0`` for each key column, ``Π indices = 0`` once
+    (``weight · Π indices = 0`` when the cell is multiplied by the record's 0/1 filter ``weight``: true exactly when
+    no cell's test holds, the record being filtered out or one of its keys not declared)."""
+    product: Any = indices[0] if weight is None else weight * indices[0]
     for index in indices[1:]:
         product = product * index
     balance: Any = flag(product == _int(0), dialect)
@@ -141,6 +147,14 @@ def balanced_code(indices: Sequence[Any], categories: Sequence[Sequence[str]], d
     """:func:`key_code` with the balancing tests (:func:`key_balance`) added, multiplied by 0: for a record's cell
     computed once, when each cell's test (:func:`code_tests`) is read once per record."""
     return key_code(indices, categories) + _int(0) * key_balance(indices, dialect)
+
+
+def weighted_code(indices: Sequence[Any], categories: Sequence[Sequence[str]], weight: Any, dialect: str) -> Any:
+    """:func:`balanced_code` times the record's 0/1 filter ``weight`` (0, no cell, when the record is filtered
+    out), with the balancing tests of that product (:func:`key_balance`): the filter is then in the cell, each
+    cell's test (:func:`code_tests`) counts the record only when it is selected, and of the cells' tests and the
+    balancing product test exactly one holds for every record."""
+    return weight * key_code(indices, categories) + _int(0) * key_balance(indices, dialect, weight)
 
 
 def code_tests(code: Any, categories: Sequence[Sequence[str]], keys: Sequence[Any], dialect: str) -> list[Any]:

@@ -46,6 +46,7 @@ from typing import Any
 from sqlalchemy import Float, Table, func, literal, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import BindParameter
 
 from ..core.predicates import check_predicate_kinds
 from ..dp.accounting import Charge
@@ -62,7 +63,7 @@ from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .row_source import Rows, fences_needed, row_source
 from .steps import floored_steps
-from .vectors import PartitionSelection, cell_keys, group_keys, vector_parts
+from .vectors import PartitionSelection, cell_keys, group_keys, mean_centre, vector_parts
 from .weights import row_weight
 
 __all__ = ["INLINE_RECORDS", "Plan", "compiled", "make_plan"]
@@ -142,17 +143,21 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
 
     def build(rows: Rows | None) -> tuple[list[Part], Callable[[list[Any]], Any], bool, bool]:
         """The parts over the row source ``rows`` (None: identity, the stored table)."""
-        weight = literal(1.0, Float) if rows is None else rows.weight
+        weight = literal(1.0, Float) if rows is None else rows.weight  # None: the cells' tests carry it
 
         def total(expr: Any) -> Any:
+            if weight is None:  # SQLite (.row_source): total() is the sum as a double, 0.0 over no record
+                return func.total(expr)
+            if isinstance(expr, BindParameter) and expr.value == 1.0:  # a count: the weights (a double) alone
+                return func.coalesce(func.sum(weight), literal(0.0, Float))
             return func.coalesce(func.sum(weight * expr), literal(0.0, Float))
 
         if not vector:
             return scalar_parts(query, policy, records, bounds, clamped if rows is None else rows.clamped, total)
         assert norm is not None and rows is not None
         tests = [literal(1.0, Float)] if selection is not None else rows.tests
-        return (*vector_parts(query, norm, tests, total, rows.clamped, bounds, counted=selection is not None),
-                False, False)
+        return (*vector_parts(query, norm, tests, total, rows.clamped, bounds, counted=selection is not None,
+                              centred=rows.centred), False, False)
 
     rows: Rows | None = None
     if query.kind != "identity":  # aggregates: each record's values computed once (.row_source)
@@ -160,10 +165,12 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         cells = keys if selection is None and vector else None
 
         inline = vector and query.kind != "mean"  # one vector part: each cell's test read once (.cells)
+        # a mean per cell reads x − c alone: computed once per record (.row_source)
+        centre = mean_centre(*bounds(query.column))[0] if vector and query.kind == "mean" and query.column else None
 
         def source(fences: tuple[bool, bool]) -> Rows:
             return row_source(table, query, spec, clamped, cells, carried, dialect.name, fences=fences,
-                              inline_cells=inline)
+                              inline_cells=inline, centre=centre)
 
         rows = source((True, True))
         parts, combine, identity, uses_records = build(rows)

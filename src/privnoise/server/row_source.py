@@ -5,12 +5,16 @@ expressions again inside every sum (:mod:`.planner`).
 Two subqueries over the table: ``pn_values`` clamps every numeric column the query reads (its aggregates, its
 ``where``, its bins) and indexes the record's declared keys (:func:`.cells.key_index`); ``pn_rows`` computes, from
 those, the filter weight (:mod:`.weights`), the bin index (:func:`.cells.bin_index`) and the tests of the key cells
-(:func:`.cells.key_tests`), or the record's cell when each test is read once (:func:`.cells.balanced_code`). Neither SQLite nor PostgreSQL shares a subexpression, and both merge a subquery into the
-query around it (its expressions are then evaluated once per reference); a subquery is kept from being merged
-(:func:`fenced`) exactly when one of its computed columns would otherwise be evaluated more than once per record
-(:func:`fences_needed`), so that a statement reads each expression once and pays for no pass it does not need. The
-work per record is still the same whatever the filter selects: every record goes through the same expressions
-(SECURITY.md requirement 16, tested in tests/server/test_constant_work.py).
+(:func:`.cells.key_tests`), or the record's cell when each test is read once (:func:`.cells.balanced_code`). On
+SQLite, when the filter's literals lie strictly inside the declared bounds, ``pn_values`` computes the weight from
+the stored columns instead (:func:`_stored_filter`), and a group-by multiplies it into its cells once per record.
+Neither SQLite nor PostgreSQL shares a subexpression, and both merge a subquery into the query around it (its
+expressions are then evaluated once per reference); a subquery is kept from being merged (:func:`fenced`) exactly
+when one of its computed columns would otherwise be evaluated more than once per record (:func:`fences_needed`), so
+that a statement reads each expression once and pays for no pass it does not need. The work per record is still
+the same whatever the filter selects: every record goes through the same expressions (SECURITY.md requirement 16,
+tested in tests/server/test_constant_work.py, and counted in SQLite's instructions in
+tests/server/test_statement_work.py).
 """
 
 from __future__ import annotations
@@ -24,8 +28,16 @@ from sqlalchemy import Float, Table, func, literal, literal_column, select
 from sqlalchemy.sql import visitors
 from sqlalchemy.sql.elements import ColumnClause
 
-from ..core.predicates import atoms_of
-from .cells import balanced_code, bin_index, bin_tests, code_tests, key_index, key_tests
+from ..core.predicates import InList, IsNull, Like, atoms_of
+from .cells import (
+    balanced_code,
+    bin_index,
+    bin_tests,
+    code_tests,
+    key_index,
+    key_tests,
+    weighted_code,
+)
 from .config import DatasetSpec
 from .querylang import QueryError, QuerySpec
 from .weights import row_weight
@@ -47,15 +59,17 @@ def fenced(statement: Any, dialect: str) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class Rows:
-    """A row source: ``source`` for the aggregate statement's ``FROM``, each record's filter ``weight``, its
-    clamped aggregate columns (``clamped(name)``) and its cell ``tests``; ``layers`` are the two subqueries with
-    the names of the columns each computes (:func:`fences_needed`)."""
+    """A row source: ``source`` for the aggregate statement's ``FROM``, each record's filter ``weight`` (None when
+    the cell ``tests`` carry it), its clamped aggregate columns (``clamped(name)``, and ``centred(name, c)``: the
+    clamped value minus c) and its cell ``tests``; ``layers`` are the two subqueries with the names of the columns
+    each computes (:func:`fences_needed`)."""
 
     source: Any
     weight: Any
     clamped: Callable[[str], Any]
     tests: list[Any]
     layers: tuple[tuple[Any, frozenset[str]], tuple[Any, frozenset[str]]]
+    centred: Callable[[str, float], Any]
 
 
 def _cell_columns(query: QuerySpec) -> tuple[str, ...]:
@@ -77,25 +91,63 @@ def _unclamped_bins(query: QuerySpec, spec: DatasetSpec, dialect: str) -> float 
     return lo if all(lo < e < hi for e in query.bins[1:-1]) else None
 
 
+def _stored_filter(query: QuerySpec, spec: DatasetSpec, dialect: str) -> dict[str, float] | None:
+    """The lower bound of each numeric column of the filter when the filter's weight can be found on the stored
+    values, NULL as that bound, without clamping them (None otherwise): on SQLite (whose stored doubles are never
+    NaN), every literal the filter compares a numeric column with strictly inside the column's declared bounds.
+    A stored value v beyond a bound then compares with each literal t as the bound it is clamped to does:
+    sign(v − t) = sign(bound − t) (as for bins, :func:`_unclamped_bins`), so that the weight is the same 0/1
+    value, by the same constant-work indicators (:mod:`.indicators`), computed in the first subquery from the
+    stored columns (a text column is then read from the table, never copied out of a subquery)."""
+    if dialect != "sqlite":
+        return None
+    lows: dict[str, float] = {}
+    for atom in atoms_of(query.where):
+        col = spec.numeric(atom.column)
+        if col is None:
+            continue
+        if col.bounds is None:
+            return None
+        lo, hi = col.bounds
+        if isinstance(atom, Like):  # pragma: no cover - refused on a number (check_predicate_kinds)
+            return None
+        literals = () if isinstance(atom, IsNull) else atom.values if isinstance(atom, InList) else (atom.value,)
+        if not all(lo < float(t) < hi for t in literals):
+            return None
+        lows[atom.column] = lo
+    return lows
+
+
 def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callable[[str], Any],
                keys: tuple[Any, ...] | None, carried: tuple[str, ...], dialect: str, *,
-               fences: tuple[bool, bool] = (True, True), inline_cells: bool = False) -> Rows:
+               fences: tuple[bool, bool] = (True, True), inline_cells: bool = False,
+               centre: float | None = None) -> Rows:
     """The row source of an aggregate ``query`` on ``table`` (module docstring): ``clamp(name)`` clamps a stored
     numeric column, ``keys`` are the declared cells of a vector answer (None for a scalar one or a partition
     selection), ``carried`` the key columns of a partition selection (passed through to its ``GROUP BY``);
     ``fences`` keeps ``pn_values`` and ``pn_rows`` from being merged; ``inline_cells``: each cell's test is read
     by one term of the statement only, so that the tests of declared keys are made in the aggregates on the
-    record's cell computed once (:func:`.cells.balanced_code`)."""
+    record's cell computed once (:func:`.cells.balanced_code`); ``centre``: the aggregated column is read as its
+    clamped value minus ``centre`` only (a mean per cell), computed once per record.
+
+    When the filter's weight is computed from the stored columns (:func:`_stored_filter`), a group-by over declared
+    keys multiplies it into the cells once per record in ``pn_rows`` — into each cell's test when the tests are
+    columns (the same product, w·t, every record computes for every cell whatever the filter selects), into the
+    record's cell otherwise (:func:`.cells.weighted_code`: a record filtered out is in no cell, and a balancing
+    comparison holds for it instead of a cell's) — and the sums read the tests alone. (A histogram's bins keep the
+    weight in the sums: folding it into the bin costs as many instructions as it saves for a few bins.)"""
     atoms = atoms_of(query.where)
     numeric = numeric_columns(query, spec)
     binned = keys is not None and query.group_by is None and bool(query.bins)
-    where_numeric = [a.column for a in atoms if spec.columns[a.column].type == "number"]
+    stored = _stored_filter(query, spec, dialect) if query.where else None  # the weight from the table's columns
+    where_atoms = [] if stored is not None else atoms
+    where_numeric = [a.column for a in where_atoms if spec.columns[a.column].type == "number"]
     binned_column = [query.column] if binned and query.column is not None else []
     lowest = _unclamped_bins(query, spec, dialect) if binned and query.column not in where_numeric else None
     read = [c for c in dict.fromkeys([*numeric, *where_numeric, *binned_column])
             if lowest is None or c != query.column]
     named = {c: f"pn_x{i}" for i, c in enumerate(read)}
-    text = [a.column for a in atoms if spec.columns[a.column].type != "number"]
+    text = [a.column for a in where_atoms if spec.columns[a.column].type != "number"]
     if lowest is not None:  # the stored value is carried, its bin found without clamping it
         text.extend(binned_column)
     cells = () if keys is None or binned else _cell_columns(query)
@@ -103,6 +155,14 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
     first = [*(clamp(c).label(named[c]) for c in read), *(table.c[c] for c in dict.fromkeys([*text, *carried]))]
     first.extend(key_index(table.c[c], k, dialect).label(f"pn_i{i}")
                  for i, (c, k) in enumerate(zip(cells, categories, strict=True)))
+    if stored is not None:
+
+        def stored_of(name: str) -> tuple[Any, bool]:
+            if name in stored:
+                return func.coalesce(table.c[name], literal(stored[name], Float)), True
+            return table.c[name], False
+
+        first.append(row_weight(query.where, stored_of, dialect).label("pn_w"))
     values: Any = table  # no subquery when the query reads no computed value (a count without a filter)
     if first:
         values_select = select(*first).select_from(table)
@@ -112,10 +172,17 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
         return (values.c[named[name]], True) if name in named else (values.c[name], False)
 
     second: list[Any] = []
-    if query.where:
+    # the weight a column of pn_values and each cell's test a column of pn_rows: the weight multiplied into the
+    # tests once per record (each test then carries it), not into every sum that reads them
+    folded = stored is not None and bool(cells)
+    if stored is not None and not folded:
+        second.append(values.c.pn_w)
+    elif query.where and not folded:
         second.append(row_weight(query.where, column_of, dialect).label("pn_w"))
     aggregated = numeric if query.kind != "histogram" else []  # a histogram counts: its column gives the bins
-    second.extend(values.c[named[c]] for c in aggregated)
+    shifted = centre is not None and query.column in aggregated
+    second.extend(values.c[named[c]] if not (shifted and c == query.column)
+                  else (values.c[named[c]] - literal(centre, Float)).label("pn_m") for c in aggregated)
     if binned:
         assert query.column is not None and query.bins
         value = (values.c[named[query.column]] if lowest is None
@@ -124,9 +191,11 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
     if cells:
         indices = [values.c[f"pn_i{i}"] for i in range(len(cells))]
         if inline_cells:  # the cell once, its tests in the aggregates (.cells)
-            second.append(balanced_code(indices, categories, dialect).label("pn_c"))
+            code = (weighted_code(indices, categories, values.c.pn_w, dialect) if folded
+                    else balanced_code(indices, categories, dialect))
+            second.append(code.label("pn_c"))
         else:
-            second.extend(t.label(f"pn_k{j}")
+            second.extend((values.c.pn_w * t if folded else t).label(f"pn_k{j}")
                           for j, t in enumerate(key_tests(indices, categories, keys or (), dialect)))
     second.extend(values.c[c] for c in dict.fromkeys(carried))
     rows: Any = values
@@ -135,9 +204,14 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
         rows = (fenced(rows_select, dialect) if fences[1] else rows_select).subquery("pn_rows")
 
     def clamped(name: str) -> Any:
-        if name not in aggregated:  # pragma: no cover - numeric_columns names every column an aggregate reads
+        if name not in aggregated or (shifted and name == query.column):  # pragma: no cover - never asked
             raise QueryError(f"column {name!r} is not read by this query.")
         return rows.c[named[name]]
+
+    def centred(name: str, at: float) -> Any:
+        if shifted and name == query.column and at == centre:
+            return rows.c.pn_m
+        return clamped(name) - literal(at, Float)
 
     tests: list[Any] = []
     if binned:
@@ -147,11 +221,13 @@ def row_source(table: Table, query: QuerySpec, spec: DatasetSpec, clamp: Callabl
         tests = code_tests(rows.c.pn_c, categories, keys or (), dialect)
     elif cells:
         tests = [rows.c[f"pn_k{j}"] for j in range(len(keys or ()))]
-    weight = rows.c.pn_w if query.where else literal(1.0, Float)
-    computed_values = frozenset([*named.values(), *(f"pn_i{i}" for i in range(len(cells)))])
-    computed_rows = frozenset(c.name for c in second if c.name.startswith(("pn_w", "pn_b", "pn_c", "pn_k")))
+    weight = None if folded else rows.c.pn_w if query.where else literal(1.0, Float)
+    computed_values = frozenset([*named.values(), *(f"pn_i{i}" for i in range(len(cells))),
+                                 *(["pn_w"] if stored is not None else [])])
+    computed_rows = frozenset(c.name for c in second if c.name.startswith(("pn_w", "pn_b", "pn_c", "pn_k", "pn_m"))
+                              and not (stored is not None and c.name == "pn_w"))
     layers = ((values, computed_values if first else frozenset()), (rows, computed_rows if second else frozenset()))
-    return Rows(rows, weight, clamped, tests, layers)
+    return Rows(rows, weight, clamped, tests, layers, centred)
 
 
 def _references(expressions: Iterable[Any], source: Any) -> Counter[str]:

@@ -74,6 +74,7 @@ __all__ = [
     "cell_count",
     "check_cells",
     "cell_keys",
+    "mean_centre",
     "declared_keys",
     "group_keys",
     "stored_keys",
@@ -135,6 +136,11 @@ class PartitionSelection:
     def keep(self, noisy_counts: NDArray[np.float64]) -> NDArray[np.bool_]:
         assert self.threshold is not None
         return select_partitions(np.rint(noisy_counts), self.threshold)
+
+
+def mean_centre(lo: float, hi: float) -> tuple[float, float]:
+    """(centre, half-width) of the declared bounds [lo, hi]: a mean per cell sums x − centre."""
+    return (lo + hi) / 2.0, (hi - lo) / 2.0
 
 
 def declared_keys(spec: DatasetSpec, column: str) -> tuple[str, ...] | None:
@@ -233,11 +239,13 @@ def stored_keys(
 def vector_parts(
     query: QuerySpec, norm: Norm, tests: list[Any], total: Callable[[Any], Any], clamped: Callable[[str], Any],
     bounds: Callable[[str], tuple[float, float]], *, counted: bool = False,
+    centred: Callable[[str, float], Any] | None = None,
 ) -> tuple[list[tuple[str, Any, float, dict[str, float]]], Callable[[list[Any]], Any]]:
     """The vector components of a histogram or a group-by (:mod:`.vectors`: one cell per bin or key, the
     sensitivity of the whole vector for one record added, removed or replaced) and how they combine; ``counted``:
-    a group sum also gets the counts that select its keys. Parts are (name, one SQL term per cell, sensitivity,
-    slopes per column), as the planner's (:mod:`.planner`)."""
+    a group sum also gets the counts that select its keys; ``centred(column, c)``: the clamped value minus c (by
+    default ``clamped(column) - c``). Parts are (name, one SQL term per cell, sensitivity, slopes per column), as
+    the planner's (:mod:`.planner`)."""
     counts: tuple[str, Any, float, dict[str, float]] = (
         "count", [total(t) for t in tests], vector_sensitivity(1.0, 1.0, norm), {}
     )
@@ -249,15 +257,16 @@ def vector_parts(
         return [counts], combine
     assert query.column is not None
     lo, hi = bounds(query.column)
-    x = clamped(query.column)
     if query.kind == "sum":
+        x = clamped(query.column)
         sums = ("sum", [total(t * x) for t in tests], vector_sensitivity(lo, hi, norm), {query.column: 1.0})
         return ([sums, counts] if counted else [sums]), lambda v: v[0]
-    centre, half = (lo + hi) / 2.0, (hi - lo) / 2.0  # a mean per cell: c + Σ(x − c)/N, as the scalar mean
-    shifted = x - literal(centre, Float)
-    centred = ("sum", [total(t * shifted) for t in tests], vector_sensitivity(-half, half, norm), {query.column: 1.0})
+    centre, half = mean_centre(lo, hi)  # a mean per cell: c + Σ(x − c)/N, as the scalar mean
+    shifted = (centred(query.column, centre) if centred is not None
+               else clamped(query.column) - literal(centre, Float))
+    sums = ("sum", [total(t * shifted) for t in tests], vector_sensitivity(-half, half, norm), {query.column: 1.0})
 
     def ratio(v: list[Any]) -> Any:
         return np.clip(centre + v[0] / np.maximum(v[1], 1.0), lo, hi)
 
-    return [centred, counts], ratio
+    return [sums, counts], ratio
