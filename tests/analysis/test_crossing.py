@@ -43,3 +43,23 @@ def test_crossing_is_never_slower_than_bisection() -> None:
 
     found = _crossing(step, -1.0, 1.0, 1e-10)
     assert abs(found - 0.3) <= 1e-10 and len(calls) <= 2 * 36
+
+
+@pytest.mark.parametrize("root", [-13.2303229024483, 0.25, 7.5])
+def test_a_crossing_on_a_flat_tail_closes_its_bracket_in_few_evaluations(root: float) -> None:
+    """A logistic tail (flat far from the root, where false position keeps one end away): the step across the
+    root closes the bracket; the root is Brent's within the tolerance, in at most two thirds of bisection's steps."""
+    calls = []
+
+    def f(x: float) -> float:
+        calls.append(x)
+        return 1.0 / (1.0 + math.exp(-8.0 * (root - x))) - 0.05
+
+    xtol = 1e-12
+    found = _crossing(f, root - 0.8, root + 17.0, xtol)
+    brent = optimize.brentq(f, root - 0.8, root + 17.0, xtol=xtol, maxiter=10_000)
+    assert abs(found - brent) <= 4 * xtol + 1e-12 * abs(root)
+    bisection_steps = math.ceil(math.log2(17.8 / xtol))
+    calls.clear()
+    _crossing(f, root - 0.8, root + 17.0, xtol)
+    assert len(calls) <= 2 * bisection_steps // 3, len(calls)

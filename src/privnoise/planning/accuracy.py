@@ -123,6 +123,22 @@ def _extend_one(limit: float, boundary: float, accepted: Callable[[float], bool]
     return limit
 
 
+def _extend_at_once(limits: list[float], boundaries: list[float],
+                    accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> list[float]:
+    """:func:`_extend_one` of a few limits, with ``accepted`` evaluated once on all their 32 points (one array)."""
+    start, span = np.array(limits), np.array(boundaries) - np.array(limits)
+    steps = np.arange(1, 33)
+    hits = accepted(start + span * (steps[:, None] / 32.0))  # (32, limits)
+    out = []
+    for i, limit in enumerate(limits):
+        found = np.flatnonzero(hits[:, i])
+        if span[i] == 0.0 or found.size == 0:
+            out.append(limit)
+        else:
+            out.append(float(start[i] + span[i] * (min(int(steps[found[-1]]) + 1, 32) / 32.0)))
+    return out
+
+
 def _extend_many(limit: NDArray[np.float64], boundary: NDArray[np.float64],
                  accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> NDArray[np.float64]:
     """:func:`_extend_one` of many limits at once (``accepted`` is evaluated once, on every grid point of every
@@ -137,7 +153,9 @@ def _extend_many(limit: NDArray[np.float64], boundary: NDArray[np.float64],
 def _crossing(f: Callable[[float], float], a: float, b: float, xtol: float) -> float:
     """A root of ``f`` between ``a`` (f > 0) and ``b`` (f ≤ 0) to within ``xtol``: false position with the Illinois
     modification (superlinear on a smooth crossing), falling back to a bisection step whenever the bracket does
-    not shrink by half, so that it never needs more steps than bisection.
+    not shrink by half, so that it never needs more steps than bisection. Once a point is next to the root
+    (|f| ≤ 10⁻⁶ of its values at the ends), a step across it (twice the secant's distance, plus xtol/2) is tried:
+    a change of sign there makes that the bracket (false position alone keeps one end far away).
 
     Kept here rather than taken from scipy.optimize, whose import alone costs a command-line release several times
     its whole computation. The caller's guard (:func:`_extend_one`) makes the limit safe whatever the root's last
@@ -147,6 +165,7 @@ def _crossing(f: Callable[[float], float], a: float, b: float, xtol: float) -> f
     1.414213562373
     """
     fa, fb = f(a), f(b)
+    small = 1e-6 * max(abs(fa), abs(fb))
     side = 0
     for _ in range(200):
         if abs(b - a) <= xtol:
@@ -158,6 +177,16 @@ def _crossing(f: Callable[[float], float], a: float, b: float, xtol: float) -> f
         fc = f(c)
         if fc == 0.0:
             return c
+        if abs(fc) <= small and fb != fa:  # next to the root: a step across it closes the bracket at once
+            other = b if (fc > 0.0) == (fa > 0.0) else a
+            shift = 2.0 * abs(fc * (b - a) / (fb - fa)) + 0.5 * xtol  # twice the secant's distance to the root
+            d = c + math.copysign(shift, other - c)
+            if min(a, b) < d < max(a, b):
+                fd = f(d)
+                if (fd > 0.0) != (fc > 0.0):
+                    (a, fa), (b, fb) = ((c, fc), (d, fd)) if (fc > 0.0) == (fa > 0.0) else ((d, fd), (c, fc))
+                    side = 0
+                    continue
         if (fc > 0.0) == (fa > 0.0):
             a, fa = c, fc
             if side == -1:
@@ -181,8 +210,9 @@ def _crossing(f: Callable[[float], float], a: float, b: float, xtol: float) -> f
 
 def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law: NoiseLaw, alpha: float, h: float,
                         offset: float) -> tuple[float, float]:
-    """:func:`ratio_interval` of one release, on floats: the crossing of each limit by :func:`_crossing` (a dozen
-    evaluations instead of 64 bisection steps), then the same guard (:func:`_extend_one`)."""
+    """:func:`ratio_interval` of one release, on floats: the crossing of each limit by :func:`_crossing` on
+    log p − log α (about ten evaluations instead of 64 bisection steps), then the same guard with its 32 points
+    evaluated at once (:func:`_extend_at_once`)."""
 
     def accepted(m: float) -> bool:
         return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) > alpha
@@ -193,20 +223,24 @@ def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law
     if not accepted(centre):
         return centre, centre
     tolerance = 1e-13 * max(h, 1e-300)
+    log_alpha = math.log(alpha)
     limits = []
     for boundary in (-h, h):
         limit = boundary
         if not accepted(boundary):
 
-            def excess(m: float) -> float:
-                return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) - alpha
+            def excess(m: float) -> float:  # log p − log α: the same sign as p − α, and nearly linear in m
+                p = _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset)
+                return math.log(max(p, 1e-300)) - log_alpha
 
             root = _crossing(excess, centre, boundary, tolerance)
             # the limit is on the rejected side of the crossing, as the bisection's `far`
             step = math.copysign(4.0 * (tolerance + 4.0 * _EPS * abs(root)), boundary)
             limit = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
-        limits.append(min(max(_extend_one(limit, boundary, accepted), -h), h))
-    return limits[0], limits[1]
+        limits.append(limit)
+    low, high = _extend_at_once(limits, [-h, h], lambda m: _p_value(
+        m, np.float64(s_hat), np.float64(n_hat), sum_law, count_law, offset) > alpha)
+    return min(max(low, -h), h), min(max(high, -h), h)
 
 
 def ratio_interval(
