@@ -99,7 +99,7 @@ class SnappedMechanism(HardenedMechanism):
     def _release_one(self, value: float, rng: RNGLike) -> float | None:
         """One finite value: clamped, then the noise's own scalar addition (:meth:`~privnoise.mechanisms.Noise.add_one`,
         the same bits and generator state as the array path); None: the array path answers."""
-        bound = float(np.max(self.bound))
+        bound = float(self.bound) if self.bound.ndim == 0 else float(np.max(self.bound))
         return self.mechanism.add_one(min(max(value, -bound), bound), default_rng(rng), self.grid_exponent)
 
     def _perturb(self, values: NDArray[np.float64], how: Perturbation) -> NDArray[np.float64]:

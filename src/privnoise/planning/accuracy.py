@@ -125,7 +125,10 @@ def _extend_one(limit: float, boundary: float, accepted: Callable[[float], bool]
 
 def _extend_at_once(limits: list[float], boundaries: list[float],
                     accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> list[float]:
-    """:func:`_extend_one` of a few limits, with ``accepted`` evaluated once on all their 32 points (one array)."""
+    """:func:`_extend_one` of a few limits, with ``accepted`` evaluated once on all their 32 points (one array;
+    nothing is evaluated when every limit is its boundary already)."""
+    if all(limit == boundary for limit, boundary in zip(limits, boundaries, strict=True)):
+        return list(limits)
     start, span = np.array(limits), np.array(boundaries) - np.array(limits)
     steps = np.arange(1, 33)
     hits = accepted(start + span * (steps[:, None] / 32.0))  # (32, limits)
@@ -239,7 +242,7 @@ def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law
             limit = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
         limits.append(limit)
     low, high = _extend_at_once(limits, [-h, h], lambda m: _p_value(
-        m, np.float64(s_hat), np.float64(n_hat), sum_law, count_law, offset) > alpha)
+        m, np.array(s_hat), np.array(n_hat), sum_law, count_law, offset) > alpha)
     return min(max(low, -h), h), min(max(high, -h), h)
 
 

@@ -101,6 +101,10 @@ class Component(Generic[NoiseT]):
         noise to blocks of d consecutive values, each with its own draw (the last block padded, its padding
         dropped). One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
         same release from the same generator state)."""
+        if type(values) is float and not self.noise.shape:  # one number (a server's answer): no array made
+            one = self.noise.add_one(values, generator, self.grid_exponent)
+            if one is not None:
+                return np.float64(one)  # type: ignore[return-value]
         v = np.asarray(values, dtype=float)
         if v.size == 1 and not self.noise.shape:
             one = self.noise.add_one(float(v.flat[0]), generator, self.grid_exponent)
