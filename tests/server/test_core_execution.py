@@ -43,7 +43,7 @@ def _plan(db: tuple[Engine, Table], text: str, spec: Any, records: int = N) -> A
                                   "histogram(region)", "sum(x) where region = 'north'"])
 def test_a_dp_answer_is_its_core_plan_executed_with_the_charged_guarantee(db: tuple[Engine, Table], text: str) -> None:
     plan = _plan(db, text, dataset(laplace))
-    core = plan.executed
+    core = plan.core
     assert list(core.components) == [c.name for c in plan.components]
     assert all(core.components[c.name] is c for c in plan.components)
     stated = core.guarantee()
@@ -87,7 +87,7 @@ def test_a_fisher_answer_states_the_information_per_record_it_charges(db: tuple[
     policy = ((lambda kind: PolicySpec(kind, mechanism, quality=0.5)) if mechanism == "fisher-gaussian"
               else (lambda kind: PolicySpec(kind, mechanism, half_width=0.75)))
     plan = _plan(db, "mean(x)", dataset(policy, kinds=("sum", "mean", "linear", "identity")), records=40)
-    stated = plan.executed.guarantee()
+    stated = plan.core.guarantee()
     assert isinstance(stated, RecordInformation) and stated.notion == "fisher-information"
     # 𝓘 of one coordinate (Gaussian of variance Q: 1/Q; cos² on [−h, h]: π²/h²) times the slope 1/n, squared
     per_coordinate = 1.0 / 0.5 if mechanism == "fisher-gaussian" else math.pi**2 / 0.75**2
@@ -100,7 +100,7 @@ def test_a_fisher_answer_states_the_information_per_record_it_charges(db: tuple[
 
 def test_an_identity_release_states_one_record_replaced(db: tuple[Engine, Table]) -> None:
     plan = _plan(db, "identity(x)", dataset(laplace))
-    assert plan.executed.guarantee().adjacency == "one record replaced"  # type: ignore[attr-defined]
+    assert plan.core.guarantee().adjacency == "one record replaced"  # type: ignore[attr-defined]
     release = plan.execute([np.full(N, 20.0)])
     assert np.shape(release.value) == (N,)
 

@@ -4,10 +4,11 @@ A :class:`Plan` is everything an answer needs besides the data (:mod:`.planner` 
 configuration): the core's plan (:class:`privnoise.planning.Plan`: components, each holding its policy's hardened
 noise, 𝓘_w of that noise and its slope in each column, the finish that makes them the answer, and the guarantee),
 the statement that computes their exact aggregates, and the charge. An answer is that core plan executed
-(:func:`privnoise.planning.execute`) into a :class:`~privnoise.Release`, which :mod:`.answers` serialises. Every component adds Fisher information about the records, per column Σ slope² 𝓘_w
-(:func:`information_of`, computed in rationals and rounded up: never below the information released), and the
-answer states its guarantee (:func:`plan_guarantee`): the Fisher information of Fisher policies, the (ε, δ)
-charged by differential-privacy policies.
+(:func:`privnoise.planning.execute`) into a :class:`~privnoise.Release`, which :mod:`.answers` serialises. Every
+component adds Fisher information about the records, per column Σ slope² 𝓘_w (:func:`information_of`, computed
+in rationals and rounded up: never below the information released), and the answer states its guarantee
+(:func:`plan_guarantee`): the Fisher information of Fisher policies, the (ε, δ) charged by differential-privacy
+policies.
 """
 
 from __future__ import annotations
@@ -107,30 +108,24 @@ class Plan:
     ledger_information: str
     guarantee_base: dict[str, Any]
     charged: dict[str, Any]
+    core: CorePlan  # the core plan the answer is executed by (core_plan)
     accuracy: Accuracy | None = None  # noisy components → the answer's interval or rank accuracy
     keys: tuple[Any, ...] | None = None  # the public cells of a histogram or group-by answer
     quantile: QuantileRelease | None = None  # the exponential mechanism of a quantile query
     selection: PartitionSelection | None = None  # a group-by's keys chosen by a noisy count (keys not declared)
     steps: tuple[tuple[str, str], ...] = ()  # step constructs on floored columns that allow them (.steps)
-    core: CorePlan | None = None  # the core plan the answer is executed by (core_plan)
-
-    @property
-    def executed(self) -> CorePlan:
-        if self.core is None:
-            raise ValueError(f"the plan of {self.query.kind} has no core plan to execute.")
-        return self.core
 
     def execute(self, aggregates: list[Any], noisy_out: dict[str, Any] | None = None) -> Release:
         """The answer on the exact ``aggregates`` (one per component, in order): the core plan executed
         (:func:`privnoise.planning.execute`) with the per-thread cryptographic generator."""
-        core = self.executed
+        core = self.core
         return execute(core, dict(zip(core.components, aggregates, strict=True)), default_rng(),
                        query=self.query_dict, noisy_out=noisy_out, keys=self.public_keys)
 
     def finished(self, noisy: list[Any], **fields: Any) -> Release:
         """The answer from noisy components drawn elsewhere (on a cluster's workers, by a partition selection, by
         the exponential mechanism of a quantile): the core plan's finish (:func:`privnoise.planning.finished`)."""
-        core = self.executed
+        core = self.core
         names = list(core.components) or [core.label]
         fields.setdefault("keys", self.public_keys)
         return finished(core, dict(zip(names, noisy, strict=True)), query=self.query_dict, **fields)

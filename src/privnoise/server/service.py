@@ -321,7 +321,7 @@ class Service:
             cur.execute(plan.sql, plan.parameters)
             keys, rows = stored_keys(cur.fetchall(), plan.spec, selection.columns)
         if not keys:  # no stored key: nothing to select from, nothing drawn
-            return Release(value=[], guarantee=plan.executed.guarantee(), query=plan.query_dict, keys=[],
+            return Release(value=[], guarantee=plan.core.guarantee(), query=plan.query_dict, keys=[],
                            interval=lambda level: ([], [], level))
         generator = default_rng()
         noisy = [c.add(np.array([float(r[i]) for r in rows]), generator) for i, c in enumerate(plan.components)]
