@@ -123,34 +123,14 @@ def _extend_one(limit: float, boundary: float, accepted: Callable[[float], bool]
     return limit
 
 
-def _extend_at_once(limits: list[float], boundaries: list[float],
-                    accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> list[float]:
-    """:func:`_extend_one` of a few limits, with ``accepted`` evaluated once on all their 32 points (one array;
-    nothing is evaluated when every limit is its boundary already)."""
-    if all(limit == boundary for limit, boundary in zip(limits, boundaries, strict=True)):
-        return list(limits)
-    start, span = np.array(limits), np.array(boundaries) - np.array(limits)
-    steps = np.arange(1, 33)
-    hits = accepted(start + span * (steps[:, None] / 32.0))  # (32, limits)
-    out = []
-    for i, limit in enumerate(limits):
-        found = np.flatnonzero(hits[:, i])
-        if span[i] == 0.0 or found.size == 0:
-            out.append(limit)
-        else:
-            out.append(float(start[i] + span[i] * (min(int(steps[found[-1]]) + 1, 32) / 32.0)))
-    return out
-
-
 def _extend_many(limit: NDArray[np.float64], boundary: NDArray[np.float64],
                  accepted: Callable[[NDArray[np.float64]], NDArray[np.bool_]]) -> NDArray[np.float64]:
-    """:func:`_extend_one` of many limits at once (``accepted`` is evaluated once, on every grid point of every
-    limit: an array of 32 rows)."""
+    """:func:`_extend_one` of many limits at once: ``accepted`` is evaluated once, on every grid point of every
+    limit (an array of 32 rows), and each limit moves past its farthest accepted point."""
     start, span = limit, boundary - limit
     hits = accepted(start + span * (np.arange(1, 33)[:, None] / 32.0))
-    for j in range(1, 33):
-        limit = np.where(hits[j - 1], start + span * (min(j + 1, 32) / 32.0), limit)
-    return limit
+    last = np.where(hits.any(axis=0), 32 - np.argmax(hits[::-1], axis=0), 0)  # the farthest accepted step, 0: none
+    return np.where(last > 0, start + span * (np.minimum(last + 1, 32) / 32.0), limit)
 
 
 def _crossing(f: Callable[[float], float], a: float, b: float, xtol: float) -> float:
@@ -215,7 +195,7 @@ def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law
                         offset: float) -> tuple[float, float]:
     """:func:`ratio_interval` of one release, on floats: the crossing of each limit by :func:`_crossing` on
     log p − log α (about ten evaluations instead of 64 bisection steps), then the same guard with its 32 points
-    evaluated at once (:func:`_extend_at_once`)."""
+    evaluated at once (:func:`_extend_many`)."""
 
     def accepted(m: float) -> bool:
         return _p_value_one(m, s_hat, n_hat, sum_law, count_law, offset) > alpha
@@ -241,9 +221,11 @@ def _one_ratio_interval(s_hat: float, n_hat: float, sum_law: NoiseLaw, count_law
             step = math.copysign(4.0 * (tolerance + 4.0 * _EPS * abs(root)), boundary)
             limit = root if excess(root) <= 0.0 else min(max(root + step, -h), h)
         limits.append(limit)
-    low, high = _extend_at_once(limits, [-h, h], lambda m: _p_value(
+    if limits == [-h, h]:  # the whole range: the guard has nothing to extend
+        return -h, h
+    low, high = _extend_many(np.array(limits), np.array([-h, h]), lambda m: _p_value(
         m, np.array(s_hat), np.array(n_hat), sum_law, count_law, offset) > alpha)
-    return min(max(low, -h), h), min(max(high, -h), h)
+    return min(max(float(low), -h), h), min(max(float(high), -h), h)
 
 
 def ratio_interval(
