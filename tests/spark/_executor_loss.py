@@ -174,7 +174,7 @@ def publish_scenario(spark: Any, root: Path) -> dict[str, Any]:
     import numpy as np
 
     import privnoise as pn
-    from privnoise.release import output_grid
+    from privnoise.release.direct import output_grid
     from privnoise.scale.release import PartitionJob
     from privnoise.scale.shipping import pack
     from privnoise.spark import release as spark_release

@@ -17,7 +17,7 @@ from scipy import stats
 
 import privnoise as pn
 from privnoise.exceptions import DimensionError, InvalidParameterError
-from privnoise.release import output_grid
+from privnoise.release.direct import output_grid
 from privnoise.scale import MANIFEST
 from privnoise.scale.release import PartitionJob
 from privnoise.scale.shipping import pack

@@ -50,11 +50,15 @@ class Component(Generic[NoiseT]):
     server's Fisher designs, an owner's own noise) has neither. ``scale`` is the family's scale parameter: b
     (Laplace), t (discrete Laplace, in integers), σ (Gaussian). ``information`` is 𝓘_w of the noise (per
     coordinate), ``slopes`` the aggregate's slope in each column it reads, ``dim`` its number of cells.
+    ``exponent`` is the grid 2^k its outputs are snapped to when its builder chose one (a direct release coarsens the
+    noise's own grid until the query's declared outputs fit; None: the noise's default), and ``hardened`` False adds
+    the raw floating-point noise (research on the unhardened release only). The ``sensitivity`` of a component
+    whose guarantee its builder states (a direct release of any design) may be None.
     """
 
     name: str
     noise: NoiseT
-    sensitivity: float
+    sensitivity: float | None
     share: Fraction | None = None
     family: NoiseFamily | None = None
     integer: bool = False
@@ -62,6 +66,8 @@ class Component(Generic[NoiseT]):
     dim: int = 1
     information: float | None = None
     slopes: Mapping[str, float] = field(default_factory=dict)
+    exponent: int | None = None
+    hardened: bool = True
     # What is derived from the fields above (grid, law, events), computed once: the component is frozen, and a
     # calibrated one is shared by a session's repeated queries (:func:`calibrate`).
     _derived: dict[Any, Any] = field(init=False, default_factory=dict, repr=False, compare=False)
@@ -73,6 +79,8 @@ class Component(Generic[NoiseT]):
 
     @property
     def grid_exponent(self) -> int:
+        if self.exponent is not None:
+            return self.exponent
         return int(self._once("grid", lambda: 0 if self.integer else self.noise.default_grid_exponent()))
 
     @property
@@ -89,10 +97,10 @@ class Component(Generic[NoiseT]):
 
     def event(self, *, scalar: bool) -> Any:
         """The privacy event of this part (:mod:`privnoise.dp.events`): the family's own on a scalar pair."""
-        if self.family is None or self.share is None:
+        if self.family is None or self.share is None or self.sensitivity is None:
             raise ValueError(f"component {self.name!r} was not calibrated by a noise family: it has no event.")
-        family, share = self.family, self.share
-        return self._once(("event", scalar), lambda: family.event(self.noise, self.sensitivity, share, scalar=scalar))
+        family, share, sensitivity = self.family, self.share, self.sensitivity
+        return self._once(("event", scalar), lambda: family.event(self.noise, sensitivity, share, scalar=scalar))
 
     def add(self, values: Any, generator: np.random.Generator) -> NDArray[np.float64]:
         """values + noise, hardened (rounded to the grid; to integers for counts).
@@ -101,6 +109,9 @@ class Component(Generic[NoiseT]):
         noise to blocks of d consecutive values, each with its own draw (the last block padded, its padding
         dropped). One value takes the noise's scalar path where it has one (:meth:`~privnoise.mechanisms.Noise.add_one`: the
         same release from the same generator state)."""
+        if not self.hardened:
+            return np.asarray(self.noise.add_to(values, rng=generator, harden=False, grid_exponent=self.exponent),
+                              dtype=float)
         if type(values) is float and not self.noise.shape:  # one number (a server's answer): no array made
             one = self.noise.add_one(values, generator, self.grid_exponent)
             if one is not None:
@@ -127,6 +138,8 @@ class Component(Generic[NoiseT]):
 
     def _describe(self) -> dict[str, Any]:
         noise = self.noise.describe() if self.family is None else self.law.describe()
+        if self.sensitivity is None:
+            return {**noise, "name": self.name}
         return {**noise, "name": self.name, "sensitivity": self.sensitivity}
 
 

@@ -13,10 +13,14 @@ generator, snaps the output to a power-of-two grid, and attaches the guarantee o
 * Nonlinear queries, data-dependent policies and correlated noise need the whole database, which is then read
   into memory.
 
+Each way executes the same plan of the core, of one component (:mod:`~privnoise.release.direct`): the noise on
+the output grid, the guarantee it states and how the noisy value becomes the release. A distributed engine
+executes it too, its noise drawn on the workers or on the driver.
+
 =================================================  ===============================================================
 :mod:`~privnoise.release.dispatch`                 :func:`release`: the parameters checked, then the way chosen
-:mod:`~privnoise.release.paths`                    the three ways (by blocks, accumulated, whole) and the output
-                                                   grid they share
+:mod:`~privnoise.release.direct`                   the one-component plan of a release and its output grid
+:mod:`~privnoise.release.paths`                    the three ways (by blocks, accumulated, whole), each executing it
 :mod:`~privnoise.release.reading`                  the data read in blocks, each checked against the declared
                                                    bounds in the pass that reads it
 :mod:`~privnoise.release.result`                   :class:`Release`, the noisy answer and its guarantee
@@ -25,11 +29,12 @@ generator, snaps the output to a power-of-two grid, and attaches the guarantee o
 
 from __future__ import annotations
 
+from .direct import direct_plan as direct_plan
+
 # The partial sums and checks a distributed engine computes the same way (privnoise.scale) are read from here too.
 from .dispatch import release
 from .paths import ACCUMULATE_LIMIT as ACCUMULATE_LIMIT
 from .paths import accumulate as accumulate
-from .paths import output_grid as output_grid
 from .reading import check_block as check_block
 from .result import Release
 

@@ -1,4 +1,4 @@
-"""The three ways a release is computed, and the output grid they share.
+"""The three ways a release is computed, each executing the query's one-component plan (:mod:`.direct`).
 
 * Identity-like queries (s·I, diagonal) with noise of independent coordinates are computed block by block
   (:meth:`ReleasePlan.by_blocks`): the output of a block depends only on that block's records, so data read in
@@ -10,8 +10,9 @@
 * Nonlinear queries, data-dependent policies and correlated noise need the whole database, which is then read
   into memory (:meth:`ReleasePlan.whole`).
 
-:func:`output_grid` gives the power-of-two grid every output is snapped to (:mod:`privnoise.snapping`) and the
-largest record magnitude its exact arithmetic takes.
+The plan (:func:`~.direct.direct_plan`) holds the noise on the power-of-two grid every output is snapped to
+(:func:`~.direct.output_grid`, :mod:`privnoise.snapping`), the guarantee and the finish; a path only reads the data
+and draws the noise where the data is.
 """
 
 from __future__ import annotations
@@ -25,12 +26,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import InvalidParameterError
-from ..guarantees import Guarantee
 from ..io import Source, open_writer
-from ..mechanisms import Mechanism, Noise, NoiseDesign
+from ..mechanisms import Noise, NoiseDesign
 from ..queries import Query
-from ..snapping import MAX_GRID_UNITS, exact_exponent
-from .accuracy import direct_interval
+from .direct import DirectPlan, direct_plan, output_grid
 from .reading import BLOCK, BlockReader, OutOfBounds
 from .result import Release
 
@@ -38,18 +37,6 @@ __all__ = ["ACCUMULATE_LIMIT", "ReleasePlan", "accumulate", "output_grid"]
 
 #: Linear queries with at most this many outputs accumulate Cx block by block.
 ACCUMULATE_LIMIT = 4096
-
-
-def output_grid(law: Noise, query: Query, harden: bool) -> tuple[int | None, float]:
-    """The exponent of the output grid (None unhardened) and the largest |x_i| its exact arithmetic takes."""
-    if not harden and isinstance(law, Mechanism):
-        return None, math.inf
-    k = law.default_grid_exponent()
-    if isinstance(law, Mechanism):  # continuous noise: coarsen the grid until the declared outputs fit
-        k = exact_exponent(k, query.output_bound())
-    operator = getattr(query, "operator", None)
-    growth = operator.max_abs_row_sum() if operator is not None else 1.0
-    return k, MAX_GRID_UNITS * math.ldexp(1.0, k) / max(growth, 1e-300)
 
 
 def accumulate(parts: Iterable[NDArray[np.float64]], query: Query) -> NDArray[np.float64]:
@@ -74,7 +61,8 @@ def accumulate(parts: Iterable[NDArray[np.float64]], query: Query) -> NDArray[np
 
 @dataclass(frozen=True, slots=True)
 class ReleasePlan:
-    """One release: what is read, asked and added, and how (see the module docstring for the three ways)."""
+    """One release: what is read, asked and added, and how (see the module docstring for the three ways); each way
+    executes the query's one-component plan (:func:`~.direct.direct_plan`)."""
 
     source: Source
     query: Query
@@ -85,27 +73,15 @@ class ReleasePlan:
     delta: float | None
     path: Any
 
-    def _start(self, law: Noise, x: NDArray[np.float64] | None = None) -> tuple[int | None, float, Guarantee]:
-        """The grid exponent, the record magnitude its arithmetic takes, and the guarantee (before any noise)."""
-        k, reach = output_grid(law, self.query, self.harden)
-        grid = 0.0 if k is None or not isinstance(law, Mechanism) else math.ldexp(1.0, k)
-        return k, reach, self.design.guarantee_for(self.query, x, delta=self.delta, grid=grid)
+    def _plan(self, law: Noise, x: NDArray[np.float64] | None = None) -> DirectPlan:
+        return direct_plan(self.query, law, self.design, harden=self.harden, delta=self.delta, x=x)
 
-    def _result(
-        self, value: Any, guarantee: Guarantee, reader: BlockReader, k: int | None, noise: Any,
-        output: str | None = None,
-    ) -> Release:
-        grid = 0.0 if k is None else math.ldexp(1.0, k)
-        describe = self.query.describe(), self.design.describe()
-        interval = None if self.design.output_range() is not None else direct_interval(noise, value, grid)
-        return Release(value, guarantee, *describe, clamped_records=reader.clamped, grid=grid, output=output,
-                       interval=interval)
-
-    def _publish(self, value: NDArray[np.float64], guarantee: Guarantee, reader: BlockReader, k: int | None,
-                 noise: Any) -> Release:
+    def _publish(self, plan: DirectPlan, noisy: NDArray[np.float64], reader: BlockReader) -> Release:
         """A release computed whole: returned, or written to ``path``."""
         if self.path is None:
-            return self._result(float(value) if value.ndim == 0 else value, guarantee, reader, k, noise)
+            return plan.finished(noisy, clamped=reader.clamped)
+        checked = plan.finished(noisy, clamped=reader.clamped)  # the finish (box, finiteness) before writing
+        value = np.asarray(checked.value, dtype=float)
         writer = open_writer(self.path, int(value.size))
         try:
             for start in range(0, value.size, BLOCK):
@@ -114,13 +90,14 @@ class ReleasePlan:
         except BaseException:
             writer.abort()
             raise
-        return self._result(None, guarantee, reader, k, noise, output)
+        return plan.finished(None, clamped=reader.clamped, output=output)
 
     def by_blocks(self, noise: Noise, operator: Any) -> Release:
         """Identity-like queries: every block of records gives the same block of outputs, with its own noise."""
         query = self.query
-        k, reach, guarantee = self._start(noise)
-        reader = BlockReader(self.source, query, self.policy, reach)
+        plan = self._plan(noise)
+        k = plan.exponent
+        reader = BlockReader(self.source, query, self.policy, plan.reach)
         writer = None if self.path is None else open_writer(self.path, query.n)
         result = np.empty(query.n) if writer is None else None
         buffer = np.empty(BLOCK) if writer is not None else None
@@ -144,17 +121,18 @@ class ReleasePlan:
             if writer is not None:
                 writer.abort()
             raise
-        return self._result(result, guarantee, reader, k, noise, output)
+        return plan.finished(result, clamped=reader.clamped, output=output, finite=True)
 
     def accumulated(self, noise: Noise, operator: Any) -> Release:
         """Linear queries with few outputs: Cx = Σ_blocks C[:, block] x[block], in one pass over the data."""
         query = self.query
-        k, reach, guarantee = self._start(noise)
-        reader = BlockReader(self.source, query, self.policy, reach)
+        plan = self._plan(noise)
+        reader = BlockReader(self.source, query, self.policy, plan.reach)
         total = accumulate((operator.apply_columns(block, start) for start, block in reader.blocks()), query)
-        value = total.reshape(noise.shape)
-        noisy = noise.add_to(value, rng=self.generator, harden=self.harden, grid_exponent=k)
-        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k, noise)
+        if self.path is None:
+            return plan.execute(total, self.generator, clamped=reader.clamped)
+        noisy = plan.component.add(total.reshape(noise.shape), self.generator)
+        return self._publish(plan, noisy, reader)
 
     def whole(self) -> Release:
         """Nonlinear queries, policies, correlated noise: read the whole database, then release."""
@@ -163,14 +141,8 @@ class ReleasePlan:
         x = np.concatenate([block for _, block in reader.blocks()]) if query.n else np.empty(0)
         value = query.evaluate(x)
         law = self.design.law_at(query, x)
-        k, _, guarantee = self._start(law, x)
-        noisy = law.add_to(
-            np.asarray(value, dtype=float).reshape(law.shape), rng=self.generator, harden=self.harden, grid_exponent=k
-        )
-        box = self.design.output_range()
-        if box is not None and k is not None:  # rounding must not leave the promised box: keep to grid points inside
-            lattice = math.ldexp(1.0, k)
-            noisy = np.clip(noisy, np.ceil(box[0] / lattice) * lattice, np.floor(box[1] / lattice) * lattice)
-        if not np.all(np.isfinite(noisy)):  # defensive: a release never contains NaN or inf
-            raise InvalidParameterError("the release would not be finite; check the query's scale.")
-        return self._publish(np.asarray(noisy).reshape(query.output_shape), guarantee, reader, k, law)
+        plan = self._plan(law, x)
+        exact = np.asarray(value, dtype=float).reshape(law.shape)
+        if self.path is None:
+            return plan.execute(exact, self.generator, clamped=reader.clamped)
+        return self._publish(plan, plan.component.add(exact, self.generator), reader)

@@ -36,11 +36,10 @@ from numpy.typing import NDArray
 from .._optional import require
 from ..exceptions import DimensionError, InvalidParameterError
 from ..io.columnar import series_values
-from ..mechanisms import Mechanism, Noise, NoiseDesign
+from ..mechanisms import Noise, NoiseDesign
 from ..queries import Query
 from ..random import RNGLike, default_rng
-from ..release import ACCUMULATE_LIMIT, Release, accumulate, check_block, output_grid
-from ..release.accuracy import direct_interval
+from ..release import ACCUMULATE_LIMIT, Release, accumulate, check_block, direct_plan
 from .publish import check_directory, publish_partition, write_manifest
 from .shipping import pack, unpack
 from .streams import partition_generator, partition_keys
@@ -230,11 +229,9 @@ def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNG
         raise DimensionError(
             f"`data` of `{_OWNER}` must have length {query.n} (the query's n); got {data_parts.records}."
         )
-    k, reach = output_grid(mechanism, query, harden)
-    grid = 0.0 if k is None or not isinstance(mechanism, Mechanism) else math.ldexp(1.0, k)
-    guarantee = mechanism.guarantee_for(query, None, delta=delta, grid=grid)
-    job = PartitionJob(operator, query.bounds, query.m, mechanism, out_of_bounds, reach, k, harden, None if directory is None else str(directory),
-               data_parts.check_index)
+    plan = direct_plan(query, mechanism, mechanism, harden=harden, delta=delta)
+    job = PartitionJob(operator, query.bounds, query.m, mechanism, out_of_bounds, plan.reach, plan.exponent, harden,
+                       None if directory is None else str(directory), data_parts.check_index)
     packed = dask.delayed(pack(job), pure=True)
     token = secrets.token_hex(6)
     ranges = list(enumerate(zip(data_parts.parts, data_parts.starts, data_parts.rows, strict=True)))
@@ -244,26 +241,17 @@ def release_on_dask(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RNG
                  for i, (part, start, rows) in ranges]
         results = dask.compute(*tasks)
         total = accumulate((partial for partial, _ in results), query)
-        noisy = np.asarray(mechanism.add_to(total.reshape(mechanism.shape), rng=generator, harden=harden,
-                                            grid_exponent=k)).reshape(query.output_shape)
-        value: Any = float(noisy) if noisy.ndim == 0 else noisy
-        grid_out = 0.0 if k is None else math.ldexp(1.0, k)
-        return Release(value, guarantee, query.describe(), mechanism.describe(),
-                       clamped_records=sum(c for _, c in results), grid=grid_out,
-                       interval=direct_interval(mechanism, value, grid_out))
+        return plan.execute(total, generator, clamped=sum(c for _, c in results))
     keys = partition_keys(generator, len(ranges))
     tasks = [dask.delayed(release_partition, pure=False)(part, i, start, rows, keys[i], packed,
                                                           dask_key_name=f"privnoise-release-{token}-{i}")
              for i, (part, start, rows) in ranges]
     results = dask.compute(*tasks)
     clamped = sum(c for _, c in results)
-    grid_out = 0.0 if k is None else math.ldexp(1.0, k)
     if directory is None:
         value = np.concatenate([block for block, _ in results]) if results else np.empty(0)
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
-                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
-    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
-                   grid=grid_out, output=str(directory))
+        return plan.finished(value, clamped=clamped)
+    made = plan.finished(None, clamped=clamped, output=str(directory))
     write_manifest(directory, [published for published, _ in results], {**made.as_dict(), "records": query.n})
     return made
 

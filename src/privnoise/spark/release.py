@@ -40,7 +40,6 @@ sets it to the driver's Python on a local master).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -52,11 +51,10 @@ from numpy.typing import NDArray
 
 from .._optional import require
 from ..exceptions import DimensionError, InvalidParameterError
-from ..mechanisms import Mechanism, NoiseDesign
+from ..mechanisms import NoiseDesign
 from ..queries import Query
 from ..random import RNGLike, default_rng
-from ..release import Release, accumulate, output_grid
-from ..release.accuracy import direct_interval
+from ..release import Release, accumulate, direct_plan
 from ..scale.publish import Published, write_manifest
 from ..scale.release import PartitionJob, checked_release, partial_sums, release_partition
 from ..scale.shipping import pack
@@ -248,12 +246,9 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
         query, mechanism, out, "Spark data", "bring the column into memory (frame.toPandas()) if it fits"
     )
     operator = getattr(query, "operator", None)  # record-level or summable: checked above
-    k, reach = output_grid(mechanism, query, harden)
-    grid = 0.0 if k is None or not isinstance(mechanism, Mechanism) else math.ldexp(1.0, k)
-    guarantee = mechanism.guarantee_for(query, None, delta=delta, grid=grid)
-    grid_out = 0.0 if k is None else math.ldexp(1.0, k)
-    packed = pack(PartitionJob(operator, query.bounds, query.m, mechanism, out_of_bounds, reach, k, harden,
-                               None if directory is None else str(directory), False))
+    plan = direct_plan(query, mechanism, mechanism, harden=harden, delta=delta)
+    packed = pack(PartitionJob(operator, query.bounds, query.m, mechanism, out_of_bounds, plan.reach, plan.exponent,
+                               harden, None if directory is None else str(directory), False))
     mode = "sums" if not record_level else "values" if directory is None else "publish"
     job = spark_job(frame, query.n, packed, mode, generator)
     rows = job.rows
@@ -262,12 +257,7 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
         partitions = table.column("partition").to_pylist()
         _once(partitions, rows)
         total = accumulate((np.asarray(s, dtype=float) for s in table.column("sums").to_pylist()), query)
-        noisy = np.asarray(mechanism.add_to(total.reshape(mechanism.shape), rng=generator, harden=harden,
-                                            grid_exponent=k)).reshape(query.output_shape)
-        value: Any = float(noisy) if noisy.ndim == 0 else noisy
-        clamped = int(sum(table.column("clamped").to_pylist()))
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
-                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
+        return plan.execute(total, generator, clamped=int(sum(table.column("clamped").to_pylist())))
     table = _collect(noised(frame, job))
     clamped = int(np.asarray(table.column("clamped")).sum()) if table.num_rows else 0
     if directory is None:
@@ -275,14 +265,11 @@ def release_on_spark(data: Any, query: Query, mechanism: NoiseDesign, *, rng: RN
         order = np.argsort(partition, kind="stable")  # record order: partitions in order, each in its own order
         found, counts = np.unique(partition, return_counts=True)
         _once([int(p) for p in found], rows, [int(c) for c in counts])
-        value = np.asarray(table.column("value"), dtype=np.float64)[order]
-        return Release(value, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
-                       grid=grid_out, interval=direct_interval(mechanism, value, grid_out))
+        return plan.finished(np.asarray(table.column("value"), dtype=np.float64)[order], clamped=clamped)
     published = [Published(int(p), f, int(first), int(n), sha, bool(here)) for p, f, first, n, sha, here in zip(
         *(table.column(c).to_pylist() for c in ("partition", "file", "first_record", "rows", "sha256",
                                                    "published_here")), strict=True)]
     _once([p.partition for p in published], rows, [p.rows for p in published])
-    made = Release(None, guarantee, query.describe(), mechanism.describe(), clamped_records=clamped,
-                   grid=grid_out, output=str(directory))
+    made = plan.finished(None, clamped=clamped, output=str(directory))
     write_manifest(Path(directory), published, {**made.as_dict(), "records": query.n})
     return made

@@ -1,0 +1,80 @@
+"""A direct release (pn.release) is the core's plan of one component, executed by each way of computing it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import privnoise as pn
+from privnoise.planning import Plan
+from privnoise.random import default_rng
+from privnoise.release.direct import COMPONENT, direct_plan
+
+
+def _laplace_mean(n: int) -> tuple[pn.queries.Query, pn.mechanisms.Noise]:
+    q = pn.queries.mean(n, bounds=(0.0, 1.0))
+    return q, pn.dp.laplace_for_epsilon(0.5, sensitivity=q.sensitivity("l1"))
+
+
+def test_the_plan_holds_one_component_and_states_the_designs_guarantee() -> None:
+    q, noise = _laplace_mean(200)
+    plan = direct_plan(q, noise, noise, harden=True, delta=None)
+    assert isinstance(plan.core, Plan)
+    assert list(plan.core.components) == [COMPONENT]
+    assert plan.component.noise is noise
+    assert plan.core.family is None  # its guarantee is the design's, stated by the plan
+    # ε of Laplace noise for the mean: Δ₁/b with Δ₁ = 1/n and b from the calibration, computed apart
+    assert plan.core.guarantee().epsilon == pytest.approx((1.0 / 200) / noise.scale, rel=1e-12)
+    assert plan.grid == math.ldexp(1.0, plan.exponent)
+
+
+@pytest.mark.parametrize("kind", ["mean", "identity", "nonlinear"])
+def test_pn_release_is_the_plan_executed(kind: str) -> None:
+    x = np.linspace(0.1, 0.9, 300)
+    if kind == "mean":
+        q, noise = _laplace_mean(300)
+    elif kind == "identity":
+        q = pn.queries.identity(300, bounds=(0.0, 1.0))
+        noise = pn.dp.gaussian_for_epsilon_delta(1.0, 1e-6, sensitivity=q.sensitivity("l2"), dim=300)
+    else:
+        q = pn.queries.variance(300, bounds=(0.0, 1.0))
+        noise = pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity("l1"))
+    released = pn.release(x, q, noise, rng=7, delta=1e-6)
+    plan = direct_plan(q, noise, noise, harden=True, delta=1e-6, x=None if kind != "nonlinear" else x)
+    exact = np.asarray(q.evaluate(x), dtype=float)
+    by_plan = plan.execute(exact, default_rng(7), clamped=0)
+    np.testing.assert_array_equal(np.asarray(released.value), np.asarray(by_plan.value))
+    assert released.guarantee.as_dict() == by_plan.guarantee.as_dict()
+    assert released.noise and released.noise[0]["name"] == COMPONENT
+    assert "sensitivity" not in released.noise[0]  # the design states the guarantee, not a component sensitivity
+    # every output is an exact multiple of the grid, and not the exact answer
+    values = np.atleast_1d(np.asarray(released.value))
+    assert np.all(np.mod(values, released.grid) == 0.0)
+    assert not np.array_equal(values, np.atleast_1d(exact))
+
+
+def test_unhardened_release_adds_the_raw_noise() -> None:
+    q, noise = _laplace_mean(100)
+    x = np.full(100, 0.5)
+    released = pn.release(x, q, noise, rng=3, harden=False)
+    assert released.grid == 0.0
+    raw = 0.5 + float(noise.sample(rng=default_rng(3)))
+    assert released.value == pytest.approx(raw, rel=0, abs=1e-15)
+
+
+def test_a_policy_release_stays_in_its_box() -> None:
+    q = pn.queries.mean(50, bounds=(0.0, 1.0))
+    policy = pn.fisher.optimal_noise(q, output_range=(0.0, 1.0))
+    x = np.ones(50)  # the answer at the box's edge
+    values = [pn.release(x, q, policy, rng=seed).value for seed in range(40)]
+    assert min(values) >= 0.0 and max(values) <= 1.0
+    assert len(set(values)) > 5
+
+
+def test_a_release_that_is_not_finite_is_refused() -> None:
+    q, noise = _laplace_mean(10)
+    plan = direct_plan(q, noise, noise, harden=True, delta=None)
+    with pytest.raises(pn.exceptions.InvalidParameterError, match="not be finite"):
+        plan.finished(np.array(np.inf), clamped=0)
