@@ -8,7 +8,9 @@ component through ``Component.add`` in the plan's order, and the JSON accuracy i
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -24,7 +26,7 @@ from privnoise.server.config import PolicySpec
 from privnoise.server.planner import make_plan
 from privnoise.server.plans import RecordInformation, serialised
 from privnoise.server.querylang import parse_query
-from tests.server._plan_lab import ROWS, database, dataset, laplace
+from tests.server._plan_lab import ROWS, database, dataset, gaussian, laplace
 
 N = len(ROWS)
 
@@ -121,4 +123,40 @@ def test_components_of_one_plan_must_have_distinct_names() -> None:
     twice = [Component(name="sum", noise=None, sensitivity=1.0),  # type: ignore[arg-type]
              Component(name="sum", noise=None, sensitivity=1.0)]  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="distinct names"):
-        core_plan("sum", twice, lambda v: v, None, DifferentialPrivacyGuarantee(1.0))
+        core_plan("sum", twice, lambda v: v, None, laplace("sum"))
+
+
+@pytest.mark.parametrize(("text", "policy", "epsilon", "delta"), [
+    ("mean(x)", laplace("mean", Fraction(3, 7)), Fraction(3, 7), Fraction(0)),
+    ("variance(x)", gaussian("variance", Fraction(2, 3), Fraction(1, 10**7)), Fraction(2, 3), Fraction(1, 10**7)),
+    ("histogram(region)", laplace("histogram", Fraction(5, 4)), Fraction(5, 4), Fraction(0)),
+])
+def test_what_an_answer_charges_is_its_core_plans_cost(db: tuple[Engine, Table], text: str, policy: PolicySpec,
+                                                       epsilon: Fraction, delta: Fraction) -> None:
+    # the policy's declared ε and δ, exact
+    plan = _plan(db, text, dataset(lambda kind: dataclasses.replace(policy, kind=kind)))
+    cost = plan.core.cost()
+    assert (cost.epsilon, cost.delta) == (epsilon, delta) == (plan.charge.epsilon, plan.charge.delta)
+    assert [(e.epsilon, e.delta) for e in cost.events] == [(float(epsilon), float(delta))]
+    assert plan.charged["epsilon"] == f"{epsilon.numerator}/{epsilon.denominator}".removesuffix("/1")
+
+
+def test_a_fisher_answer_charges_no_epsilon_and_its_information(db: tuple[Engine, Table]) -> None:
+    plan = _plan(db, "mean(x)", dataset(lambda kind: PolicySpec(kind, "fisher-gaussian", quality=0.5),
+                                        kinds=("sum", "mean", "linear", "identity")), records=40)
+    cost = plan.core.cost()
+    assert (cost.epsilon, cost.delta, cost.events) == (0, 0, ())
+    assert plan.charge.epsilon == 0 and list(plan.charge.information) == ["x"]
+    information = plan.charge.information["x"]  # (1/Q)/n² computed apart, rounded up: never below
+    assert Fraction(1, 800) <= information <= Fraction(1, 800) * (1 + Fraction(1, 10**12))
+
+
+def test_a_quantile_costs_one_selection_per_level(db: tuple[Engine, Table]) -> None:
+    spec = dataset(lambda kind: PolicySpec(kind, "exponential", epsilon=Fraction(3, 2)) if kind == "quantile"
+                   else laplace(kind))
+    plan = _plan(db, "quantile(x, [0.25, 0.5, 0.75])", spec)
+    cost = plan.core.cost()
+    assert [type(e).__name__ for e in cost.events] == ["SelectionEvent"] * 3
+    declared = plan.policy.epsilon  # the dataset's policy for quantiles
+    assert [e.epsilon for e in cost.events] == [float(declared / 3)] * 3  # ε split evenly over the levels
+    assert (cost.epsilon, cost.delta) == (declared, 0) == (plan.charge.epsilon, plan.charge.delta)

@@ -146,6 +146,12 @@ class Plan:
         return self.calibrating.guarantee(self.price, self.delta, self.stated or self.adjacency.describe())
 
     def cost(self) -> Cost:
+        """What the query spends: in the family's currency, with its parts' events. A plan without a family (the
+        query server's) spends its declared ``price`` in ε and ``delta``: one (ε, δ) event, or the events its
+        builder recorded (the selections of a quantile)."""
+        if self.family is None:
+            declared = (PureEvent(float(self.price), float(self.delta)),) if self.price or self.delta else ()
+            return Cost(self.label, epsilon=self.price, delta=self.delta, events=tuple(self.events) or declared)
         if self.calibrating.currency == "epsilon":
             # With partition selection the whole query is one (ε, δ)-DP release (dp.partition), so composed as such.
             events = (PureEvent(float(self.price), float(self.delta)),) if self.delta else tuple(self.events)

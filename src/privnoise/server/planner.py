@@ -49,7 +49,6 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
 from ..core.predicates import check_predicate_kinds
-from ..dp.accounting import Charge
 from ..dp.hardening import HardenedMechanism
 from ..mechanisms import LatticeMechanism
 from ..planning import Component
@@ -58,7 +57,7 @@ from .aggregates import Part, scalar_parts
 from .budgets import information_floats, text
 from .config import DatasetSpec, PolicySpec
 from .mechanisms import POLICY_NOISES, additive_noise, build_noise, noise_information, policy_noise
-from .plans import Plan, core_plan, information_of, plan_guarantee, statement_of
+from .plans import Plan, core_plan, information_of, plan_guarantee
 from .quantiles import SENSITIVITY, QuantileRelease
 from .querylang import QueryError, QuerySpec
 from .row_source import Rows, fences_needed, row_source
@@ -206,14 +205,13 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         information = None if lattice else noise_information(noise, policy)
         components.append(Component(name=n_, noise=noise, sensitivity=s, information=information, slopes=slopes,
                                     dim=1 if identity else dim))
-    fisher = information_of(components)
-    if policy.is_fisher:
-        charge = Charge(Fraction(0), Fraction(0), label=policy.mechanism, information=fisher)
-    else:
-        assert policy.epsilon is not None
+    accuracy = _accuracy(query, policy, components, bounds)
+    delta = Fraction(0)
+    if not policy.is_fisher:
         selecting = (policy.partition_delta or Fraction(0)) if selection is not None else Fraction(0)
         delta = (policy.delta or Fraction(0)) + selecting
-        charge = Charge(policy.epsilon, delta, label=policy.mechanism, information=fisher)
+    core, charge = core_plan(query.kind, components, combine, accuracy, policy, delta=delta,
+                             information=information_of(components), identity=identity)
     if rows is None:
         statement = select(parts[0][1]).select_from(table).order_by(table.c.pn_row)
     else:
@@ -229,7 +227,6 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         "delta": text(charge.delta),
         "fisher_information": information_floats(charge),
     }
-    accuracy = _accuracy(query, policy, components, bounds)
     return Plan(
         spec=spec,
         query=q,
@@ -252,7 +249,7 @@ def make_plan(query: QuerySpec, spec: DatasetSpec, table: Table, *, records: int
         keys=keys,
         selection=selection,
         steps=steps,
-        core=core_plan(query.kind, components, combine, accuracy, statement_of(policy, charge, identity)),
+        core=core,
     )
 
 
@@ -265,12 +262,13 @@ def _quantile_plan(
     refused on a floored column unless the column allows it (:mod:`.steps`)."""
     assert policy.epsilon is not None
     release = QuantileRelease(declared, query.levels, float(policy.epsilon))
-    charge = Charge(policy.epsilon, Fraction(0), label=policy.mechanism, information={})
+    accuracy = rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates)
+    core, charge = core_plan("quantile", [], lambda v: v, accuracy, policy,
+                             selections=[release.epsilon_each] * len(query.levels))
     statement = select(value, weight).select_from(table)
     sql, parameters = compiled(statement, dialect)
     q = query.on(spec.name)
     eps = text(charge.epsilon)
-    accuracy = rank_accuracy(release.epsilon_each, [SENSITIVITY] * len(query.levels), release.candidates)
     return Plan(
         spec=spec,
         query=q,
@@ -303,7 +301,7 @@ def _quantile_plan(
         accuracy=accuracy,
         quantile=release,
         steps=steps,
-        core=core_plan("quantile", [], lambda v: v, accuracy, statement_of(policy, charge, False)),
+        core=core,
     )
 
 

@@ -14,7 +14,7 @@ policies.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -70,9 +70,17 @@ def statement_of(policy: PolicySpec, charge: Charge, identity: bool) -> Guarante
 
 
 def core_plan(label: str, components: list[Component[HardenedMechanism]], combine: Callable[[list[Any]], Any],
-              accuracy: Accuracy | None, statement: Guarantee) -> CorePlan:
-    """The core plan of an answer: its components by name, their finish (``combine``, then the accuracy fields of
-    the noisy components) and the guarantee it states. The names are the parts' (:mod:`.aggregates`), one each."""
+              accuracy: Accuracy | None, policy: PolicySpec, *, delta: Fraction = Fraction(0),
+              information: dict[str, Fraction] | None = None, identity: bool = False,
+              selections: Sequence[float] = ()) -> tuple[CorePlan, Charge]:
+    """The core plan of an answer and what it charges.
+
+    The plan holds the components by name, their finish (``combine``, then the accuracy fields of the noisy
+    components) and the guarantee it states; the names are the parts' (:mod:`.aggregates`), one each. Its price is
+    the policy's ε (none for a Fisher policy) with ``delta``, and the exponential-mechanism ``selections`` of a
+    quantile are its events. The charge is the plan's cost (:meth:`privnoise.planning.Plan.cost`), with the
+    Fisher ``information`` per record beside it; the guarantee is stated from that charge (:func:`statement_of`).
+    """
     parts = {c.name: c for c in components}
     if len(parts) != len(components):
         raise ValueError(f"the components of a {label} plan must have distinct names; got {[c.name for c in components]}.")
@@ -84,7 +92,15 @@ def core_plan(label: str, components: list[Component[HardenedMechanism]], combin
         value = value.tolist() if isinstance(value, np.ndarray) else value if isinstance(value, list) else float(value)
         return {"value": value, **({} if accuracy is None else accuracy(values))}
 
-    return CorePlan(label, None, components=dict(parts), finish=finish, statement=statement)  # type: ignore[arg-type]
+    price = Fraction(0) if policy.is_fisher or policy.epsilon is None else policy.epsilon
+    core = CorePlan(label, None, components=dict(parts), finish=finish, price=price,  # type: ignore[arg-type]
+                    delta=delta)
+    for epsilon in selections:
+        core.selection(epsilon)
+    cost = core.cost()
+    charge = Charge(cost.epsilon, cost.delta, label=policy.mechanism, information=dict(information or {}))
+    core.statement = statement_of(policy, charge, identity)
+    return core, charge
 
 
 @dataclass(frozen=True)
