@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -78,3 +79,16 @@ def test_a_release_that_is_not_finite_is_refused() -> None:
     plan = direct_plan(q, noise, noise, harden=True, delta=None)
     with pytest.raises(pn.exceptions.InvalidParameterError, match="not be finite"):
         plan.finished(np.array(np.inf), clamped=0)
+
+
+def test_a_vector_release_written_to_a_file_holds_the_finished_values(tmp_path: Any) -> None:
+    c = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0], [0.5, 0.5, 0.5, 0.5]])
+    q = pn.queries.linear(c, bounds=(0.0, 1.0))
+    noise = pn.dp.gaussian_for_epsilon_delta(1.0, 1e-6, sensitivity=q.sensitivity("l2"), dim=3)
+    x = np.array([0.1, 0.2, 0.3, 0.4])
+    in_memory = pn.release(x, q, noise, rng=11, delta=1e-6)
+    written = pn.release(x, q, noise, rng=11, delta=1e-6, out=tmp_path / "release.npy")
+    assert written.value is None and written.interval is None and written.output is not None
+    np.testing.assert_array_equal(np.load(written.output), in_memory.value)
+    assert written.guarantee.as_dict() == in_memory.guarantee.as_dict() and written.grid == in_memory.grid
+    assert not np.array_equal(in_memory.value, c @ x)  # noise was added

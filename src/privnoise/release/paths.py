@@ -17,6 +17,7 @@ and draws the noise where the data is.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -78,10 +79,10 @@ class ReleasePlan:
 
     def _publish(self, plan: DirectPlan, noisy: NDArray[np.float64], reader: BlockReader) -> Release:
         """A release computed whole: returned, or written to ``path``."""
+        made = plan.finished(noisy, clamped=reader.clamped)  # the finish (box, finiteness) before any writing
         if self.path is None:
-            return plan.finished(noisy, clamped=reader.clamped)
-        checked = plan.finished(noisy, clamped=reader.clamped)  # the finish (box, finiteness) before writing
-        value = np.asarray(checked.value, dtype=float)
+            return made
+        value = np.asarray(made.value, dtype=float)
         writer = open_writer(self.path, int(value.size))
         try:
             for start in range(0, value.size, BLOCK):
@@ -90,7 +91,7 @@ class ReleasePlan:
         except BaseException:
             writer.abort()
             raise
-        return plan.finished(None, clamped=reader.clamped, output=output)
+        return dataclasses.replace(made, value=None, interval=None, output=output)
 
     def by_blocks(self, noise: Noise, operator: Any) -> Release:
         """Identity-like queries: every block of records gives the same block of outputs, with its own noise."""
