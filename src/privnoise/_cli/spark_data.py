@@ -1,7 +1,8 @@
 """``privnoise release DATA ... --epsilon 1 --engine spark --master local[2]``: the release's session aggregates on
 Spark (:mod:`privnoise.spark`).
 
-DATA is read by Spark where it lives: Parquet files (a file, a directory of files or a glob), or CSV files with a
+DATA is read by Spark where it lives: Parquet files (a file, a directory of files or a glob), a Delta table (the
+files of its latest version, :mod:`privnoise.spark.delta`), or CSV files with a
 header line (``.csv``; the types inferred by Spark). The master is ``local[N]`` (N executor threads in this
 process), ``spark://HOST:PORT`` (a standalone cluster), ``k8s://https://HOST:PORT`` or ``yarn``; Spark is started
 for the command and stopped after it.
@@ -28,12 +29,14 @@ def check_master(master: str) -> str:
 
 
 def _read(spark: Any, data: Path) -> Any:
-    """The DataFrame of DATA: CSV for a ``.csv`` name, Parquet otherwise (absolute paths: Spark resolves relative
-    ones in its own process)."""
+    """The DataFrame of DATA: CSV for a ``.csv`` name, Parquet files or a Delta table's latest version otherwise
+    (absolute paths: Spark resolves relative ones in its own process)."""
+    from ..spark.delta import read_parquet
+
     location = os.path.abspath(str(data))
     if data.suffix.lower() == ".csv":
         return spark.read.csv(location, header=True, inferSchema=True)
-    return spark.read.parquet(location)
+    return read_parquet(spark, location)
 
 
 @contextmanager

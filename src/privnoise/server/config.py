@@ -57,7 +57,7 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     scheduler = "local"            # a LocalCluster of this machine, or "tcp://host:8786"
 
     [datasets.lake]
-    source = "lake/readings/"      # Parquet files read by Spark at query time
+    source = "lake/readings/"      # Parquet files, or a Delta table's latest version, read by Spark at query time
     engine = "spark"
     master = "local[2]"            # or "spark://host:7077": one master for every Spark dataset of the server
 """

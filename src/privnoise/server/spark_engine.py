@@ -3,7 +3,7 @@
 A dataset declared ::
 
     [datasets.big]
-    source = "meters/"             # Parquet: a file, a directory or a glob, on a file system every executor sees
+    source = "meters/"             # Parquet (a file, a directory, a glob) or a Delta table, seen by every executor
     engine = "spark"
     master = "local[2]"            # or "spark://host:7077", "k8s://https://host:443", "yarn"
 
@@ -44,9 +44,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._optional import require
+from ..exceptions import InvalidParameterError
 from ..random import default_rng
 from ..scale.shipping import pack, unpack
 from ..scale.streams import partition_generator, partition_keys
+from ..spark.delta import read_parquet
 from .config import DatasetSpec, ServerConfig
 from .dask_engine import Evaluation, clamped_values, evaluate_partition, plan_terms
 from .planner import Plan
@@ -71,7 +73,7 @@ def read_files(spark: Any, spec: DatasetSpec) -> Any:
     """The dataset's declared columns, with each row's file and position in it (:data:`FILE`, :data:`ROW`)."""
     functions = require("pyspark.sql.functions", feature="Spark datasets")
     assert spec.source is not None
-    frame = spark.read.parquet(str(spec.source))
+    frame = read_parquet(spark, spec.source)
     return frame.select(*[functions.col(f"`{c}`") for c in spec.columns],
                         functions.col("_metadata.file_path").alias(FILE),
                         functions.col("_metadata.row_index").alias(ROW))
@@ -101,7 +103,9 @@ def check_files(spec: DatasetSpec) -> int:
     assert spec.source is not None and spec.master is not None
     spark, _ = spark_session(spec.master)
     try:
-        raw = spark.read.parquet(str(spec.source))
+        raw = read_parquet(spark, spec.source)
+    except InvalidParameterError as exc:  # a Delta table whose files alone are not its rows
+        raise DataImportError(f"{spec.source}: {exc}") from None
     except Exception as exc:  # a missing location, files that are not Parquet
         raise DataImportError(f"{spec.source}: Spark cannot read it as Parquet ({type(exc).__name__}).") from None
     missing = [c for c in spec.columns if c not in raw.columns]

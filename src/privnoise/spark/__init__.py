@@ -12,7 +12,7 @@ noised on the executors, one fresh keyed stream per partition, each partition's 
 Modules: :mod:`~privnoise.spark.backend` (the steps), :mod:`~privnoise.spark.columns` (reading columns as the
 in-memory table does), :mod:`~privnoise.spark.predicates` (filters), :mod:`~privnoise.spark.keys` (declared keys
 and categories), :mod:`~privnoise.spark.assemble` (the driver's side), :mod:`~privnoise.spark.session` (starting
-Spark).
+Spark), :mod:`~privnoise.spark.delta` (Delta tables read as the Parquet files of their latest version).
 """
 
 from .backend import SparkBackend
