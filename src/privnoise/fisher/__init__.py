@@ -8,7 +8,8 @@
 * :mod:`~privnoise.fisher.comparison` — Section 5: Laplace and Gaussian differential privacy side by side.
 * :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
-  :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support.
+  :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support; :func:`spectral_bracket`
+  — λ₁ of a box bracketed by polynomials (Rayleigh–Ritz above, Kato–Temple with an equilibrated flux below).
 * :func:`solve_problem1` — Problem 1 / Theorem 1 (max Tr 𝓘⁻¹): its supremum bracketed between explicit densities
   and the planes of :mod:`~privnoise.fisher.problem1_bounds`; :func:`chord_limit` and :func:`longest_chord` —
   the value reached by densities concentrating on a chord (:mod:`~privnoise.fisher.chords`).
@@ -34,9 +35,12 @@ from .information import (
 from .policies import OutputConstrainedPolicy, Policy
 from .problem1 import Problem1Solution, solve_problem1
 from .problem1_bounds import eigenvalue_lower_bound, relaxation_bound
+from .spectral_bounds import SpectralBracket, spectral_bracket
 from .supports import Ball, Box, Ellipsoid, MeshSupport, Polygon, Polyhedron, Support
 
 __all__ = [
+    "SpectralBracket",
+    "spectral_bracket",
     "Ball",
     "Box",
     "ChordDensity",
