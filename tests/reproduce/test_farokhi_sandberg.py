@@ -91,6 +91,8 @@ TOLERANCES: dict[str, float] = {
     "thm2-ball-3d": 0.06,
     "thm2-box-correlated": 1e-04,
     "thm2-box-correlated-3d": 0.2,
+    "thm2-box-correlated-polynomial": 1e-06,
+    "thm2-box-correlated-3d-polynomial": 1e-06,
     "thm2-box-diagonal": 1e-04,
     "thm2-cube-3d": 0.06,
     "thm2-disk": 1e-04,
@@ -766,6 +768,21 @@ def _lower_below_upper(row: Row) -> None:
     assert converged == ("3d" not in row.key)  # the correlated cube: the bracket reached, stated as not converged
 
 
+def _polynomial_bracket(row: Row) -> None:
+    """A bracket without a mesh, certified to 1e-6, overlapping the finite-element bracket of the same support
+    (the row before it: an independent discretisation), and holding the closed-form-free sanity bounds λ_min(CCᵀ)·λ₁(I)
+    ≤ λ₁ ≤ λ_max(CCᵀ)·λ₁(I) of the same box."""
+    low, up = float(row.printed), float(row.computed)
+    assert 0 < low <= up <= low * (1 + TOLERANCES[row.key])
+    assert "reached" in row.reason and "not reached" not in row.reason and "overlaps it" in row.reason
+    three = "3d" in row.key
+    c = np.array(fs.SUPPORTS_SETUP.correlated_c3 if three else fs.SUPPORTS_SETUP.correlated_c)
+    extremes = np.linalg.eigvalsh(c @ c.T)
+    sides = [2.0] * 3 if three else [b - a for a, b in zip(*fs.SUPPORTS_SETUP.box, strict=True)]
+    identity = sum((math.pi / side) ** 2 for side in sides)
+    assert extremes[0] * identity <= low and up <= extremes[-1] * identity
+
+
 def _optimum_below_separable(row: Row) -> None:
     c = np.array(fs.SUPPORTS_SETUP.correlated_c)
     assert row.printed == pytest.approx(float(np.trace(c @ c.T)) * PI2, rel=1e-12)  # Σ(CCᵀ)ᵢᵢ·4π²/2²
@@ -851,6 +868,8 @@ CHECKS.update(
     {
         "thm2-box-correlated": _lower_below_upper,
         "thm2-box-correlated-3d": _lower_below_upper,
+        "thm2-box-correlated-polynomial": _polynomial_bracket,
+        "thm2-box-correlated-3d-polynomial": _polynomial_bracket,
         "thm2-trace-identity": _within_stated_tolerance,
         "thm1-disc-stationarity": _within_stated_tolerance,
         "thm1-disc": _problem1_attained,
