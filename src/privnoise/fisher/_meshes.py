@@ -23,6 +23,9 @@ SIAM J. Numer. Anal. 23 (1986).
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +49,18 @@ _OCTAHEDRON = {
     (1, 3): ((1, 3, 0, 4), (1, 3, 4, 5), (1, 3, 5, 2), (1, 3, 2, 0)),
     (0, 5): ((0, 5, 1, 4), (0, 5, 4, 3), (0, 5, 3, 2), (0, 5, 2, 1)),
 }
+
+
+@contextmanager
+def quiet_skfem() -> Iterator[None]:
+    """scikit-fem logs a warning whenever refinement leaves non-contiguous arrays; keep it off stderr."""
+    logger = logging.getLogger("skfem")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def vertex_mesh(points: FloatArray, cells: IntArray) -> Any:

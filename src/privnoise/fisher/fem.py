@@ -57,10 +57,7 @@ T. Kato, "On the upper and lower bounds of eigenvalues", J. Phys. Soc. Japan 4 (
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,7 +71,7 @@ from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
 from ._fem_marking import dorfler_marking, residual_indicators
 from ._fem_symmetry import orthant_of, symmetry_center
-from ._meshes import boundary_cells, refine, vertex_mesh
+from ._meshes import boundary_cells, quiet_skfem, refine, vertex_mesh
 from .supports import Box, Support
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
@@ -185,18 +182,6 @@ class EigenSolution:
         }
 
 
-@contextmanager
-def _quiet_skfem() -> Iterator[None]:
-    """scikit-fem logs a warning whenever refinement leaves non-contiguous arrays; keep it off stderr."""
-    logger = logging.getLogger("skfem")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
 def solve_dirichlet_eigenproblem(
     support: Support,
     matrix: ArrayLike | None = None,
@@ -276,7 +261,7 @@ def solve_dirichlet_eigenproblem(
             "the finite-element solver needs scikit-fem: pip install 'privnoise[fem]'."
         ) from None
 
-    with _quiet_skfem():
+    with quiet_skfem():
         return _solve(support, a, tol, refinement, limit, certify=bool(certify))
 
 

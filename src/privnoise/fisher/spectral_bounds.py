@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 from numpy.polynomial import legendre
@@ -43,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_matrix, check_in_range, check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError
 from ._fem_bounds import ROUNDING, crouzeix_raviart_bounds
+from ._meshes import quiet_skfem
 from .supports import Box
 
 __all__ = ["SpectralBracket", "spectral_bracket"]
@@ -50,7 +52,8 @@ __all__ = ["SpectralBracket", "spectral_bracket"]
 FloatArray = NDArray[np.float64]
 
 
-class SpectralBracket(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class SpectralBracket:
     """λ₁ ∈ [low, up], from trial polynomials of degree ``degree`` per coordinate (``unknowns`` of them); ``second``
     is the lower bound of λ₂ used, ``defect`` the norm of div σ + u that rounding left, ``converged`` whether the
     requested relative width was reached."""
@@ -183,7 +186,8 @@ def _separated(lower: FloatArray, upper: FloatArray, matrix: FloatArray, ritz: f
     ρ < λ̂₂, and is sharper the larger the gap): the mesh refined while λ̂₂ < 1.3 ρ, up to 200,000 cells."""
     cells = 8
     while True:
-        bounds, _ = crouzeix_raviart_bounds(_box_mesh(lower, upper, cells), matrix, count=2)
+        with quiet_skfem():
+            bounds, _ = crouzeix_raviart_bounds(_box_mesh(lower, upper, cells), matrix, count=2)
         finer = int(cells * 1.5)
         if bounds[1] >= 1.3 * ritz or _box_mesh(lower, upper, finer).t.shape[1] > 200_000:
             return float(bounds[0]), float(bounds[1])
@@ -266,6 +270,6 @@ def spectral_bracket(support: Box, matrix: ArrayLike | None = None, *, rtol: flo
             separated = _separated(low_corner, high_corner, a, _ritz(scaled, degree))
         bracket = _bracket_at(scaled, degree, *separated)
         if bracket.relative_width <= tol:
-            return bracket._replace(converged=True)
+            return replace(bracket, converged=True)
     assert bracket is not None
     return bracket
