@@ -11,7 +11,7 @@ import pytest
 import privnoise as pn
 from privnoise.planning import Plan
 from privnoise.random import default_rng
-from privnoise.release.direct import COMPONENT, direct_plan
+from privnoise.release.direct import COMPONENT, direct_plan, output_grid
 
 
 def _laplace_mean(n: int) -> tuple[pn.queries.Query, pn.mechanisms.Noise]:
@@ -92,3 +92,58 @@ def test_a_vector_release_written_to_a_file_holds_the_finished_values(tmp_path: 
     np.testing.assert_array_equal(np.load(written.output), in_memory.value)
     assert written.guarantee.as_dict() == in_memory.guarantee.as_dict() and written.grid == in_memory.grid
     assert not np.array_equal(in_memory.value, c @ x)  # noise was added
+
+
+def test_the_output_grid_and_the_records_its_arithmetic_takes() -> None:
+    # hardened continuous noise: the noise's own grid, coarsened until the declared outputs lie within 2^50 steps;
+    # the records then within 2^50 steps of that grid divided by the query's largest row sum (written apart here)
+    q = pn.queries.sum_query(4, bounds=(0.0, 1.0))
+    noise = pn.dp.laplace_for_epsilon(1.0, sensitivity=q.sensitivity("l1"))
+    k, reach = output_grid(noise, q, True)
+    assert k == noise.default_grid_exponent()
+    assert reach == 2.0**50 * math.ldexp(1.0, k) / 4  # the sum's row sums to 4
+    huge = pn.queries.identity(3, bounds=(0.0, 2.0**60))
+    wide = pn.mechanisms.Laplace(scale=np.ones(3))  # small noise, outputs declared up to 2^60
+    k_wide, reach_wide = output_grid(wide, huge, True)
+    assert k_wide > wide.default_grid_exponent() and 2.0**60 / math.ldexp(1.0, k_wide) < 2.0**50
+    assert reach_wide == 2.0**50 * math.ldexp(1.0, k_wide)  # identity: row sums of 1
+    assert output_grid(noise, q, False) == (None, math.inf)  # unhardened continuous noise: no grid
+
+
+def test_the_guarantee_is_stated_at_the_grid_the_release_is_snapped_to() -> None:
+    q, noise = _laplace_mean(64)
+    x = np.full(64, 0.25)
+    hardened, raw = pn.release(x, q, noise, rng=1), pn.release(x, q, noise, rng=1, harden=False)
+    assert hardened.grid > 0.0 and raw.grid == 0.0
+    assert hardened.guarantee.as_dict()["fisher"]["grid"] == hardened.grid
+    assert raw.guarantee.as_dict()["fisher"].get("grid", 0.0) == 0.0  # stated only for a grid
+    plan = direct_plan(q, noise, noise, harden=True, delta=None)
+    assert plan.core.label == q.name and plan.finished(np.array(0.5), clamped=3).clamped_records == 3
+    assert type(hardened.value) is float  # a scalar query answers a Python float
+
+
+def test_the_unhardened_interval_is_the_noise_law_alone() -> None:
+    q, noise = _laplace_mean(50)
+    released = pn.release(np.full(50, 0.5), q, noise, rng=2, harden=False)
+    low, high, coverage = released.interval(0.95)
+    b = float(noise.scale)  # a Laplace interval of level 1 − α is ± b·log(1/α), no rounding term on no grid
+    assert high - released.value == pytest.approx(b * math.log(20.0), rel=1e-12) and coverage == 0.95
+
+
+def test_a_release_rounded_past_the_promised_box_is_kept_on_the_grid_points_inside() -> None:
+    q = pn.queries.mean(100, bounds=(0.0, 1.0))
+    policy = pn.fisher.optimal_noise(q, output_range=(0.1, 0.7))  # neither end is a grid point
+    x = np.full(100, 0.5)
+    plan = direct_plan(q, policy.law_at(q, x), policy, harden=True, delta=None, x=x)
+    step = plan.grid
+    above, below = plan.finished(np.array(0.7 + step / 3), clamped=0), plan.finished(np.array(0.1 - step / 3), clamped=0)
+    assert above.value == math.floor(0.7 / step) * step <= 0.7 and below.value == math.ceil(0.1 / step) * step >= 0.1
+    assert above.interval is None  # a design with a box states no additive interval
+    inside = plan.finished(np.array(0.4), clamped=0)
+    assert inside.value == 0.4
+
+
+def test_a_caller_that_states_finite_values_is_not_checked_again() -> None:
+    q, noise = _laplace_mean(10)
+    plan = direct_plan(q, noise, noise, harden=True, delta=None)
+    assert math.isinf(plan.finished(np.array(np.inf), clamped=0, finite=True).value)  # no second pass over the data
