@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -43,32 +43,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_matrix, check_in_range, check_positive_int
 from ..exceptions import DimensionError, InvalidParameterError
-from ._fem_bounds import ROUNDING, crouzeix_raviart_bounds
+from ._fem_bounds import crouzeix_raviart_bounds
 from ._meshes import quiet_skfem
-from .supports import Box
+from ._spectral_common import SpectralBracket, kato_temple_bracket
+from .spectral_ellipsoid import ellipsoid_bracket
+from .supports import Box, Ellipsoid
 
 __all__ = ["SpectralBracket", "spectral_bracket"]
 
 FloatArray = NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class SpectralBracket:
-    """λ₁ ∈ [low, up], from trial polynomials of degree ``degree`` per coordinate (``unknowns`` of them); ``second``
-    is the lower bound of λ₂ used, ``defect`` the norm of div σ + u that rounding left, ``converged`` whether the
-    requested relative width was reached."""
-
-    low: float
-    up: float
-    degree: int
-    unknowns: int
-    second: float
-    defect: float
-    converged: bool
-
-    @property
-    def relative_width(self) -> float:
-        return (self.up - self.low) / self.up
 
 
 @functools.lru_cache(maxsize=32)
@@ -212,31 +195,28 @@ def _bracket_at(scaled: FloatArray, degree: int, first: float, second: float) ->
     u = u / math.sqrt(float(u @ mass @ u))  # ∫u² = 1
     rho = float(u @ stiffness @ u)
     energy, defect = _flux_energy(scaled, u, degree)
-    bound = (math.sqrt(energy) + defect / math.sqrt(first)) ** 2  # ≥ a(Su, Su)
-    low = 0.0
-    if rho < second:
-        inverse = 1.0 / rho + (bound / rho - 1.0 / rho**2) / (1.0 / rho - 1.0 / second)
-        low = (1.0 / inverse) * (1.0 - ROUNDING)
-    up = rho * (1.0 + ROUNDING)
-    return SpectralBracket(min(max(low, first), up), up, degree, (degree + 1) ** scaled.shape[0], second, defect,
-                           False)
+    return kato_temple_bracket(rho, energy, defect, first, second, degree=degree,
+                               unknowns=(degree + 1) ** scaled.shape[0])
 
 
-def spectral_bracket(support: Box, matrix: ArrayLike | None = None, *, rtol: float = 1e-6,
+def spectral_bracket(support: Box | Ellipsoid, matrix: ArrayLike | None = None, *, rtol: float = 1e-6,
                      max_degree: int | None = None) -> SpectralBracket:
-    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu on a box, by polynomials (module docstring).
+    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu on a box (module docstring) or an ellipsoid or ball
+    (:mod:`privnoise.fisher.spectral_ellipsoid`), by polynomials.
 
     Parameters
     ----------
-    support : Box
-        A 2-D or 3-D :class:`~privnoise.fisher.Box`.
+    support : Box or Ellipsoid
+        A 2-D or 3-D :class:`~privnoise.fisher.Box`, :class:`~privnoise.fisher.Ellipsoid` or
+        :func:`~privnoise.fisher.Ball`.
     matrix : array_like (d, d), optional
         Symmetric positive definite A (CCᵀ of a linear query); the identity when omitted.
     rtol : float, default 1e-6
         Raise the degree until the bracket is narrower than ``rtol`` relative to its upper end.
     max_degree : int, optional
-        The highest degree per coordinate tried (default 40 in 2-D, 14 in 3-D: about 30 s); ``converged`` is
-        False when the bracket is still wider than ``rtol`` there.
+        The highest degree tried: per coordinate on a box (default 40 in 2-D, 14 in 3-D: about 30 s), in total on
+        an ellipsoid (default 30 in 2-D, 16 in 3-D); ``converged`` is False when the bracket is still wider than
+        ``rtol`` there.
 
     Returns
     -------
@@ -249,17 +229,25 @@ def spectral_bracket(support: Box, matrix: ArrayLike | None = None, *, rtol: flo
     >>> b = spectral_bracket(Box([-1, -1], [1, 1]), rtol=1e-9)
     >>> b.converged and b.low <= math.pi**2 / 2 <= b.up
     True
+    >>> from privnoise.fisher import Ball
+    >>> b = spectral_bracket(Ball([0, 0, 0], 1.0), rtol=1e-9)   # λ₁ of the unit ball is π²
+    >>> b.converged and b.low <= math.pi**2 <= b.up
+    True
     """
     owner = "spectral_bracket"
-    if not isinstance(support, Box) or support.dim not in (2, 3):
-        raise InvalidParameterError(f"`support` of `{owner}` must be a 2-D or 3-D Box; got {support!r}.")
+    if not isinstance(support, Box | Ellipsoid) or support.dim not in (2, 3):
+        raise InvalidParameterError(
+            f"`support` of `{owner}` must be a 2-D or 3-D Box or Ellipsoid (a Ball); got {support!r}."
+        )
     d = support.dim
     a = np.eye(d) if matrix is None else as_matrix(matrix, "matrix", owner, positive_definite=True)
     if a.shape != (d, d):
-        raise DimensionError(f"`matrix` of `{owner}` must be {d}×{d} for a {d}-D box; got {a.shape}.")
+        raise DimensionError(f"`matrix` of `{owner}` must be {d}×{d} for a {d}-D support; got {a.shape}.")
     tol = check_in_range(rtol, "rtol", owner, low=0.0, high=0.1, low_open=True)
-    top = check_positive_int((40 if d == 2 else 14) if max_degree is None else max_degree, "max_degree", owner,
-                             minimum=2)
+    default = {(True, 2): 40, (True, 3): 14, (False, 2): 30, (False, 3): 16}[isinstance(support, Box), d]
+    top = check_positive_int(default if max_degree is None else max_degree, "max_degree", owner, minimum=2)
+    if isinstance(support, Ellipsoid):
+        return ellipsoid_bracket(support, a, tol, top)
     low_corner, high_corner = np.asarray(support.lower, dtype=float), np.asarray(support.upper, dtype=float)
     half = (high_corner - low_corner) / 2.0
     scaled = a / np.outer(half, half)  # A_t = H⁻¹AH⁻¹ on [−1, 1]^d: the same eigenvalues

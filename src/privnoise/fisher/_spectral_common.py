@@ -1,0 +1,62 @@
+"""What the polynomial brackets of λ₁ share: the result type and Kato–Temple's lower bound from a flux.
+
+With ∫u² = 1, ρ = a(u, u) and S the solution operator of −∇·(A∇·) on H¹₀ (eigenvalues 1/λ_k), a flux σ with
+div σ = −u + r gives a(Su, v) = (σ, ∇v) + (r, v) for every v in H¹₀, hence a(Su, Su) ≤ B = (‖A^(−½)σ‖ +
+‖r‖/√λ̂₁)² with λ̂₁ ≤ λ₁. The S-Rayleigh quotient of u in (H¹₀, a) is 1/ρ, and Temple's inequality for the largest
+eigenvalue of S gives, when λ̂₂ ≤ λ₂ and ρ < λ̂₂, 1/λ₁ ≤ 1/ρ + (B/ρ − 1/ρ²)/(1/ρ − 1/λ̂₂). It holds for any u in
+H¹₀, not only a Ritz vector; floating-point rounding is covered by the relative margin
+:data:`~privnoise.fisher._fem_bounds.ROUNDING`.
+
+References
+----------
+T. Kato, "On the upper and lower bounds of eigenvalues", J. Phys. Soc. Japan 4 (1949).
+T. Vejchodský, "Three methods for two-sided bounds of eigenvalues – a comparison", Numer. Methods PDE 34 (2018).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ._fem_bounds import ROUNDING
+
+__all__ = ["SpectralBracket", "kato_temple_bracket"]
+
+
+@dataclass(frozen=True, slots=True)
+class SpectralBracket:
+    """λ₁ ∈ [low, up], from trial polynomials of degree ``degree`` (per coordinate on a box, in total on an
+    ellipsoid; ``unknowns`` of them); ``second`` is the lower bound of λ₂ used, ``defect`` the norm of div σ + u
+    that rounding left, ``converged`` whether the requested relative width was reached."""
+
+    low: float
+    up: float
+    degree: int
+    unknowns: int
+    second: float
+    defect: float
+    converged: bool
+
+    @property
+    def relative_width(self) -> float:
+        return (self.up - self.low) / self.up
+
+
+def kato_temple_bracket(rho: float, energy: float, defect: float, first: float, second: float, *, degree: int,
+                        unknowns: int) -> SpectralBracket:
+    """The bracket [Kato–Temple, ρ] from u with ∫u² = 1 and a(u, u) = ``rho``, a flux of ‖A^(−½)σ‖² = ``energy``
+    with ‖div σ + u‖ = ``defect``, and the lower bounds ``first`` ≤ λ₁, ``second`` ≤ λ₂ (module docstring).
+
+    The lower end is ``first`` where Temple's inequality does not apply (ρ not below ``second``).
+
+    >>> b = kato_temple_bracket(2.0, 0.5, 0.0, 1.0, 4.0, degree=1, unknowns=1)   # B = 1/ρ: u an eigenfunction
+    >>> round(b.low, 9), round(b.up, 9)
+    (2.0, 2.0)
+    """
+    bound = (math.sqrt(energy) + defect / math.sqrt(first)) ** 2  # ≥ a(Su, Su)
+    low = 0.0
+    if rho < second:
+        inverse = 1.0 / rho + (bound / rho - 1.0 / rho**2) / (1.0 / rho - 1.0 / second)
+        low = (1.0 / inverse) * (1.0 - ROUNDING)
+    up = rho * (1.0 + ROUNDING)
+    return SpectralBracket(min(max(low, first), up), up, degree, unknowns, second, defect, False)
