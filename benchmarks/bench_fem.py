@@ -13,8 +13,9 @@ Usage::
    converge like h² in 3-D, so the bracket reached is printed, not the target). The brackets of the cube and
    the ball come from one orthant (their eigenfunctions are even in every axis; Neumann conditions on the
    symmetry planes).
-3. Boxes by polynomials (:func:`~privnoise.fisher.spectral_bracket`): the cube, the correlated cube and a
-   correlated square at a certified 1e-6 — time, degree and bracket.
+3. Polynomials (:func:`~privnoise.fisher.spectral_bracket`), no mesh for λ₁: the cube, the correlated cube, a
+   correlated square, the unit ball, the correlated ball and an ellipsoid matched to the correlated A at a
+   certified 1e-6 — time, degree and bracket.
 4. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D), a 3-D box and a 3-D
    ball (curved boundary cells: proposals in the reference cell, the Jacobian in the acceptance), on the
    default cryptographically strong generator and on a seeded one, and the ratio to numpy's ``Generator(PCG64())``
@@ -134,12 +135,15 @@ def main() -> None:
             flush=True,
         )
 
-    print("\nboxes by polynomials (spectral_bracket: Rayleigh–Ritz above, Kato–Temple with an equilibrated flux below), "
+    print("\npolynomials (spectral_bracket: Rayleigh–Ritz above, Kato–Temple with an equilibrated flux below), "
           "rtol 1e-6")
     for name, support, matrix, exact in (
         ("cube [-1, 1]^3, A = I", Box([-1, -1, -1], [1, 1, 1]), None, 3 * math.pi**2 / 4),
         ("cube [-1, 1]^3, correlated A", Box([-1, -1, -1], [1, 1, 1]), c3 @ c3.T, None),
         ("box [-1, 1]^2, correlated A", Box([-1, -1], [1, 1]), correlated, None),
+        ("ball, A = I", Ball([0, 0, 0], 1.0), None, math.pi**2),
+        ("ball, correlated A", Ball([0, 0, 0], 1.0), c3 @ c3.T, None),
+        ("ellipsoid 1.5·A, correlated A", Ellipsoid([0, 0, 0], 1.5 * c3 @ c3.T), c3 @ c3.T, math.pi**2 / 1.5),
     ):  # fmt: skip
         start = time.perf_counter()
         bracket = spectral_bracket(support, matrix, rtol=1e-6)

@@ -93,6 +93,12 @@ TOLERANCES: dict[str, float] = {
     "thm2-box-correlated-3d": 0.2,
     "thm2-box-correlated-polynomial": 1e-06,
     "thm2-box-correlated-3d-polynomial": 1e-06,
+    "thm2-box-diagonal-polynomial": 1e-08,
+    "thm2-ellipse-matched-polynomial": 1e-08,
+    "thm2-disk-polynomial": 1e-08,
+    "thm2-cube-3d-polynomial": 1e-08,
+    "thm2-ball-3d-polynomial": 1e-08,
+    "thm2-ellipsoid-matched-3d-polynomial": 1e-08,
     "thm2-box-diagonal": 1e-04,
     "thm2-cube-3d": 0.06,
     "thm2-disk": 1e-04,
@@ -751,6 +757,12 @@ def _closed_form_value(row: Row) -> None:
         "thm2-l-shape": 9.6397238440219,
         "thm2-ball-3d": PI2,
         "thm2-cube-3d": 3.0 * PI2 / 4.0,
+        "thm2-box-diagonal-polynomial": PI2 * (g.diagonal_a[0] / 4.0 + g.diagonal_a[1] / 1.0),
+        "thm2-ellipse-matched-polynomial": float(jn_zeros(0, 1)[0]) ** 2 / g.ellipse_scale,
+        "thm2-disk-polynomial": float(jn_zeros(0, 1)[0]) ** 2,
+        "thm2-cube-3d-polynomial": 3.0 * PI2 / 4.0,
+        "thm2-ball-3d-polynomial": PI2,
+        "thm2-ellipsoid-matched-3d-polynomial": PI2 / g.ellipse_scale,
     }[row.key]
     assert row.printed == pytest.approx(expected, rel=1e-12)
     low, up, converged = _bracket(row)
@@ -758,7 +770,7 @@ def _closed_form_value(row: Row) -> None:
     assert low * (1 - 1e-9) <= expected <= up * (1 + 1e-9), (low, expected, up)
     assert abs(float(row.computed) - expected) <= (up - low) * (1 + 1e-9)
     assert (up - low) <= TOLERANCES[row.key] * low
-    assert converged  # 2-D: the requested 1e-4; the cube and the ball: 6e-2, from one orthant
+    assert converged  # 2-D: the requested 1e-4; the cube and the ball: 6e-2, from one orthant; polynomials: 1e-9
 
 
 def _lower_below_upper(row: Row) -> None:
@@ -860,6 +872,12 @@ CHECKS.update(
             "thm2-l-shape",
             "thm2-ball-3d",
             "thm2-cube-3d",
+            "thm2-box-diagonal-polynomial",
+            "thm2-ellipse-matched-polynomial",
+            "thm2-disk-polynomial",
+            "thm2-cube-3d-polynomial",
+            "thm2-ball-3d-polynomial",
+            "thm2-ellipsoid-matched-3d-polynomial",
         )
     }
 )
