@@ -14,9 +14,10 @@ ball of radius 1/√μ_min and inside the box of sides 2/√μ_i, and a larger d
     λ₁ ≥ (π²/4)Σμ_i,  λ₂ ≥ (π²/4)(Σμ_i + 3μ_min).
 
 Where they leave λ̂₂ below 1.1ρ (a strongly anisotropic B), the Crouzeix–Raviart bounds on a circumscribed polytope
-(:mod:`privnoise.fisher._fem_bounds`) are computed on refined meshes of W, up to 100,000 cells in 2-D and 40,000 in
-3-D (32,768 cells take about 90 s; a ball needs at most 4,096, 1 s). If ρ stays above λ̂₂ the bracket is
-[λ̂₁, ρ], not converged, and the degree is not raised past 8. The eigenfunction is analytic up to the sphere, so the bracket narrows exponentially in p: the unit ball to
+(:mod:`privnoise.fisher._fem_bounds`) are computed on refined meshes of W, up to 100,000 cells in 2-D and 5,000 in
+3-D (4,096 cells take about 1 s, the next level 90 s; a ball with a correlated A needs 4,096). If ρ stays above
+λ̂₂ (an ellipsoid with axes 1 : 2 : 3 and a correlated A needs the next level) the bracket is [λ̂₁, ρ], not
+converged, and the degree is not raised past 8. The eigenfunction is analytic up to the sphere, so the bracket narrows exponentially in p: the unit ball to
 5e-12 at p = 8, in under a second.
 
 References
@@ -46,7 +47,7 @@ FloatArray = NDArray[np.float64]
 
 # Crouzeix–Raviart meshes are refined while λ̂₂ < _GAP·ρ, up to this many cells.
 _GAP = 1.1
-_CELLS = {2: 100_000, 3: 40_000}
+_CELLS = {2: 100_000, 3: 5_000}
 
 
 @functools.lru_cache(maxsize=2)

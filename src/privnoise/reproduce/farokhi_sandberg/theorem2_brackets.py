@@ -60,8 +60,8 @@ def solve(s: Any) -> dict[str, Any]:
     gram = c @ c.T
     c3 = np.array(s.correlated_c3)
     gram3 = c3 @ c3.T
-    two = {"rtol": s.rtol}
-    three = {"rtol": s.rtol_3d, "max_unknowns": s.max_unknowns_3d}
+    two = {"rtol": s.rtol, "polynomial_bound": False}  # the elements alone: an independent discretisation
+    three = {"rtol": s.rtol_3d, "max_unknowns": s.max_unknowns_3d, "polynomial_bound": False}
     return {
         "box-correlated": solve_dirichlet_eigenproblem(Box(*s.box), gram, **two),
         "l-shape-identity": solve_dirichlet_eigenproblem(Polygon(s.l_shape), **two),
