@@ -17,8 +17,8 @@ Usage::
    Then the same supports with the polynomial lower bound (the default): time to certify λ₁ and the returned
    density within 1e-3 and 1e-4.
 3. Polynomials (:func:`~privnoise.fisher.spectral_bracket`), no mesh for λ₁: the cube, the correlated cube, a
-   correlated square, the unit ball, the correlated ball and an ellipsoid matched to the correlated A at a
-   certified 1e-6 — time, degree and bracket.
+   correlated square, the unit ball, the correlated ball, an ellipsoid matched to the correlated A, the equilateral
+   triangle and a parallelogram at a certified 1e-6 — time, degree and bracket.
 4. Samples per second of :class:`~privnoise.fisher.FiniteElementNoise` on the L-shape (2-D), a 3-D box and a 3-D
    ball (curved boundary cells: proposals in the reference cell, the Jacobian in the acceptance), on the
    default cryptographically strong generator and on a seeded one, and the ratio to numpy's ``Generator(PCG64())``
@@ -167,6 +167,9 @@ def main() -> None:
         ("ball, A = I", Ball([0, 0, 0], 1.0), None, math.pi**2),
         ("ball, correlated A", Ball([0, 0, 0], 1.0), c3 @ c3.T, None),
         ("ellipsoid 1.5·A, correlated A", Ellipsoid([0, 0, 0], 1.5 * c3 @ c3.T), c3 @ c3.T, math.pi**2 / 1.5),
+        ("equilateral triangle, A = I", Polygon([(0, 0), (1, 0), (0.5, math.sqrt(3) / 2)]), None,
+         16 * math.pi**2 / 3),
+        ("parallelogram, A = I", Polygon([(-1.5, -1), (0.5, -1), (1.5, 1), (-0.5, 1)]), None, None),
     ):  # fmt: skip
         start = time.perf_counter()
         bracket = spectral_bracket(support, matrix, rtol=1e-6)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from privnoise.exceptions import DimensionError, InvalidParameterError
-from privnoise.fisher import Box, Polygon, solve_dirichlet_eigenproblem
+from privnoise.fisher import Box, Polyhedron, solve_dirichlet_eigenproblem
 from privnoise.fisher.spectral_bounds import spectral_bracket
 
 pytest.importorskip("skfem")
@@ -66,7 +66,7 @@ def test_a_degree_too_low_for_the_tolerance_is_not_converged() -> None:
 
 
 @pytest.mark.parametrize(("call", "error", "message"), [
-    (lambda: spectral_bracket(Polygon([[0, 0], [1, 0], [0, 1]])), InvalidParameterError, "`support` of `spectral_bracket`"),
+    (lambda: spectral_bracket(Polyhedron([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])), InvalidParameterError, "`support` of `spectral_bracket`"),
     (lambda: spectral_bracket(Box([0, 0], [1, 1]), [[1.0, 2.0], [2.0, 1.0]]), InvalidParameterError, "matrix"),
     (lambda: spectral_bracket(Box([0, 0], [1, 1]), np.eye(3)), DimensionError, "must be 2×2"),
     (lambda: spectral_bracket(Box([0, 0], [1, 1]), rtol=0.5), InvalidParameterError, "rtol"),

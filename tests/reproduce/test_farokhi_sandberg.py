@@ -97,6 +97,7 @@ TOLERANCES: dict[str, float] = {
     "thm2-ellipse-matched-polynomial": 1e-08,
     "thm2-disk-polynomial": 1e-08,
     "thm2-cube-3d-polynomial": 1e-08,
+    "thm2-triangle-polynomial": 1e-08,
     "thm2-ball-3d-polynomial": 1e-08,
     "thm2-ellipsoid-matched-3d-polynomial": 1e-08,
     "thm2-box-diagonal": 1e-04,
@@ -761,6 +762,7 @@ def _closed_form_value(row: Row) -> None:
         "thm2-ellipse-matched-polynomial": float(jn_zeros(0, 1)[0]) ** 2 / g.ellipse_scale,
         "thm2-disk-polynomial": float(jn_zeros(0, 1)[0]) ** 2,
         "thm2-cube-3d-polynomial": 3.0 * PI2 / 4.0,
+        "thm2-triangle-polynomial": 16.0 * PI2 / 3.0,
         "thm2-ball-3d-polynomial": PI2,
         "thm2-ellipsoid-matched-3d-polynomial": PI2 / g.ellipse_scale,
     }[row.key]
@@ -876,6 +878,7 @@ CHECKS.update(
             "thm2-ellipse-matched-polynomial",
             "thm2-disk-polynomial",
             "thm2-cube-3d-polynomial",
+            "thm2-triangle-polynomial",
             "thm2-ball-3d-polynomial",
             "thm2-ellipsoid-matched-3d-polynomial",
         )

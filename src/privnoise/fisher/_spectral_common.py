@@ -18,9 +18,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._fem_bounds import ROUNDING
+import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["SpectralBracket", "kato_temple_bracket"]
+from ._fem_bounds import ROUNDING, circumscribed_scale, crouzeix_raviart_bounds
+from ._meshes import quiet_skfem, refine, vertex_mesh
+from .supports import Support
+
+__all__ = ["SpectralBracket", "kato_temple_bracket", "meshed_lower_bounds", "narrowest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +65,31 @@ def kato_temple_bracket(rho: float, energy: float, defect: float, first: float, 
         low = (1.0 / inverse) * (1.0 - ROUNDING)
     up = rho * (1.0 + ROUNDING)
     return SpectralBracket(min(max(low, first), up), up, degree, unknowns, second, defect, False)
+
+
+def meshed_lower_bounds(support: Support, matrix: NDArray[np.float64], target: float,
+                        cells: int) -> tuple[float, float]:
+    """Crouzeix–Raviart lower bounds of λ₁ and λ₂ of ``support`` (on a curved one from the polytope circumscribing
+    its mesh, divided by the scale squared), the mesh refined while λ̂₂ < ``target``, up to ``cells`` cells."""
+    mesh = vertex_mesh(*support.initial_mesh())
+    d = support.dim
+    with quiet_skfem():
+        while mesh.t.shape[1] < 64:  # enough interior faces for two eigenvalues
+            mesh = refine(mesh, support)
+    while True:
+        with quiet_skfem():
+            bounds, _ = crouzeix_raviart_bounds(mesh, matrix, count=2)
+            scale = circumscribed_scale(mesh, support) if support.curved else 1.0
+            first, second = float(bounds[0]) / scale**2, float(bounds[1]) / scale**2
+            if second >= target or mesh.t.shape[1] * 2**d > cells:
+                return first, second
+            mesh = refine(mesh, support)
+
+
+def narrowest(previous: SpectralBracket | None, bracket: SpectralBracket) -> SpectralBracket:
+    """The intersection of two brackets of λ₁ (each holds, whatever the degree that made it: where rounding spoils
+    a high degree's Ritz vector its bounds only widen), with the newer one's degree and unknowns."""
+    if previous is None:
+        return bracket
+    return SpectralBracket(max(previous.low, bracket.low), min(previous.up, bracket.up), bracket.degree,
+                           bracket.unknowns, max(previous.second, bracket.second), bracket.defect, False)

@@ -47,7 +47,8 @@ from ._fem_bounds import crouzeix_raviart_bounds
 from ._meshes import quiet_skfem
 from ._spectral_common import SpectralBracket, kato_temple_bracket
 from .spectral_ellipsoid import ellipsoid_bracket
-from .supports import Box, Ellipsoid
+from .spectral_polygon import polygon_bracket
+from .supports import Box, Ellipsoid, Polygon
 
 __all__ = ["SpectralBracket", "spectral_bracket"]
 
@@ -199,23 +200,24 @@ def _bracket_at(scaled: FloatArray, degree: int, first: float, second: float) ->
                                unknowns=(degree + 1) ** scaled.shape[0])
 
 
-def spectral_bracket(support: Box | Ellipsoid, matrix: ArrayLike | None = None, *, rtol: float = 1e-6,
+def spectral_bracket(support: Box | Ellipsoid | Polygon, matrix: ArrayLike | None = None, *, rtol: float = 1e-6,
                      max_degree: int | None = None) -> SpectralBracket:
-    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu on a box (module docstring) or an ellipsoid or ball
-    (:mod:`privnoise.fisher.spectral_ellipsoid`), by polynomials.
+    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu on a box (module docstring), an ellipsoid or ball
+    (:mod:`privnoise.fisher.spectral_ellipsoid`) or a convex polygon (:mod:`privnoise.fisher.spectral_polygon`),
+    by polynomials.
 
     Parameters
     ----------
-    support : Box or Ellipsoid
+    support : Box, Ellipsoid or Polygon
         A 2-D or 3-D :class:`~privnoise.fisher.Box`, :class:`~privnoise.fisher.Ellipsoid` or
-        :func:`~privnoise.fisher.Ball`.
+        :func:`~privnoise.fisher.Ball`, or a convex :class:`~privnoise.fisher.Polygon`.
     matrix : array_like (d, d), optional
         Symmetric positive definite A (CCᵀ of a linear query); the identity when omitted.
     rtol : float, default 1e-6
         Raise the degree until the bracket is narrower than ``rtol`` relative to its upper end.
     max_degree : int, optional
         The highest degree tried: per coordinate on a box (default 40 in 2-D, 14 in 3-D: about 30 s), in total on
-        an ellipsoid (default 30 in 2-D, 16 in 3-D); ``converged`` is False when the bracket is still wider than
+        an ellipsoid or a polygon (default 30 in 2-D, 16 in 3-D); ``converged`` is False when the bracket is still wider than
         ``rtol`` there.
 
     Returns
@@ -235,9 +237,10 @@ def spectral_bracket(support: Box | Ellipsoid, matrix: ArrayLike | None = None, 
     True
     """
     owner = "spectral_bracket"
-    if not isinstance(support, Box | Ellipsoid) or support.dim not in (2, 3):
+    if not isinstance(support, Box | Ellipsoid | Polygon) or support.dim not in (2, 3):
         raise InvalidParameterError(
-            f"`support` of `{owner}` must be a 2-D or 3-D Box or Ellipsoid (a Ball); got {support!r}."
+            f"`support` of `{owner}` must be a 2-D or 3-D Box or Ellipsoid (a Ball), or a convex Polygon; got "
+            f"{support!r}."
         )
     d = support.dim
     a = np.eye(d) if matrix is None else as_matrix(matrix, "matrix", owner, positive_definite=True)
@@ -248,6 +251,8 @@ def spectral_bracket(support: Box | Ellipsoid, matrix: ArrayLike | None = None, 
     top = check_positive_int(default if max_degree is None else max_degree, "max_degree", owner, minimum=2)
     if isinstance(support, Ellipsoid):
         return ellipsoid_bracket(support, a, tol, top)
+    if isinstance(support, Polygon):
+        return polygon_bracket(support, a, tol, top)
     low_corner, high_corner = np.asarray(support.lower, dtype=float), np.asarray(support.upper, dtype=float)
     half = (high_corner - low_corner) / 2.0
     scaled = a / np.outer(half, half)  # A_t = H⁻¹AH⁻¹ on [−1, 1]^d: the same eigenvalues

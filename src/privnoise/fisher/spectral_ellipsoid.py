@@ -2,7 +2,7 @@
 
 The ellipsoid W = {c + Rt : |t| ≤ 1} (R the symmetric root of its shape) is the unit ball in t, where the problem
 has the matrix B = R⁻¹AR⁻¹ and the same eigenvalues (the Jacobian det R cancels in the Rayleigh quotient). On the
-unit ball, :mod:`privnoise.fisher._ball_polynomials` gives the Rayleigh–Ritz upper bound ρ of the trial space
+unit ball, :mod:`privnoise.fisher._bubble_polynomials` gives the Rayleigh–Ritz upper bound ρ of the trial space
 (1 − |t|²)·P (P of total degree ≤ p) and a polynomial flux with div σ = −u; Kato–Temple
 (:mod:`privnoise.fisher._spectral_common`) turns them into the lower bound.
 
@@ -35,10 +35,9 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from ._ball_polynomials import ball_flux, ball_ritz
-from ._fem_bounds import circumscribed_scale, crouzeix_raviart_bounds
-from ._meshes import quiet_skfem, refine, vertex_mesh
-from ._spectral_common import SpectralBracket, kato_temple_bracket
+from ._bubble_domains import ball_domain
+from ._bubble_polynomials import bubble_flux, bubble_ritz
+from ._spectral_common import SpectralBracket, kato_temple_bracket, meshed_lower_bounds, narrowest
 from .supports import Ellipsoid
 
 __all__ = ["ellipsoid_bracket"]
@@ -71,20 +70,6 @@ def _closed_form_bounds(scaled: FloatArray) -> tuple[float, float]:
             max(mu[0] * second, box * float(mu.sum() + 3.0 * mu[0])) * (1.0 - 1e-12))
 
 
-def _crouzeix_raviart(support: Ellipsoid, matrix: FloatArray, rho: float) -> tuple[float, float]:
-    """Crouzeix–Raviart bounds of λ₁, λ₂ of W from a circumscribed polytope, refined while λ̂₂ < _GAP·ρ."""
-    d = support.dim
-    mesh = vertex_mesh(*support.initial_mesh())
-    while True:
-        with quiet_skfem():
-            bounds, _ = crouzeix_raviart_bounds(mesh, matrix, count=2)
-            scale = circumscribed_scale(mesh, support)
-            first, second = float(bounds[0]) / scale**2, float(bounds[1]) / scale**2
-            if second >= _GAP * rho or mesh.t.shape[1] * 2**d > _CELLS[d]:
-                return first, second
-            mesh = refine(mesh, support)
-
-
 def ellipsoid_bracket(support: Ellipsoid, matrix: FloatArray, rtol: float, max_degree: int) -> SpectralBracket:
     """The bracket of λ₁ on ``support`` (checked by :func:`~privnoise.fisher.spectral_bracket`): total degrees
     4, 6, … up to ``max_degree`` until its relative width is ≤ ``rtol``."""
@@ -92,16 +77,18 @@ def ellipsoid_bracket(support: Ellipsoid, matrix: FloatArray, rtol: float, max_d
     scaled = inverse_root @ matrix @ inverse_root
     scaled = (scaled + scaled.T) / 2.0
     first, second = _closed_form_bounds(scaled)
+    domain = ball_domain(support.dim)
     bracket = None
     meshed = False
     for degree in range(4, max_degree + 1, 2) if max_degree >= 4 else [max_degree]:
-        rho, coefficients = ball_ritz(scaled, degree)
+        rho, coefficients = bubble_ritz(domain, scaled, degree)
         if second < _GAP * rho and not meshed:  # once: later Ritz values only come down
-            mesh_first, mesh_second = _crouzeix_raviart(support, matrix, rho)
+            mesh_first, mesh_second = meshed_lower_bounds(support, matrix, _GAP * rho, _CELLS[support.dim])
             first, second, meshed = max(first, mesh_first), max(second, mesh_second), True
-        energy, defect = ball_flux(scaled, coefficients, degree)
+        energy, defect = bubble_flux(domain, scaled, coefficients, degree)
         unknowns = math.comb(degree + support.dim, support.dim)
-        bracket = kato_temple_bracket(rho, energy, defect, first, second, degree=degree, unknowns=unknowns)
+        bracket = narrowest(bracket, kato_temple_bracket(rho, energy, defect, first, second, degree=degree,
+                                                         unknowns=unknowns))
         if bracket.relative_width <= rtol:
             return replace(bracket, converged=True)
         if rho >= second and degree >= 8:  # Temple's inequality does not apply: more degrees cannot help
