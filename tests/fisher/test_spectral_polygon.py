@@ -68,3 +68,11 @@ def test_a_non_convex_polygon_is_refused() -> None:
     l_shape = Polygon([(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)])
     with pytest.raises(InvalidParameterError, match="must be a convex polygon"):
         spectral_bracket(l_shape)
+
+
+def test_a_parallelogram_is_certified_to_one_in_a_million_with_an_exact_divergence() -> None:
+    # obtuse corners: algebraic convergence, yet the stream-function flux keeps div σ = −u to rounding at degree 24
+    bracket = spectral_bracket(Polygon([(-1.5, -1.0), (0.5, -1.0), (1.5, 1.0), (-0.5, 1.0)]), rtol=1e-6)
+    assert bracket.converged and bracket.relative_width <= 1e-6 and bracket.defect < 1e-12
+    # the parallelogram lies between the rectangles [−0.5, 0.5]×[−1, 1] (inside) and [−1.5, 1.5]×[−1, 1] (around it)
+    assert math.pi**2 / 4 * (1 / 2.25 + 1) < bracket.low < bracket.up < math.pi**2 / 4 * (1 / 0.25 + 1)

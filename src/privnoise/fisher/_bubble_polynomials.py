@@ -13,9 +13,12 @@ polynomials up to a requested total degree, and the multiplication by b on Legen
   decomposition of the basis at the quadrature nodes, and every bound is then recomputed from the explicit
   polynomial u (its values and gradients at the nodes), so whatever the solve loses costs sharpness, never
   validity.
-* **Flux.** σ of total degree ≤ p + deg b + 1 per component with div σ = −u, of least ‖A^(−½)σ‖: with σ = A^½σ̃
-  the energy is Σ_j ‖σ̃_j‖², so in an orthonormal basis of each σ̃_j it is the minimum-norm solution of the linear
-  constraint on Legendre coefficients, where differentiation is exact (P_a' = Σ (2k + 1)P_k, k < a, a − k odd).
+* **Flux.** σ of total degree ≤ p + deg b + 1 per component with div σ = −u, of least ‖A^(−½)σ‖. In 2-D,
+  σ = (−∫u dt₁, 0) + curl ψ: the first term's divergence is −u exactly (Legendre antiderivative) and the curls are
+  divergence-free, so ψ is an unconstrained least-squares solution on the nodes and rounding never breaks the
+  constraint. In 3-D, with σ = A^½σ̃ the energy is Σ_j ‖σ̃_j‖², so in an orthonormal basis of each σ̃_j it is the
+  minimum-norm solution of the linear constraint on Legendre coefficients, where differentiation is exact
+  (P_a' = Σ (2k + 1)P_k, k < a, a − k odd).
 
 :mod:`privnoise.fisher._bubble_domains` builds the ball and convex polygons.
 """
@@ -177,6 +180,8 @@ def bubble_flux(domain: BubbleDomain, matrix: FloatArray, coefficients: FloatArr
     d = matrix.shape[0]
     q = degree + domain.bubble_degree  # the degree of u
     u_legendre = _legendre_of_trial(domain, coefficients, degree)
+    if d == 2:
+        return _stream_flux(domain, matrix, u_legendre, q)
     parts = _divergence_parts(d, q)
     nodes, weights = domain.rule(2 * (q + 1) + 2)
     values, _ = _evaluate(nodes, _indices(d, q + 1))
@@ -194,3 +199,27 @@ def bubble_flux(domain: BubbleDomain, matrix: FloatArray, coefficients: FloatArr
     inverse = np.linalg.inv(matrix)
     energy = float(np.sum(weights * np.einsum("ij,in,jn->n", inverse, sigma_values, sigma_values)))
     return energy, defect
+
+
+def _stream_flux(domain: BubbleDomain, matrix: FloatArray, u_legendre: FloatArray, q: int) -> tuple[float, float]:
+    """In 2-D, σ = σ_p + curl ψ: σ_p = (−∫u dt₁, 0) has div σ_p = −u exactly (Legendre antiderivative), and every
+    curl ψ = (∂ψ/∂t₂, −∂ψ/∂t₁) is divergence-free, so the energy is minimised over ψ of total degree ≤ q + 2 by an
+    unconstrained least-squares problem on the nodes, and whatever rounding does to ψ leaves div σ = −u."""
+    dense = np.zeros((q + 1, q + 1))
+    dense[tuple(_indices(2, q).T)] = u_legendre
+    particular = -legendre.legint(dense, axis=0)  # (q + 2, q + 1)
+    nodes, weights = domain.rule(2 * (q + 1) + 2)
+    first = legendre.legval2d(nodes[:, 0], nodes[:, 1], particular)
+    _, gradients = _evaluate(nodes, _indices(2, q + 2))
+    curls = (gradients[1].T, -gradients[0].T)  # (n, K) each
+    eigenvalues, vectors = np.linalg.eigh(matrix)
+    inverse_root = (vectors / np.sqrt(eigenvalues)) @ vectors.T
+    roots = np.sqrt(weights)[:, None]
+    design = np.vstack([roots * (inverse_root[i, 0] * curls[0] + inverse_root[i, 1] * curls[1]) for i in range(2)])
+    target = -np.concatenate([np.sqrt(weights) * inverse_root[i, 0] * first for i in range(2)])
+    stream = np.linalg.lstsq(design, target, rcond=None)[0]
+    sigma = np.stack([first + curls[0] @ stream, curls[1] @ stream])
+    energy = float(np.sum(weights * np.einsum("ij,in,jn->n", np.linalg.inv(matrix), sigma, sigma)))
+    residual = legendre.legder(particular, axis=0) + dense  # div σ + u: rounding only
+    residual_values = legendre.legval2d(nodes[:, 0], nodes[:, 1], residual)
+    return energy, math.sqrt(float(np.sum(weights * residual_values**2)))
