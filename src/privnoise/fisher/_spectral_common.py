@@ -16,16 +16,18 @@ T. Vejchodský, "Three methods for two-sided bounds of eigenvalues – a compari
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
+from ._bubble_polynomials import BubbleDomain, bubble_flux, bubble_ritz
 from ._fem_bounds import ROUNDING, circumscribed_scale, crouzeix_raviart_bounds
 from ._meshes import quiet_skfem, refine, vertex_mesh
 from .supports import Support
 
-__all__ = ["SpectralBracket", "kato_temple_bracket", "meshed_lower_bounds", "narrowest"]
+__all__ = ["SpectralBracket", "bubble_bracket", "kato_temple_bracket", "meshed_lower_bounds", "narrowest"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,3 +95,29 @@ def narrowest(previous: SpectralBracket | None, bracket: SpectralBracket) -> Spe
         return bracket
     return SpectralBracket(max(previous.low, bracket.low), min(previous.up, bracket.up), bracket.degree,
                            bracket.unknowns, max(previous.second, bracket.second), bracket.defect, False)
+
+
+def bubble_bracket(domain: BubbleDomain, scaled: NDArray[np.float64], rtol: float, max_degree: int,
+                   known: tuple[float, float], meshed: Callable[[float], tuple[float, float]]) -> SpectralBracket:
+    """The bracket of λ₁ on a bubble domain with the matrix ``scaled``: total degrees 4, 6, … up to ``max_degree``
+    until its relative width is ≤ ``rtol``. ``known`` holds lower bounds (λ̂₁, λ̂₂) (zeros if none);
+    ``meshed(ρ)`` gives better ones from a mesh, and is called once, if λ̂₂ < 1.1ρ at the first degree that
+    needs it (later Ritz values only come down). The brackets of successive degrees are intersected."""
+    first, second = known
+    asked = False
+    bracket = None
+    for degree in range(4, max_degree + 1, 2) if max_degree >= 4 else [max_degree]:
+        rho, coefficients = bubble_ritz(domain, scaled, degree)
+        if second < 1.1 * rho and not asked:
+            mesh_first, mesh_second = meshed(rho)
+            first, second, asked = max(first, mesh_first), max(second, mesh_second), True
+        energy, defect = bubble_flux(domain, scaled, coefficients, degree)
+        unknowns = math.comb(degree + domain.dim, domain.dim)
+        bracket = narrowest(bracket, kato_temple_bracket(rho, energy, defect, first, second, degree=degree,
+                                                         unknowns=unknowns))
+        if bracket.relative_width <= rtol:
+            return replace(bracket, converged=True)
+        if rho >= second and degree >= 8:  # Temple's inequality does not apply: more degrees cannot help
+            break
+    assert bracket is not None
+    return bracket

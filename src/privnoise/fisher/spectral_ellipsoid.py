@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ._bubble_domains import ball_domain
-from ._bubble_polynomials import bubble_flux, bubble_ritz
-from ._spectral_common import SpectralBracket, kato_temple_bracket, meshed_lower_bounds, narrowest
+from ._spectral_common import SpectralBracket, bubble_bracket, meshed_lower_bounds
 from .supports import Ellipsoid
 
 __all__ = ["ellipsoid_bracket"]
@@ -76,22 +74,6 @@ def ellipsoid_bracket(support: Ellipsoid, matrix: FloatArray, rtol: float, max_d
     inverse_root = np.linalg.inv(np.asarray(support.root, dtype=float))
     scaled = inverse_root @ matrix @ inverse_root
     scaled = (scaled + scaled.T) / 2.0
-    first, second = _closed_form_bounds(scaled)
-    domain = ball_domain(support.dim)
-    bracket = None
-    meshed = False
-    for degree in range(4, max_degree + 1, 2) if max_degree >= 4 else [max_degree]:
-        rho, coefficients = bubble_ritz(domain, scaled, degree)
-        if second < _GAP * rho and not meshed:  # once: later Ritz values only come down
-            mesh_first, mesh_second = meshed_lower_bounds(support, matrix, _GAP * rho, _CELLS[support.dim])
-            first, second, meshed = max(first, mesh_first), max(second, mesh_second), True
-        energy, defect = bubble_flux(domain, scaled, coefficients, degree)
-        unknowns = math.comb(degree + support.dim, support.dim)
-        bracket = narrowest(bracket, kato_temple_bracket(rho, energy, defect, first, second, degree=degree,
-                                                         unknowns=unknowns))
-        if bracket.relative_width <= rtol:
-            return replace(bracket, converged=True)
-        if rho >= second and degree >= 8:  # Temple's inequality does not apply: more degrees cannot help
-            break
-    assert bracket is not None
-    return bracket
+    cells = _CELLS[support.dim]
+    return bubble_bracket(ball_domain(support.dim), scaled, rtol, max_degree, _closed_form_bounds(scaled),
+                          lambda rho: meshed_lower_bounds(support, matrix, _GAP * rho, cells))

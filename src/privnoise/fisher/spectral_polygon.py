@@ -21,16 +21,12 @@ F. Farokhi, H. Sandberg, Automatica 99 (2019), Theorem 2: the eigenproblem brack
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-
 import numpy as np
 from numpy.typing import NDArray
 
 from ..exceptions import InvalidParameterError
 from ._bubble_domains import convex_polygon_domain
-from ._bubble_polynomials import bubble_flux, bubble_ritz
-from ._spectral_common import SpectralBracket, kato_temple_bracket, meshed_lower_bounds, narrowest
+from ._spectral_common import SpectralBracket, bubble_bracket, meshed_lower_bounds
 from .supports import Polygon
 
 __all__ = ["is_convex", "polygon_bracket"]
@@ -66,19 +62,5 @@ def polygon_bracket(support: Polygon, matrix: FloatArray, rtol: float, max_degre
     center, half = (low + high) / 2.0, (high - low) / 2.0
     domain = convex_polygon_domain((v - center) / half)
     scaled = matrix / np.outer(half, half)
-    first, second = 0.0, 0.0
-    bracket = None
-    for degree in range(4, max_degree + 1, 2) if max_degree >= 4 else [max_degree]:
-        rho, coefficients = bubble_ritz(domain, scaled, degree)
-        if second == 0.0:  # once: later Ritz values only come down
-            first, second = meshed_lower_bounds(support, matrix, _GAP * rho, _CELLS)
-        energy, defect = bubble_flux(domain, scaled, coefficients, degree)
-        unknowns = math.comb(degree + 2, 2)
-        bracket = narrowest(bracket, kato_temple_bracket(rho, energy, defect, first, second, degree=degree,
-                                                         unknowns=unknowns))
-        if bracket.relative_width <= rtol:
-            return replace(bracket, converged=True)
-        if rho >= second and degree >= 8:  # Temple's inequality does not apply: more degrees cannot help
-            break
-    assert bracket is not None
-    return bracket
+    return bubble_bracket(domain, scaled, rtol, max_degree, (0.0, 0.0),
+                          lambda rho: meshed_lower_bounds(support, matrix, _GAP * rho, _CELLS))
