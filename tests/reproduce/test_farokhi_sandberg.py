@@ -98,6 +98,7 @@ TOLERANCES: dict[str, float] = {
     "thm2-disk-polynomial": 1e-08,
     "thm2-cube-3d-polynomial": 1e-08,
     "thm2-triangle-polynomial": 1e-08,
+    "thm2-sheared-box-polynomial": 1e-06,
     "thm2-ball-3d-polynomial": 1e-08,
     "thm2-ellipsoid-matched-3d-polynomial": 1e-08,
     "thm2-box-diagonal": 1e-04,
@@ -797,6 +798,15 @@ def _polynomial_bracket(row: Row) -> None:
     assert extremes[0] * identity <= low and up <= extremes[-1] * identity
 
 
+def _sheared_box(row: Row) -> None:
+    """Two polynomial brackets of one λ₁ (the parallelogram with CCᵀ = I; the square with S⁻¹S⁻ᵀ) overlap; the
+    parallelogram lies between the rectangles [−0.5, 0.5]×[−1, 1] inside it and [−1.5, 1.5]×[−1, 1] around it."""
+    low, up = float(row.printed), float(row.computed)
+    assert 0 < low <= up <= low * (1 + TOLERANCES[row.key])
+    assert "reached" in row.reason and "not reached" not in row.reason and "overlaps it" in row.reason
+    assert PI2 / 4 * (1 / 2.25 + 1) < low < up < PI2 / 4 * (1 / 0.25 + 1)
+
+
 def _optimum_below_separable(row: Row) -> None:
     c = np.array(fs.SUPPORTS_SETUP.correlated_c)
     assert row.printed == pytest.approx(float(np.trace(c @ c.T)) * PI2, rel=1e-12)  # Σ(CCᵀ)ᵢᵢ·4π²/2²
@@ -891,6 +901,7 @@ CHECKS.update(
         "thm2-box-correlated-3d": _lower_below_upper,
         "thm2-box-correlated-polynomial": _polynomial_bracket,
         "thm2-box-correlated-3d-polynomial": _polynomial_bracket,
+        "thm2-sheared-box-polynomial": _sheared_box,
         "thm2-trace-identity": _within_stated_tolerance,
         "thm1-disc-stationarity": _within_stated_tolerance,
         "thm1-disc": _problem1_attained,

@@ -50,6 +50,16 @@ def bracket_text(solution: Any) -> str:
     )
 
 
+# The parallelogram S·[−1, 1]²: −Δ on it is −∇·(S⁻¹S⁻ᵀ∇) on the square (x = Sy), the same λ₁.
+_SHEAR = np.array([[1.0, 0.5], [0.0, 1.0]])
+_SQUARE = np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+
+
+def _sheared_matrix() -> Any:
+    inverse = np.linalg.inv(_SHEAR)
+    return inverse @ inverse.T
+
+
 def _triangle() -> Polygon:
     return Polygon([(0.0, 0.0), (1.0, 0.0), (0.5, math.sqrt(3.0) / 2.0)])
 
@@ -79,6 +89,8 @@ def solve(s: Any) -> dict[str, Any]:
         "disk-polynomial": spectral_bracket(Ellipsoid([0.0, 0.0], np.eye(2)), rtol=1e-9),
         "cube3-polynomial": spectral_bracket(Box([-1] * 3, [1] * 3), rtol=1e-9),
         "triangle-polynomial": spectral_bracket(_triangle(), rtol=1e-9),
+        "sheared-polygon": spectral_bracket(Polygon(_SQUARE @ _SHEAR.T), rtol=1e-6),
+        "sheared-box": spectral_bracket(Box([-1, -1], [1, 1]), _sheared_matrix(), rtol=1e-7),
         "ball3-polynomial": spectral_bracket(Ball([0, 0, 0], 1.0), rtol=1e-9),
         "ellipsoid3-polynomial": spectral_bracket(Ellipsoid([0.0] * 3, s.ellipse_scale * gram3), gram3, rtol=1e-9),
         "gram": gram,
@@ -172,6 +184,26 @@ def _polynomial_closed_form_row(key: str, claim: str, exact: float, bracket: Any
         f"{'inside' if inside else 'OUTSIDE'} the bracket",
         method=f"{method}; the bracket from bubble polynomials ({'tensor' if box else 'total-degree'} Legendre, "
         "Rayleigh–Ritz) and a polynomial flux with divergence −u (Kato–Temple), no mesh",
+    )
+
+
+def _sheared_row(polygon: Any, box: Any) -> Row:
+    overlap = max(polygon.low, box.low) <= min(polygon.up, box.up)
+    return make_row(
+        key="thm2-sheared-box-polynomial",
+        claim="Thm 2 on the sheared box S·[−1, 1]², S = [[1, 0.5], [0, 1]], CCᵀ = I: λ₁ certified to 1e-6 by "
+        "polynomials on the parallelogram (printed = lower bound, computed = upper bound; not in the paper)",
+        printed=polygon.low,
+        computed=polygon.up,
+        status="check",
+        reason=f"printed = the Kato–Temple lower bound, computed = the Rayleigh–Ritz upper bound, from "
+        f"polynomials of total degree {polygon.degree} on the parallelogram; relative width "
+        f"{polygon.relative_width:.2e} (requested 1e-6: {'reached' if polygon.converged else 'not reached'}); "
+        f"the same λ₁ as the square with the matrix S⁻¹S⁻ᵀ, bracketed by tensor polynomials there: "
+        f"[{box.low:.12g}, {box.up:.12g}], which {'overlaps it' if overlap else 'does NOT overlap it'}",
+        method="discretisation: total-degree polynomials times the edges' distances on the parallelogram, against "
+        "tensor bubble-Legendre polynomials on the square with the transformed matrix (another trial space, "
+        "another flux, another quadrature)",
     )
 
 
@@ -296,6 +328,7 @@ def rows(s: Any, sol: dict[str, Any]) -> list[Row]:
             "closed form: 16π²/(3a²) for the equilateral triangle of side a (Lamé), evaluated in the report",
             shape="triangle",
         ),
+        _sheared_row(sol["sheared-polygon"], sol["sheared-box"]),
         _polynomial_closed_form_row(
             "thm2-cube-3d-polynomial",
             "Thm 2 on the cube [−1, 1]³, CCᵀ = I (closed form 3π²/4)",
