@@ -100,3 +100,20 @@ def test_a_degree_too_low_for_the_tolerance_is_not_converged() -> None:
 def test_a_matrix_of_the_wrong_size_is_refused() -> None:
     with pytest.raises(DimensionError, match="must be 3×3 for a 3-D support"):
         spectral_bracket(Ball([0.0, 0.0, 0.0], 1.0), np.eye(2))
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_multiplying_by_a_coordinate_agrees_with_numpy_on_every_fibre(axis: int) -> None:
+    from numpy.polynomial import legendre
+
+    from privnoise.fisher._bubble_polynomials import legendre_times_x
+
+    coefficients = np.random.default_rng(axis).normal(size=(4, 4, 4))
+    product = legendre_times_x(coefficients, axis)
+    assert product.shape == (5, 5, 5)
+    expected = np.zeros((5, 5, 5))
+    moved = np.moveaxis(coefficients, axis, -1)
+    out = np.moveaxis(expected, axis, -1)
+    for index in np.ndindex(moved.shape[:-1]):
+        out[index] = legendre.legmulx(moved[index])
+    assert np.allclose(product, expected, atol=1e-15)

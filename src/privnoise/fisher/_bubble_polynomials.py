@@ -57,12 +57,20 @@ class BubbleDomain:
     multiply: Callable[[FloatArray], FloatArray]
 
 
+@functools.lru_cache(maxsize=64)
+def _times_x(n: int) -> FloatArray:
+    """X[k, a]: the coefficient of P_k in t·P_a (a < n): t P_a = ((a + 1) P_{a+1} + a P_{a−1}) / (2a + 1)."""
+    out = np.zeros((n + 1, n))
+    for a in range(n):
+        out[a + 1, a] = (a + 1.0) / (2.0 * a + 1.0)
+        if a > 0:
+            out[a - 1, a] = a / (2.0 * a + 1.0)
+    return out
+
+
 def legendre_times_x(coefficients: FloatArray, axis: int) -> FloatArray:
     """The Legendre coefficients of t_axis · m from those of m (the array grows by one along every axis)."""
-    n = coefficients.shape[0]
-    times_x = np.zeros((n + 1, n))  # t P_a = ((a + 1) P_{a+1} + a P_{a−1}) / (2a + 1)
-    for a in range(n):
-        times_x[: a + 2, a] = legendre.legmulx(np.eye(n)[a][: a + 1])
+    times_x = _times_x(coefficients.shape[0])
     moved = np.tensordot(times_x, coefficients, axes=([1], [axis]))
     out = np.moveaxis(moved, 0, axis)
     pad = [(0, 1)] * coefficients.ndim
