@@ -9,7 +9,8 @@
 * :class:`Box`, :class:`Polygon`, :class:`Ellipsoid`, :func:`Ball`, :class:`Polyhedron`, :class:`MeshSupport` —
   supports of bounded noise in 2-D and 3-D; :func:`solve_dirichlet_eigenproblem` (finite elements),
   :class:`FiniteElementNoise` and :class:`EllipsoidalNoise` — Theorem 2 on any support; :func:`spectral_bracket`
-  — λ₁ of a box bracketed by polynomials (Rayleigh–Ritz above, Kato–Temple with an equilibrated flux below).
+  — λ₁ of a box, a ball, an ellipsoid or a convex polygon bracketed by polynomials (Rayleigh–Ritz above,
+  Kato–Temple with an equilibrated flux below).
 * :func:`solve_problem1` — Problem 1 / Theorem 1 (max Tr 𝓘⁻¹): its supremum bracketed between explicit densities
   and the planes of :mod:`~privnoise.fisher.problem1_bounds`; :func:`chord_limit` and :func:`longest_chord` —
   the value reached by densities concentrating on a chord (:mod:`~privnoise.fisher.chords`).
