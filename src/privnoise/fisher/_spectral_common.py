@@ -33,7 +33,7 @@ __all__ = ["SpectralBracket", "bubble_bracket", "kato_temple_bracket", "meshed_l
 @dataclass(frozen=True, slots=True)
 class SpectralBracket:
     """λ₁ ∈ [low, up], from trial polynomials of degree ``degree`` (per coordinate on a box, in total on an
-    ellipsoid; ``unknowns`` of them); ``second`` is the lower bound of λ₂ used, ``defect`` the norm of div σ + u
+    ellipsoid or a polygon; ``unknowns`` of them); ``second`` is the lower bound of λ₂ used, ``defect`` the norm of div σ + u
     that rounding left, ``converged`` whether the requested relative width was reached."""
 
     low: float

@@ -70,8 +70,8 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import as_matrix, check_in_range, check_positive_int, readonly
-from ..exceptions import DimensionError, InvalidParameterError, SolverError
+from .._validation import check_in_range, check_positive_int, readonly
+from ..exceptions import InvalidParameterError, SolverError
 from ._fem_bounds import LevelBracket, level_bracket, orthant_bracket
 from ._fem_extrapolation import error_estimate, extrapolate
 from ._fem_levels import solve_level
@@ -81,6 +81,7 @@ from ._meshes import boundary_cells, quiet_skfem, refine, vertex_mesh
 from ._spectral_common import SpectralBracket
 from .spectral_bounds import spectral_bracket
 from .supports import Box, Ellipsoid, Support
+from .supports.base import operator_matrix
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
 
@@ -270,9 +271,7 @@ def solve_dirichlet_eigenproblem(
             f"`support` of `{owner}` must be a privnoise Support; got {type(support).__name__}."
         )
     d = support.dim
-    a = np.eye(d) if matrix is None else as_matrix(matrix, "matrix", owner, positive_definite=True)
-    if a.shape != (d, d):
-        raise DimensionError(f"`matrix` of `{owner}` must be {d}×{d} for a {d}-D support; got {a.shape}.")
+    a = operator_matrix(matrix, d, owner)
     tol = check_in_range(rtol, "rtol", owner, low=0.0, high=0.1, low_open=True)
     if refinement not in ("auto", "adaptive", "uniform"):
         raise InvalidParameterError(

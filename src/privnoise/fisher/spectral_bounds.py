@@ -41,14 +41,15 @@ import numpy as np
 from numpy.polynomial import legendre
 from numpy.typing import ArrayLike, NDArray
 
-from .._validation import as_matrix, check_in_range, check_positive_int
-from ..exceptions import DimensionError, InvalidParameterError
+from .._validation import check_in_range, check_positive_int
+from ..exceptions import InvalidParameterError
 from ._fem_bounds import crouzeix_raviart_bounds
 from ._meshes import quiet_skfem
 from ._spectral_common import SpectralBracket, kato_temple_bracket
 from .spectral_ellipsoid import ellipsoid_bracket
 from .spectral_polygon import polygon_bracket
 from .supports import Box, Ellipsoid, Polygon
+from .supports.base import operator_matrix
 
 __all__ = ["SpectralBracket", "spectral_bracket"]
 
@@ -243,9 +244,7 @@ def spectral_bracket(support: Box | Ellipsoid | Polygon, matrix: ArrayLike | Non
             f"{support!r}."
         )
     d = support.dim
-    a = np.eye(d) if matrix is None else as_matrix(matrix, "matrix", owner, positive_definite=True)
-    if a.shape != (d, d):
-        raise DimensionError(f"`matrix` of `{owner}` must be {d}×{d} for a {d}-D support; got {a.shape}.")
+    a = operator_matrix(matrix, d, owner)
     tol = check_in_range(rtol, "rtol", owner, low=0.0, high=0.1, low_open=True)
     default = {(True, 2): 40, (True, 3): 14, (False, 2): 30, (False, 3): 16}[isinstance(support, Box), d]
     top = check_positive_int(default if max_degree is None else max_degree, "max_degree", owner, minimum=2)

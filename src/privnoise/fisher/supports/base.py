@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..._validation import as_finite_array
+from ..._validation import as_finite_array, as_matrix
 from ...exceptions import DimensionError
 
-__all__ = ["Support", "check_dim", "simplex_volumes"]
+__all__ = ["Support", "check_dim", "operator_matrix", "simplex_volumes"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -69,6 +69,15 @@ class Support:
                 f"`w` of `{type(self).__name__}.{method}` must end with length {self.dim}; got shape {arr.shape}."
             )
         return arr
+
+
+def operator_matrix(matrix: ArrayLike | None, dim: int, owner: str) -> FloatArray:
+    """The matrix A of −∇·(A∇u) on a ``dim``-D support: symmetric positive definite and dim × dim, the identity
+    when None."""
+    a = np.eye(dim) if matrix is None else as_matrix(matrix, "matrix", owner, positive_definite=True)
+    if a.shape != (dim, dim):
+        raise DimensionError(f"`matrix` of `{owner}` must be {dim}×{dim} for a {dim}-D support; got {a.shape}.")
+    return np.asarray(a, dtype=np.float64)
 
 
 def check_dim(dim: int, owner: str, allowed: tuple[int, ...] = (2, 3)) -> None:
