@@ -24,9 +24,10 @@ than ``rtol`` relative (:mod:`privnoise.fisher._fem_bounds`):
   both come from one orthant with Neumann conditions on the symmetry planes (``_fem_bounds.orthant_bracket``):
   cells half the size for the same unknowns, a bracket about four times narrower.
 
-On a box or an ellipsoid (and a ball), λ₁ is also bracketed by polynomials first
-(:func:`~privnoise.fisher.spectral_bracket`, at rtol/4; ``polynomial_bound=False`` leaves it out): its lower end is
-far sharper than the elements' own, which converges like h² in 3-D. When it reaches rtol/4 it is the bracket, the
+On a box or an ellipsoid (and a ball), λ₁ is also bracketed by polynomials first, on a polygon by particular
+solutions (:func:`~privnoise.fisher.spectral_bracket`, at rtol/4; ``polynomial_bound=False`` leaves it out): its
+lower end is far sharper than the elements' own, which converges like h² in 3-D and like h^(4/3) at a re-entrant
+corner. When it reaches rtol/4 it is the bracket, the
 elements' bounds (and the orthant) are not computed, and the mesh is refined only until the density is good
 enough. ``converged`` is ``λ_up − λ_low ≤ rtol·λ_low`` together with ``λ_h − λ_low ≤ rtol·λ_low`` for the
 returned density (Tr 𝓘 = 4λ_h, its own Rayleigh quotient): the optimum is certified and so is the noise
@@ -80,7 +81,7 @@ from ._fem_symmetry import orthant_of, symmetry_center
 from ._meshes import boundary_cells, quiet_skfem, refine, vertex_mesh
 from ._spectral_common import SpectralBracket
 from .spectral_bounds import spectral_bracket
-from .supports import Box, Ellipsoid, Support
+from .supports import Box, Ellipsoid, Polygon, Support
 from .supports.base import operator_matrix
 
 __all__ = ["EigenSolution", "Refinement", "solve_dirichlet_eigenproblem"]
@@ -238,8 +239,8 @@ def solve_dirichlet_eigenproblem(
         of successive levels only (an estimate; the bounds are NaN and ``converged`` is False): for searches
         over many weights whose eigenvalues need no certificate.
     polynomial_bound : bool, default True
-        On a box or an ellipsoid, bound λ₁ below also by polynomials (:func:`~privnoise.fisher.spectral_bracket`
-        at ``rtol/4``, computed once): far sharper than the elements' own lower bound, which converges like h² in
+        On a box or an ellipsoid, bound λ₁ below also by polynomials, on a polygon by particular solutions
+        (:func:`~privnoise.fisher.spectral_bracket` at ``rtol/4``, computed once): far sharper than the elements' own lower bound, which converges like h² in
         3-D, so the density is certified within ``rtol`` at far fewer unknowns (the cube at 1e-4 with 29,791).
         False keeps the finite-element bounds alone: an independent discretisation, as the reproduction reports
         use it.
@@ -288,8 +289,9 @@ def solve_dirichlet_eigenproblem(
         ) from None
 
     polynomial = None
-    if certify and polynomial_bound and isinstance(support, Box | Ellipsoid) and type(support) in (Box, Ellipsoid):
-        polynomial = spectral_bracket(support, a, rtol=tol / 4.0)  # not on an orthant (a subclass)
+    if certify and polynomial_bound and isinstance(support, Box | Ellipsoid | Polygon) and type(support) in (
+            Box, Ellipsoid, Polygon):  # not an orthant (a subclass)
+        polynomial = spectral_bracket(support, a, rtol=tol / 4.0)
     with quiet_skfem():
         return _solve(support, a, tol, refinement, limit, certify=bool(certify), polynomial=polynomial)
 

@@ -46,6 +46,7 @@ from ..exceptions import InvalidParameterError
 from ._fem_bounds import crouzeix_raviart_bounds
 from ._meshes import quiet_skfem
 from ._spectral_common import SpectralBracket, kato_temple_bracket
+from .particular_solutions import particular_solutions_bracket
 from .spectral_ellipsoid import ellipsoid_bracket
 from .spectral_polygon import polygon_bracket
 from .supports import Box, Ellipsoid, Polygon
@@ -202,10 +203,11 @@ def _bracket_at(scaled: FloatArray, degree: int, first: float, second: float) ->
 
 
 def spectral_bracket(support: Box | Ellipsoid | Polygon, matrix: ArrayLike | None = None, *, rtol: float = 1e-6,
-                     max_degree: int | None = None) -> SpectralBracket:
-    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu on a box (module docstring), an ellipsoid or ball
-    (:mod:`privnoise.fisher.spectral_ellipsoid`) or a convex polygon (:mod:`privnoise.fisher.spectral_polygon`),
-    by polynomials.
+                     max_degree: int | None = None, method: str = "auto") -> SpectralBracket:
+    """A guaranteed bracket of λ₁ of −∇·(A∇u) = λu without a mesh for λ₁: by polynomials on a box (module
+    docstring) or an ellipsoid or ball (:mod:`privnoise.fisher.spectral_ellipsoid`), by particular solutions on
+    any polygon (:mod:`privnoise.fisher.particular_solutions`), or by polynomials on a convex polygon
+    (:mod:`privnoise.fisher.spectral_polygon`).
 
     Parameters
     ----------
@@ -218,8 +220,14 @@ def spectral_bracket(support: Box | Ellipsoid | Polygon, matrix: ArrayLike | Non
         Raise the degree until the bracket is narrower than ``rtol`` relative to its upper end.
     max_degree : int, optional
         The highest degree tried: per coordinate on a box (default 40 in 2-D, 14 in 3-D: about 30 s), in total on
-        an ellipsoid or a polygon (default 30 in 2-D, 16 in 3-D); ``converged`` is False when the bracket is still wider than
-        ``rtol`` there.
+        an ellipsoid or by polynomials on a polygon (default 30 in 2-D, 16 in 3-D); by particular solutions, the
+        most functions per corner expansion (default 60). ``converged`` is False when the bracket is still wider
+        than ``rtol`` there.
+    method : {"auto", "polynomials", "particular solutions"}, default "auto"
+        On a polygon, "auto" and "particular solutions" use Fourier–Bessel functions at its corners (any simple
+        polygon, convex or not; ``degree`` of the result counts functions per corner, ``defect`` is the
+        Fox–Henrici–Moler ε); "polynomials" the bubble polynomials (convex polygons only). Boxes and ellipsoids
+        take "auto" or "polynomials".
 
     Returns
     -------
@@ -236,18 +244,32 @@ def spectral_bracket(support: Box | Ellipsoid | Polygon, matrix: ArrayLike | Non
     >>> b = spectral_bracket(Ball([0, 0, 0], 1.0), rtol=1e-9)   # λ₁ of the unit ball is π²
     >>> b.converged and b.low <= math.pi**2 <= b.up
     True
+    >>> from privnoise.fisher import Polygon
+    >>> b = spectral_bracket(Polygon([(0, 0), (2, 0), (2, 1), (1, 1), (1, 2), (0, 2)]), rtol=1e-9)  # an L-shape
+    >>> b.converged and b.low <= 9.6397238440219 <= b.up
+    True
     """
     owner = "spectral_bracket"
     if not isinstance(support, Box | Ellipsoid | Polygon) or support.dim not in (2, 3):
         raise InvalidParameterError(
-            f"`support` of `{owner}` must be a 2-D or 3-D Box or Ellipsoid (a Ball), or a convex Polygon; got "
+            f"`support` of `{owner}` must be a 2-D or 3-D Box or Ellipsoid (a Ball), or a Polygon; got "
             f"{support!r}."
         )
     d = support.dim
     a = operator_matrix(matrix, d, owner)
     tol = check_in_range(rtol, "rtol", owner, low=0.0, high=0.1, low_open=True)
-    default = {(True, 2): 40, (True, 3): 14, (False, 2): 30, (False, 3): 16}[isinstance(support, Box), d]
+    methods = ("auto", "polynomials", "particular solutions")
+    if method not in methods or (method == "particular solutions" and not isinstance(support, Polygon)):
+        raise InvalidParameterError(
+            f"`method` of `{owner}` must be one of {methods} (\"particular solutions\" on a Polygon only); got "
+            f"{method!r}."
+        )
+    particular = isinstance(support, Polygon) and method != "polynomials"
+    default = 60 if particular else {(True, 2): 40, (True, 3): 14, (False, 2): 30, (False, 3): 16}[
+        isinstance(support, Box), d]
     top = check_positive_int(default if max_degree is None else max_degree, "max_degree", owner, minimum=2)
+    if isinstance(support, Polygon) and particular:
+        return particular_solutions_bracket(support, a, tol, top)
     if isinstance(support, Ellipsoid):
         return ellipsoid_bracket(support, a, tol, top)
     if isinstance(support, Polygon):
