@@ -1,4 +1,4 @@
-"""The finite-element solve with the polynomial lower bound (boxes and ellipsoids): the bracket holds the closed
+"""The finite-element solve with the polynomial lower bound (boxes and ellipsoids; polygons by particular solutions): the bracket holds the closed
 form, ``converged`` certifies the returned density too (its Fisher information, computed from the density by the
 noise's own quadrature, lies within rtol of the closed-form optimum 4λ₁), and without the polynomials the same
 budget of unknowns certifies nothing in 3-D (the elements' lower bound converges like h²)."""
@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from privnoise.fisher import Ball, Box, FiniteElementNoise, Polygon, solve_dirichlet_eigenproblem
+from privnoise.fisher import Ball, Box, FiniteElementNoise, MeshSupport, Polygon, solve_dirichlet_eigenproblem
 
 pytest.importorskip("skfem")
 
@@ -52,5 +52,11 @@ def test_a_tolerance_the_density_cannot_reach_is_not_converged() -> None:
 
 
 def test_other_supports_use_the_elements_alone() -> None:
-    sol = solve_dirichlet_eigenproblem(Polygon([[0, 0], [1, 0], [0, 1]]), rtol=1e-3)
+    triangle = MeshSupport(points=[[0, 0], [1, 0], [0, 1]], cells=[[0, 1, 2]])
+    sol = solve_dirichlet_eigenproblem(triangle, rtol=1e-3)
     assert sol.polynomial_bracket is None and sol.converged
+    # a polygon is bracketed by particular solutions, and the density refined until it is within rtol
+    polygon = solve_dirichlet_eigenproblem(Polygon([[0, 0], [1, 0], [0, 1]]), rtol=1e-3)
+    assert polygon.polynomial_bracket is not None and polygon.polynomial_bracket.converged and polygon.converged
+    assert max(sol.lower_bound, polygon.lower_bound) <= min(sol.upper_bound, polygon.upper_bound)
+    assert polygon.upper_bound - polygon.lower_bound < 1e-3 * (sol.upper_bound - sol.lower_bound)

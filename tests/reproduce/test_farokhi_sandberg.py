@@ -99,6 +99,9 @@ TOLERANCES: dict[str, float] = {
     "thm2-cube-3d-polynomial": 1e-08,
     "thm2-triangle-polynomial": 1e-08,
     "thm2-sheared-box-polynomial": 1e-06,
+    "thm2-l-shape-particular-solutions": 1e-09,
+    "thm2-l-shape-correlated-particular-solutions": 1e-09,
+    "thm2-sheared-box-particular-solutions": 1e-09,
     "thm2-ball-3d-polynomial": 1e-08,
     "thm2-ellipsoid-matched-3d-polynomial": 1e-08,
     "thm2-box-diagonal": 1e-04,
@@ -766,6 +769,7 @@ def _closed_form_value(row: Row) -> None:
         "thm2-triangle-polynomial": 16.0 * PI2 / 3.0,
         "thm2-ball-3d-polynomial": PI2,
         "thm2-ellipsoid-matched-3d-polynomial": PI2 / g.ellipse_scale,
+        "thm2-l-shape-particular-solutions": 9.6397238440219,
     }[row.key]
     assert row.printed == pytest.approx(expected, rel=1e-12)
     low, up, converged = _bracket(row)
@@ -805,6 +809,22 @@ def _sheared_box(row: Row) -> None:
     assert 0 < low <= up <= low * (1 + TOLERANCES[row.key])
     assert "reached" in row.reason and "not reached" not in row.reason and "overlaps it" in row.reason
     assert PI2 / 4 * (1 / 2.25 + 1) < low < up < PI2 / 4 * (1 / 0.25 + 1)
+
+
+def _particular_overlap(row: Row) -> None:
+    """A particular-solutions bracket at 1e-9 overlaps the bracket of an independent method, and lies between the
+    values of simple domains: the correlated L-shape within λ_min(CCᵀ)·λ₁ and λ_max(CCᵀ)·λ₁ of the identity's
+    literature value, the parallelogram between the rectangles inside it and around it."""
+    low, up, converged = _bracket(row)
+    assert float(row.printed) == pytest.approx(low, rel=1e-15) and float(row.computed) == pytest.approx(up, rel=1e-15)
+    assert converged and 0 < low <= up <= low * (1 + TOLERANCES[row.key])
+    assert "overlaps it" in row.reason and "NOT" not in row.reason
+    if "l-shape" in row.key:
+        c = np.array(fs.SUPPORTS_SETUP.correlated_c)
+        extremes = np.linalg.eigvalsh(c @ c.T)
+        assert extremes[0] * 9.6397238440219 <= low and up <= extremes[-1] * 9.6397238440219
+    else:
+        assert PI2 / 4 * (1 / 2.25 + 1) < low < up < PI2 / 4 * (1 / 0.25 + 1)
 
 
 def _optimum_below_separable(row: Row) -> None:
@@ -891,6 +911,7 @@ CHECKS.update(
             "thm2-triangle-polynomial",
             "thm2-ball-3d-polynomial",
             "thm2-ellipsoid-matched-3d-polynomial",
+            "thm2-l-shape-particular-solutions",
         )
     }
 )
@@ -902,6 +923,8 @@ CHECKS.update(
         "thm2-box-correlated-polynomial": _polynomial_bracket,
         "thm2-box-correlated-3d-polynomial": _polynomial_bracket,
         "thm2-sheared-box-polynomial": _sheared_box,
+        "thm2-l-shape-correlated-particular-solutions": _particular_overlap,
+        "thm2-sheared-box-particular-solutions": _particular_overlap,
         "thm2-trace-identity": _within_stated_tolerance,
         "thm1-disc-stationarity": _within_stated_tolerance,
         "thm1-disc": _problem1_attained,

@@ -7,7 +7,11 @@ conforming finite-element code under test:
 
 * a closed form where one exists (boxes with diagonal CCᵀ, the disk, ellipses matched to CCᵀ, the equilateral
   triangle, the ball, the cube), which must lie inside the bracket;
-* the L-shape's literature value (Trefethen & Betcke 2006, by the method of particular solutions);
+* the L-shape's literature value (Trefethen & Betcke 2006, by the method of particular solutions), inside the
+  finite-element bracket and inside a bracket at 1e-9 by particular solutions
+  (:mod:`privnoise.fisher.particular_solutions`: Fourier–Bessel functions at the re-entrant corner and
+  Fox–Henrici–Moler's bound), which also certifies the correlated L-shape and the sheared box to 1e-9 against
+  finite elements and tensor polynomials;
 * elsewhere (correlated CCᵀ on a box, 2-D and 3-D) a different discretisation: the nonconforming lower bound
   (Crouzeix–Raviart elements with the Carstensen–Gedicke bound, and in 2-D Temple's inequality with a
   Raviart–Thomas flux) against the conforming P2 upper bound; the row's two values are λ_low and λ_up;
@@ -33,12 +37,10 @@ import numpy as np
 
 from ...fisher import Ball, Box, Ellipsoid, Polygon, solve_dirichlet_eigenproblem, spectral_bracket
 from .._report import Row, make_row, second_method
+from .theorem2_particular import L_SHAPE_LAMBDA
+from .theorem2_particular import rows as particular_rows
 
 __all__ = ["L_SHAPE_LAMBDA", "bracket_text", "closed_forms", "rows", "solve"]
-
-#: λ₁ of the L-shaped domain of side 2 with a unit square removed (Trefethen & Betcke, 2006).
-L_SHAPE_LAMBDA = 9.6397238440219
-
 
 def bracket_text(solution: Any) -> str:
     """``guaranteed bracket [λ_low, λ_up] (relative width w; converged at rtol r: yes/no)``."""
@@ -88,8 +90,13 @@ def solve(s: Any) -> dict[str, Any]:
         "ellipse-polynomial": spectral_bracket(Ellipsoid([0.0, 0.0], s.ellipse_scale * gram), gram, rtol=1e-9),
         "disk-polynomial": spectral_bracket(Ellipsoid([0.0, 0.0], np.eye(2)), rtol=1e-9),
         "cube3-polynomial": spectral_bracket(Box([-1] * 3, [1] * 3), rtol=1e-9),
-        "triangle-polynomial": spectral_bracket(_triangle(), rtol=1e-9),
-        "sheared-polygon": spectral_bracket(Polygon(_SQUARE @ _SHEAR.T), rtol=1e-6),
+        "triangle-polynomial": spectral_bracket(_triangle(), rtol=1e-9, method="polynomials"),
+        "sheared-polygon": spectral_bracket(Polygon(_SQUARE @ _SHEAR.T), rtol=1e-6, method="polynomials"),
+        "sheared-particular": spectral_bracket(Polygon(_SQUARE @ _SHEAR.T), rtol=1e-9),
+        "l-shape-particular": spectral_bracket(Polygon(s.l_shape), rtol=1e-9),
+        "l-shape-correlated-particular": spectral_bracket(Polygon(s.l_shape), gram, rtol=1e-9),
+        "l-shape-correlated": solve_dirichlet_eigenproblem(Polygon(s.l_shape), gram, rtol=1e-3,
+                                                           polynomial_bound=False),
         "sheared-box": spectral_bracket(Box([-1, -1], [1, 1]), _sheared_matrix(), rtol=1e-7),
         "ball3-polynomial": spectral_bracket(Ball([0, 0, 0], 1.0), rtol=1e-9),
         "ellipsoid3-polynomial": spectral_bracket(Ellipsoid([0.0] * 3, s.ellipse_scale * gram3), gram3, rtol=1e-9),
@@ -352,5 +359,6 @@ def rows(s: Any, sol: dict[str, Any]) -> list[Row]:
             sol["ellipsoid3-polynomial"],
             "closed form: π²/s, the unit ball's π² scaled by the map w = (sCCᵀ)^½ v",
         ),
+        *particular_rows(sol),
     ]
     return out
