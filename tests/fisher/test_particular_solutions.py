@@ -96,3 +96,10 @@ def test_bad_methods_are_refused() -> None:
         spectral_bracket(Box([-1, -1], [1, 1]), method="particular solutions")
     with pytest.raises(InvalidParameterError, match="convex polygon"):
         spectral_bracket(L_SHAPE, method="polynomials")
+
+
+def test_a_corner_no_straight_cut_can_leave_is_refused() -> None:
+    # a cavity whose mouth its inner corner (1, 3) cannot see within its exterior angle
+    hooked = Polygon([(5, 0), (5, 4), (0, 4), (0, 1.5), (1, 1.5), (1, 3), (4, 3), (4, 1), (0, 1), (0, 0)])
+    with pytest.raises(InvalidParameterError, match=r"corner \[1\.0, 3\.0\]"):
+        spectral_bracket(hooked)

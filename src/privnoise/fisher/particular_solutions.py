@@ -51,6 +51,8 @@ _CELLS = 100_000
 # Sample points: per edge on the boundary, in all inside.
 _EDGE_POINTS = 100
 _INSIDE_POINTS = 300
+# Directions tried for a corner's branch cut, as fractions of its exterior angle: the bisector first.
+_CUT_FRACTIONS = tuple(sorted((k / 128 for k in range(1, 128)), key=lambda f: abs(f - 0.5)))
 # Singular values of the sampled basis below this fraction of the largest are dropped (a dependent basis).
 _RANK_TOL = 1e-14
 
@@ -97,7 +99,7 @@ def _expansions(v: FloatArray) -> list[_Expansion]:
     length = 4.0 * float(np.max(np.ptp(v, axis=0)))
     out = []
     for j in chosen.tolist():
-        for fraction in (0.5, 0.25, 0.75, 0.1, 0.9):  # the exterior bisector first
+        for fraction in _CUT_FRACTIONS:  # the exterior bisector first, then ever closer to the edges
             cut = float(angle[j] + fraction * (2.0 * math.pi - angle[j]))
             end = v[j] + length * np.array([math.cos(start[j] + cut), math.sin(start[j] + cut)])
             step = 1e-9 * length * np.array([math.cos(start[j] + cut), math.sin(start[j] + cut)])
@@ -106,8 +108,9 @@ def _expansions(v: FloatArray) -> list[_Expansion]:
                 break
         else:
             raise InvalidParameterError(
-                f"`support`: no ray leaves the polygon from its corner {v[j].tolist()} (in the coordinates "
-                "A^(-1/2)x) without crossing it, so no expansion can sit there."
+                f"`support`: none of {len(_CUT_FRACTIONS)} rays across the exterior angle of the corner "
+                f"{v[j].tolist()} (in the coordinates A^(-1/2)x) leaves the polygon without crossing it, so no "
+                "expansion can sit there."
             )
     return out
 
