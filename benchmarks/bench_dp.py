@@ -43,10 +43,10 @@ import numpy as np
 import privnoise as pn
 import privnoise.random
 from privnoise.dp.gaussian import gaussian_for_epsilon_delta
-from privnoise.dp.hardening import hardened
 from privnoise.dp.laplace import laplace_for_epsilon
-from privnoise.dp.lattice import DiscreteGaussian, DiscreteLaplace
 from privnoise.mechanisms import L2Laplace, RaisedCosine
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.hardening import hardened
 
 
 def best_rate(draw: Callable[[], Any], values: int, repeat: int) -> float:

@@ -16,7 +16,8 @@ def test_every_exported_name_is_the_object_of_its_module(package: str) -> None:
     exports = module._EXPORTS
     assert set(module.__all__) <= set(exports) | set(vars(module))
     for name, where in exports.items():
-        defining = importlib.import_module(f"{package}.{where}")
+        # "audits": a submodule; "..mechanisms.x": a module written as a relative import from the package
+        defining = importlib.import_module(where if where.startswith(".") else f".{where}", package)
         assert getattr(module, name) is getattr(defining, name), name
         assert name in dir(module)
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):

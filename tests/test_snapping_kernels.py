@@ -70,9 +70,9 @@ def test_a_subclass_that_draws_otherwise_is_drawn_from():
     """The chunked kernels draw with the family's own sampler only: a subclass's ``_sample`` / ``_units`` is used."""
     from dataclasses import dataclass
 
-    from privnoise.dp.hardening import hardened
-    from privnoise.dp.lattice import DiscreteGaussian
     from privnoise.mechanisms import Gaussian, Laplace
+    from privnoise.mechanisms.discrete import DiscreteGaussian
+    from privnoise.mechanisms.hardening import hardened
 
     @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
     class ConstantGaussian(Gaussian):

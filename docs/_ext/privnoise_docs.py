@@ -2,7 +2,9 @@
 
 * **API pages**: one page per public module of privnoise (the modules ``pn.<name>`` exposes), generated at build
   time into ``api/privnoise.<module>.md`` from the package itself, so a new module gets its page and a moved
-  function stays documented where its package exports it.
+  function stays documented where its package exports it. A name a package exports from another package
+  (``privnoise.dp.DiscreteLaplace``, defined in :mod:`privnoise.mechanisms`) is documented on that package's page
+  only, where references to either path lead.
 * **Reproductions**: each paper's reproduction report and figures, computed at build time by
   :func:`privnoise.reproduce.run` into ``_generated/reproduce/<paper>/``, included by the tutorials; each
   report's row counts become the MyST substitution ``counts_<paper>`` (``{{ counts_koufogiannis }}``), the only
@@ -19,6 +21,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 import shutil
 import time
@@ -62,10 +65,29 @@ def public_modules() -> list[str]:
     return sorted(f"privnoise.{name}" for name in names)
 
 
+def exported_from_elsewhere(module: str) -> list[str]:
+    """The names ``module`` exports from another public package that exports them too (its ``_EXPORTS`` entries
+    written as a relative import, ``"..mechanisms.discrete"``): that package's page documents them, so each object
+    is described once."""
+    exports: dict[str, str] = getattr(importlib.import_module(module), "_EXPORTS", {})
+    public = public_modules()
+    out = []
+    for name, where in exports.items():
+        if not where.startswith(".."):
+            continue
+        home = importlib.util.resolve_name(where, module).rpartition(".")[0]
+        if home in public and name in getattr(importlib.import_module(home), "__all__", ()):
+            out.append(name)
+    return sorted(out)
+
+
 def _api_page(module: str) -> str:
     title = f"`{module}`"
+    elsewhere = exported_from_elsewhere(module)
+    exclude = f"   :exclude-members: {', '.join(elsewhere)}\n" if elsewhere else ""
     return (
-        f"# {title}\n\n```{{eval-rst}}\n.. automodule:: {module}\n   :members:\n   :imported-members:\n```\n"
+        f"# {title}\n\n```{{eval-rst}}\n.. automodule:: {module}\n   :members:\n   :imported-members:\n"
+        f"{exclude}```\n"
     )
 
 

@@ -13,7 +13,9 @@ __all__ = ["lazy_exports"]
 def lazy_exports(package: str, exports: dict[str, str],
                  namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of ``package``: ``exports`` maps each name to the submodule that
-    defines it; a name, once loaded, is kept in the package's ``namespace`` (its ``globals()``).
+    defines it (``"audits"``), or to a module written as a relative import from the package (``"..mechanisms.x"``,
+    as in ``from ..mechanisms.x import name``); a name, once loaded, is kept in the package's ``namespace`` (its
+    ``globals()``).
 
     >>> getattr_, dir_ = lazy_exports("privnoise.dp", {"audit": "audits"}, {})
     >>> getattr_("audit").__name__, "audit" in dir_()
@@ -24,7 +26,8 @@ def lazy_exports(package: str, exports: dict[str, str],
         module = exports.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f".{module}", package), name)
+        relative = module if module.startswith(".") else f".{module}"
+        value = getattr(importlib.import_module(relative, package), name)
         namespace[name] = value
         return value
 

@@ -10,7 +10,7 @@
   its differential privacy is that of the noise, and its Fisher information about x is at most that of f(x) + w
   (data processing) — every stated bound holds without a rounding term. The floating-point noise itself matches
   the ideal law only up to the resolution of its floating-point variates relative to the grid: a relative error of
-  order 2⁻⁴⁰ per grid cell at the default grid (the same caveat as :mod:`privnoise.dp.lattice`).
+  order 2⁻⁴⁰ per grid cell at the default grid (the same caveat as :mod:`privnoise.mechanisms.discrete`).
 * :func:`lattice_sum` — lattice noise K (integers in units of Λ): Λ·(rint(v/Λ) + K); rounding v moves it by at most
   Λ/2, which the guarantee adds to the sensitivity. A zero output is always +0 (−0 would tell the sign of v).
 * :func:`snapped_add`, :func:`lattice_add` — the same two sums with the noise drawn chunk by chunk

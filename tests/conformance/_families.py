@@ -23,7 +23,6 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from privnoise.dp import DiscreteGaussian, DiscreteLaplace
-from privnoise.dp.hardening import hardened
 from privnoise.dp.snapped import SnappedMechanism
 from privnoise.fisher import Ellipsoid
 from privnoise.fisher.ellipsoidal import EllipsoidalNoise
@@ -35,6 +34,7 @@ from privnoise.mechanisms import (
     RaisedCosine,
     TabulatedDensity,
 )
+from privnoise.mechanisms.hardening import hardened
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ import pytest
 from scipy import stats
 
 from privnoise.dp import DiscreteGaussian, DiscreteLaplace
-from privnoise.dp.hardening import hardened
 from privnoise.dp.profile import profile_of
 from privnoise.mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
 from privnoise.mechanisms.error_laws import GaussianError, LaplaceError
+from privnoise.mechanisms.hardening import hardened
 
 from ._families import FAMILIES
 

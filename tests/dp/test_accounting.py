@@ -12,12 +12,12 @@ import pytest
 from privnoise.dp import accountant_for
 from privnoise.dp.accounting import PrivacyAccountant, exact_rational
 from privnoise.dp.gaussian import gaussian_delta, gaussian_epsilon
-from privnoise.dp.hardening import hardened
 from privnoise.dp.laplace import laplace_for_epsilon
-from privnoise.dp.lattice import DiscreteGaussian, DiscreteLaplace
 from privnoise.exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
 from privnoise.guarantees import DifferentialPrivacyGuarantee
 from privnoise.mechanisms import Gaussian, Laplace, RaisedCosine
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.hardening import hardened
 
 pytest.importorskip("dp_accounting")
 

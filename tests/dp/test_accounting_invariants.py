@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from privnoise.dp import accountant_for
 from privnoise.dp.gaussian import gaussian_epsilon
-from privnoise.dp.hardening import hardened
-from privnoise.dp.lattice import DiscreteGaussian
 from privnoise.exceptions import BudgetExceededError, InvalidParameterError
 from privnoise.guarantees import DifferentialPrivacyGuarantee
 from privnoise.mechanisms import Gaussian, Laplace
+from privnoise.mechanisms.discrete import DiscreteGaussian
+from privnoise.mechanisms.hardening import hardened
 
 pytest.importorskip("dp_accounting")
 

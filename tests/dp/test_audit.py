@@ -8,11 +8,11 @@ from scipy import stats
 
 from privnoise.dp.audits import AuditReport, audit, clopper_pearson
 from privnoise.dp.gaussian import gaussian_for_epsilon_delta
-from privnoise.dp.hardening import hardened
 from privnoise.dp.laplace import laplace_for_epsilon
-from privnoise.dp.lattice import DiscreteGaussian, DiscreteLaplace
 from privnoise.exceptions import DimensionError, InvalidParameterError
 from privnoise.mechanisms import Gaussian, Laplace
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.hardening import hardened
 
 CONFIDENCE = 1 - 1e-6  # the bound is valid with probability ≥ 1 − 10⁻⁶, the suite's α
 DELTA = 1e-5

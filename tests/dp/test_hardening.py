@@ -22,11 +22,12 @@ import pytest
 from scipy import stats
 
 from privnoise.dp.gaussian import gaussian_epsilon, gaussian_for_epsilon_delta
-from privnoise.dp.hardening import HardenedMechanism, hardened
 from privnoise.dp.laplace import laplace_for_epsilon
-from privnoise.dp.lattice import DiscreteGaussian, DiscreteLaplace, discrete_gaussian_epsilon
+from privnoise.dp.lattice_privacy import discrete_gaussian_epsilon
 from privnoise.exceptions import CalibrationError, DimensionError, InvalidParameterError
 from privnoise.mechanisms import Gaussian, Laplace, RaisedCosine
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.hardening import HardenedMechanism, hardened
 
 ALPHA = 1e-6
 

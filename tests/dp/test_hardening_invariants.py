@@ -17,17 +17,12 @@ import pytest
 from scipy import stats
 
 from privnoise.dp import accountant_for
-from privnoise.dp.hardening import hardened, noise_scale
-from privnoise.dp.lattice import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    discrete_gaussian_delta,
-    zcdp_delta,
-    zcdp_epsilon,
-)
+from privnoise.dp.lattice_privacy import discrete_gaussian_delta, zcdp_delta, zcdp_epsilon
 from privnoise.dp.profile import epsilon_delta_of
 from privnoise.exceptions import CalibrationError, DimensionError, InvalidParameterError
 from privnoise.mechanisms import Gaussian, Laplace
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.hardening import hardened, noise_scale
 
 GRID_EXPONENT = -3
 REACH = 400  # lattice steps examined on each side (far into the geometric tail)

@@ -9,18 +9,16 @@ import pytest
 from scipy import stats
 
 from privnoise.dp.gaussian import gaussian_delta, gaussian_epsilon
-from privnoise.dp.lattice import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    default_grid_exponent,
+from privnoise.dp.lattice_privacy import (
     discrete_gaussian_delta,
     discrete_gaussian_epsilon,
     discrete_laplace_epsilon,
-    lattice_sensitivity,
     zcdp_delta,
     zcdp_epsilon,
 )
 from privnoise.exceptions import InvalidParameterError
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.lattice_grid import default_grid_exponent, lattice_sensitivity
 
 ALPHA = 1e-6
 

@@ -11,19 +11,16 @@ import pytest
 from scipy import optimize
 
 from privnoise.dp.gaussian import gaussian_delta
-from privnoise.dp.lattice import (
-    DiscreteGaussian,
-    DiscreteLaplace,
-    check_grid_exponent,
-    default_grid_exponent,
+from privnoise.dp.lattice_privacy import (
     discrete_gaussian_delta,
     discrete_gaussian_epsilon,
     discrete_laplace_epsilon,
-    lattice_sensitivity,
     zcdp_delta,
     zcdp_epsilon,
 )
 from privnoise.exceptions import InvalidParameterError
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.lattice_grid import check_grid_exponent, default_grid_exponent, lattice_sensitivity
 
 
 def _direct(log_unnormalised: np.ndarray) -> np.ndarray:

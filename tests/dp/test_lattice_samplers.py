@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from privnoise.dp.lattice import DiscreteGaussian, DiscreteLaplace
-from privnoise.dp.lattice_laws import (
+from privnoise.mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from privnoise.mechanisms.lattice_laws import (
     GaussianProposal,
     sample_discrete_gaussian,
     sample_discrete_gaussian_cks,

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from privnoise.dp.hardening import HardenedMechanism
+from privnoise.mechanisms.hardening import HardenedMechanism
 from privnoise.planning import Component as PlanComponent
 from privnoise.server.budgets import dump_information, load_information
 
@@ -398,9 +398,9 @@ def realised_epsilons(
     """The ε each drawn noise gives at its component's true sensitivity (δ = ``delta_each`` for Gaussian noise),
     from the noise actually sampled and the exact profile with the grid rounding included."""
     from privnoise.dp import DiscreteLaplace, SnappedMechanism
-    from privnoise.dp.hardening import hardened
     from privnoise.dp.profile import epsilon_delta_of
     from privnoise.mechanisms import Laplace
+    from privnoise.mechanisms.hardening import hardened
 
     out = []
     for (h, _), comp in zip(draws, components, strict=True):
@@ -424,7 +424,7 @@ def realised_deltas(
     draws: list[tuple[HardenedMechanism, np.ndarray]], components: list[Component], epsilon_each: float
 ) -> list[float]:
     """The δ each drawn noise gives at ε = ``epsilon_each`` and its component's true sensitivity."""
-    from privnoise.dp.hardening import hardened
+    from privnoise.mechanisms.hardening import hardened
 
     out = []
     for (h, _), comp in zip(draws, components, strict=True):

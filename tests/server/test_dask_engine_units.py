@@ -37,9 +37,9 @@ from randomgen import AESCounter  # noqa: E402
 from sqlalchemy.dialects import sqlite  # noqa: E402
 
 from privnoise.core.conditions import Condition  # noqa: E402
-from privnoise.dp.hardening import hardened  # noqa: E402
 from privnoise.dp.snapped import SnappedMechanism  # noqa: E402
 from privnoise.mechanisms import Laplace  # noqa: E402
+from privnoise.mechanisms.hardening import hardened  # noqa: E402
 from privnoise.server import dask_engine, db  # noqa: E402
 from privnoise.server.config import ServerConfig, load_config  # noqa: E402
 from privnoise.server.planner import Plan, make_plan  # noqa: E402

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from privnoise.dp.gaussian import gaussian_sigma
-from privnoise.dp.lattice import default_grid_exponent
 from privnoise.exceptions import InvalidParameterError
 from privnoise.mechanisms import Laplace, RaisedCosine
+from privnoise.mechanisms.lattice_grid import default_grid_exponent
 from privnoise.server.checks import SCALE_RANGE
 from privnoise.server.config import PolicySpec
 from privnoise.server.mechanisms import (

@@ -30,7 +30,9 @@ Hardening (SECURITY.md 1–2)
     included (the query server's Gaussian noise); :class:`SnappedMechanism` / :func:`snapped_family_noise` — the
     exact sum of value and noise snapped to the grid, calibrated as the analyst's Session calibrates (the query
     server's Laplace-type noise);
-    :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG.
+    :class:`DiscreteLaplace`, :class:`DiscreteGaussian` — integer-lattice noise from the CSPRNG (these families and
+    :class:`HardenedMechanism` are defined in :mod:`privnoise.mechanisms`, beside the continuous ones, and exported
+    here too; their exact guarantees are in :mod:`privnoise.dp.lattice_privacy`).
 Audit (SECURITY.md 4)
     :func:`audit` / :class:`AuditReport` — an empirical ε lower bound with Clopper–Pearson confidence.
 Selection and zCDP (the analyst's queries, :class:`privnoise.Session`)
@@ -49,7 +51,8 @@ from .._lazy import lazy_exports
 
 # The names below load their module on first use (PEP 562), so that a program that needs one accountant does not
 # import the audit, the linear programs and scipy's statistics with it (the command line starts in a fraction of
-# a second). Type checkers and the documentation see them as ordinary imports.
+# a second). Type checkers and the documentation see them as ordinary imports. A module written "..mechanisms.x"
+# is privnoise.mechanisms.x: the lattice and hardened noise families, exported here too.
 _EXPORTS: dict[str, str] = {
     "accountant_for": "accountants",
     "AccountingMode": "accounting",
@@ -77,24 +80,24 @@ _EXPORTS: dict[str, str] = {
     "hardened_family_noise": "hardened_calibration",
     "hardened_gaussian_for_epsilon_delta": "hardened_calibration",
     "hardened_laplace_for_epsilon": "hardened_calibration",
-    "HardenedMechanism": "hardening",
+    "HardenedMechanism": "..mechanisms.hardening",
     "SnappedMechanism": "snapped",
     "snapped_family_noise": "snapped",
-    "hardened": "hardening",
+    "hardened": "..mechanisms.hardening",
     "epsilon_of_laplace": "laplace",
     "laplace_epsilon": "laplace",
     "laplace_for_epsilon": "laplace",
     "multi_user_laplace": "laplace",
-    "DEFAULT_GRID_BITS": "lattice",
-    "DiscreteGaussian": "lattice",
-    "DiscreteLaplace": "lattice",
-    "default_grid_exponent": "lattice",
-    "discrete_gaussian_delta": "lattice",
-    "discrete_gaussian_epsilon": "lattice",
-    "discrete_laplace_epsilon": "lattice",
-    "lattice_sensitivity": "lattice",
-    "zcdp_delta": "lattice",
-    "zcdp_epsilon": "lattice",
+    "DEFAULT_GRID_BITS": "..mechanisms.lattice_grid",
+    "DiscreteGaussian": "..mechanisms.discrete",
+    "DiscreteLaplace": "..mechanisms.discrete",
+    "default_grid_exponent": "..mechanisms.lattice_grid",
+    "discrete_gaussian_delta": "lattice_privacy",
+    "discrete_gaussian_epsilon": "lattice_privacy",
+    "discrete_laplace_epsilon": "lattice_privacy",
+    "lattice_sensitivity": "..mechanisms.lattice_grid",
+    "zcdp_delta": "lattice_privacy",
+    "zcdp_epsilon": "lattice_privacy",
     "LibraryAccountant": "library_accountant",
     "LipschitzConstant": "lipschitz",
     "dual_norm": "lipschitz",
@@ -120,6 +123,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from ..mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+    from ..mechanisms.hardening import HardenedMechanism, hardened
+    from ..mechanisms.lattice_grid import DEFAULT_GRID_BITS, default_grid_exponent, lattice_sensitivity
     from .accountants import accountant_for
     from .accounting import AccountingMode, PrivacyAccountant, exact_rational
     from .audits import AuditReport, audit, clopper_pearson
@@ -144,17 +150,11 @@ if TYPE_CHECKING:
         hardened_gaussian_for_epsilon_delta,
         hardened_laplace_for_epsilon,
     )
-    from .hardening import HardenedMechanism, hardened
     from .laplace import epsilon_of_laplace, laplace_epsilon, laplace_for_epsilon, multi_user_laplace
-    from .lattice import (
-        DEFAULT_GRID_BITS,
-        DiscreteGaussian,
-        DiscreteLaplace,
-        default_grid_exponent,
+    from .lattice_privacy import (
         discrete_gaussian_delta,
         discrete_gaussian_epsilon,
         discrete_laplace_epsilon,
-        lattice_sensitivity,
         zcdp_delta,
         zcdp_epsilon,
     )

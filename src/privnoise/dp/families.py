@@ -40,10 +40,10 @@ from ..core.adjacency import Norm
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..guarantees import ConcentratedGuarantee, DifferentialPrivacyGuarantee, Guarantee
 from ..mechanisms import Gaussian, Laplace
+from ..mechanisms.discrete import DiscreteLaplace
 from ..mechanisms.error_laws import DiscreteLaplaceError, ErrorLaw
 from .calibration import safe_side, smallest_parameter
 from .events import DiscreteLaplaceEvent, GaussianEvent, LaplaceEvent, PrivacyEvent, PureEvent, ZCDPEvent
-from .lattice import DiscreteLaplace
 from .partition import gaussian_partition_threshold, laplace_partition_threshold, pure_budget_share
 from .profile import NoProfile, profile_of
 

@@ -1,18 +1,18 @@
 """Hardened noise calibrated to a declared (ε, δ), the rounding to its grid included (what the query server uses).
 
-A hardened release (:class:`~privnoise.dp.hardening.HardenedMechanism`) rounds the value to a grid Λ before adding
+A hardened release (:class:`~privnoise.mechanisms.HardenedMechanism`) rounds the value to a grid Λ before adding
 the noise, which adds up to Λ per coordinate to the sensitivity. These calibrations choose the grid from the noise
 scale the target needs and then the smallest scale whose *hardened* guarantee meets the target, through the one
 safe-side calibrator (:mod:`privnoise.dp.calibration`):
 
 * Laplace: b = (⌊Δ/Λ⌋ + m)Λ/ε, checked in exact rationals with
-  :meth:`~privnoise.dp.hardening.HardenedMechanism.epsilon_fraction` (what an exact budget charges);
+  :meth:`~privnoise.mechanisms.HardenedMechanism.epsilon_fraction` (what an exact budget charges);
 * Gaussian: the analytic Gaussian σ at the lattice sensitivity ⌊Δ/Λ⌋Λ + Λ (scalar) or Δ + √m Λ (vector),
   checked with the exact profile;
 * any registered noise family (:mod:`privnoise.dp.families`): the smallest scale whose own privacy profile, at the
   sensitivity Δ + mΛ (ℓ1) or Δ + √m Λ (ℓ2) that the rounding of m moved coordinates can reach, is within the
   target — pure ε in exact rationals, or ε at δ for a ρ family — and whose hardened release states no more
-  (:meth:`~privnoise.dp.hardening.HardenedMechanism.privacy_profile`); see :func:`hardened_family_noise`.
+  (:meth:`~privnoise.mechanisms.HardenedMechanism.privacy_profile`); see :func:`hardened_family_noise`.
 
 Examples
 --------
@@ -36,11 +36,11 @@ import numpy as np
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..mechanisms import Gaussian, Laplace
+from ..mechanisms.hardening import HardenedMechanism, hardened
+from ..mechanisms.lattice_grid import default_grid_exponent, lattice_sensitivity
 from .accounting import exact_rational
 from .calibration import safe_side, smallest_parameter
 from .gaussian import gaussian_sigma
-from .hardening import HardenedMechanism, hardened
-from .lattice import default_grid_exponent, lattice_sensitivity
 from .profile import profile_of
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def hardened_family_noise(
     1. the family's profile at the rounded sensitivity (``rounded_sensitivity``: Δ + mΛ at ℓ1, Δ + √m Λ at
        ℓ2, m the moved coordinates) is within the target: the pure ε in exact rationals for a family of
        currency ε, or ε at δ (with a relative margin of 10⁻¹²) for a family of currency ρ; and
-    2. the hardened release's own profile (:meth:`~privnoise.dp.hardening.HardenedMechanism.privacy_profile`,
+    2. the hardened release's own profile (:meth:`~privnoise.mechanisms.HardenedMechanism.privacy_profile`,
        the family's rounding rule at Λ) states no more.
 
     The family's noise is a scalar applied to every coordinate independently (vector answers are batches), so the

@@ -1,14 +1,17 @@
 """The differential privacy of lattice noise added to a value rounded to the same lattice Λ·ℤ.
 
 * :func:`discrete_laplace_epsilon` — pure ε of discrete Laplace noise: ε = (⌊Δ/Λ⌋ + m)·Λ/b, the ε of continuous
-  Laplace noise with the rounding added to the sensitivity (:func:`~privnoise.dp.lattice_grid.lattice_sensitivity`).
+  Laplace noise with the rounding added to the sensitivity
+  (:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`).
 * :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon` — the exact δ(ε) of the scalar discrete
   Gaussian at an integer sensitivity (Canonne, Kamath & Steinke 2020, Theorem 7), and its inverse.
 * :func:`zcdp_delta`, :func:`zcdp_epsilon` — the (ε, δ) implied by ρ-zCDP (Corollary 13), used for vectors of
   discrete Gaussian noise, which are ρ-zCDP with ρ = (Δ/Λ)²/(2s²) (Theorem 14).
 
-These are the guarantees of the ideal distributions; the floating-point caveat of :mod:`privnoise.dp.lattice`
-applies to the draws.
+These are the guarantees of the ideal distributions; the floating-point caveat of
+:mod:`privnoise.mechanisms.discrete` applies to the draws. The noise families
+(:class:`~privnoise.mechanisms.DiscreteLaplace`, :class:`~privnoise.mechanisms.DiscreteGaussian`) sit below this
+module and never import it: their privacy profiles (:mod:`privnoise.dp.privacy_profiles.discrete`) state these.
 
 References
 ----------
@@ -25,9 +28,9 @@ from numpy.typing import NDArray
 
 from .._validation import check_positive, check_probability
 from ..exceptions import InvalidParameterError
+from ..mechanisms.lattice_grid import lattice_sensitivity
+from ..mechanisms.lattice_laws import discrete_gaussian_log_normaliser
 from .inversion import smallest_epsilon
-from .lattice_grid import lattice_sensitivity
-from .lattice_laws import discrete_gaussian_log_normaliser
 
 __all__ = [
     "discrete_gaussian_delta",

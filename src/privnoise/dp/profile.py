@@ -20,7 +20,12 @@ family                                 profile (sensitivity Δ in the norm named
 =====================================  ==========================================================================
 
 With ``grid`` = Λ, the value is rounded to Λℤ before the noise is added (a hardened release): the rounding moves it by
-at most Λ/2 per coordinate, so the sensitivity grows to :func:`~privnoise.dp.lattice.lattice_sensitivity`.
+at most Λ/2 per coordinate, so the sensitivity grows to
+:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`.
+
+Hardened noise lives with the families (:mod:`privnoise.mechanisms.hardening`), below this module: it asks for the
+profile of the noise it wraps through the rule :data:`~privnoise.mechanisms.statements.PRIVACY_PROFILE`
+(:func:`rounded_profile_of`), which this module registers beside the (ε, δ) of a release (:func:`dp_guarantee_for`).
 """
 
 from __future__ import annotations
@@ -35,9 +40,9 @@ from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 from ..mechanisms import Gaussian, L2Laplace, Laplace, MultiUserLaplace
-from ..mechanisms.statements import DIFFERENTIAL_PRIVACY, register_statement
+from ..mechanisms.discrete import DiscreteGaussian, DiscreteLaplace
+from ..mechanisms.statements import DIFFERENTIAL_PRIVACY, PRIVACY_PROFILE, register_statement
 from ..queries import Query
-from .lattice import DiscreteGaussian, DiscreteLaplace
 from .privacy_profiles import (
     DiscreteGaussianProfile,
     DiscreteLaplaceProfile,
@@ -46,6 +51,7 @@ from .privacy_profiles import (
     NoProfile,
     NormLaplaceProfile,
     PrivacyProfile,
+    RoundedProfile,
     round_up,
 )
 
@@ -60,6 +66,7 @@ __all__ = [
     "epsilon_delta_of",
     "profile_of",
     "round_up",
+    "rounded_profile_of",
 ]
 
 _OWNER = "epsilon_delta_of"
@@ -126,6 +133,15 @@ def profile_of(noise: Any) -> PrivacyProfile:
             )
     scale = noise.noise_scale() if hasattr(noise, "noise_scale") else 1.0
     return NoProfile(f"no differential-privacy guarantee is known for {name}.", scale=scale)
+
+
+def rounded_profile_of(noise: Any, *, grid: float | None = None) -> PrivacyProfile:
+    """The profile of ``noise`` (:func:`profile_of`), of the value rounded to the lattice Λℤ first when ``grid`` = Λ
+    (:class:`~privnoise.dp.privacy_profiles.RoundedProfile`: a hardened release). The rule
+    :data:`~privnoise.mechanisms.statements.PRIVACY_PROFILE`, which the noise families ask without importing this
+    module."""
+    profile = profile_of(noise)
+    return profile if grid is None else RoundedProfile(profile, grid)
 
 
 def epsilon_delta_of(
@@ -203,3 +219,4 @@ def dp_guarantee_for(noise: Any, query: Query, *, delta: float | None = None) ->
 
 
 register_statement(DIFFERENTIAL_PRIVACY, dp_guarantee_for)
+register_statement(PRIVACY_PROFILE, rounded_profile_of)

@@ -3,7 +3,7 @@
 A :class:`SnappedMechanism` releases f(x) ↦ Λ·round((clamp(f(x)) + W)/Λ), Λ = 2^k, the rounding of the *exact*
 real sum (:func:`privnoise.snapping.snapped_add`). Like every hardened release, each output is an exact multiple
 of Λ and its low-order bits carry nothing (SECURITY.md, requirement 2), and the noise never depends on the value.
-Unlike :class:`~privnoise.dp.hardening.HardenedMechanism`, which rounds the value *before* adding rounded noise and
+Unlike :class:`~privnoise.mechanisms.HardenedMechanism`, which rounds the value *before* adding rounded noise and
 so adds Λ to the sensitivity, the output here is a deterministic function of the real number clamp(f(x)) + W:
 post-processing of the ideal additive mechanism. Clamping to [−B, B] moves no two values further apart. The
 guarantee is therefore the noise's own at the declared sensitivity Δ, with no rounding term, and the noise is
@@ -43,10 +43,10 @@ from numpy.typing import NDArray
 
 from ..exceptions import InvalidParameterError
 from ..mechanisms import LatticeMechanism, Noise, Perturbation
+from ..mechanisms.hardening import HardenedMechanism
+from ..mechanisms.lattice_grid import default_grid_exponent
 from ..random import RNGLike, default_rng
 from .families import FAMILIES, NoiseFamily
-from .hardening import HardenedMechanism
-from .lattice import default_grid_exponent
 from .profile import PrivacyProfile, profile_of
 
 __all__ = ["SnappedMechanism", "snapped_family_noise"]
@@ -72,7 +72,7 @@ class SnappedMechanism(HardenedMechanism):
     Parameters
     ----------
     mechanism, sensitivity, bound, grid_exponent, coordinates
-        As for :class:`~privnoise.dp.hardening.HardenedMechanism`; ``bound`` spans at most 2^50 grid steps.
+        As for :class:`~privnoise.mechanisms.HardenedMechanism`; ``bound`` spans at most 2^50 grid steps.
     integer_values : bool
         The values are integers (lattice noise needs it, on a grid 2^k ≤ 1).
     family : str, optional

@@ -6,8 +6,8 @@ and no location Fisher information (a shift smaller than Λ does not change the 
 exists on it. Added to a value rounded to the same lattice, every output is an exact lattice point computed in
 integer-valued double arithmetic (:func:`privnoise.snapping.lattice_sum`; Mironov 2012), and its guarantee is the
 (ε, δ) of the family's privacy profile with the rounding added to the sensitivity, through the rules registered in
-:mod:`privnoise.mechanisms.statements`. The families are :class:`~privnoise.dp.DiscreteLaplace` and
-:class:`~privnoise.dp.DiscreteGaussian` (:mod:`privnoise.dp.lattice`).
+:mod:`privnoise.mechanisms.statements`. The families are :class:`~privnoise.mechanisms.DiscreteLaplace` and
+:class:`~privnoise.mechanisms.DiscreteGaussian` (:mod:`privnoise.mechanisms.discrete`).
 
 References
 ----------
@@ -41,7 +41,7 @@ class LatticeMechanism(Noise):
 
     Added to a value rounded to the same lattice, the output is an exact lattice point computed in integer-valued
     double arithmetic; the rounding of the value moves it by at most Λ/2 per coordinate, which the guarantee adds to
-    the sensitivity (:func:`privnoise.dp.lattice.lattice_sensitivity`).
+    the sensitivity (:func:`privnoise.mechanisms.lattice_grid.lattice_sensitivity`).
     """
 
     __slots__ = ()

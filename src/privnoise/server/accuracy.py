@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from ..dp.hardening import HardenedMechanism
 from ..dp.profile import NoProfile, profile_of
 from ..exceptions import InvalidParameterError
 from ..mechanisms.error_laws import ErrorLaw
+from ..mechanisms.hardening import HardenedMechanism
 from ..planning.accuracy import NoiseLaw, ratio_interval, variance_interval
 from ..planning.estimates import rank_radius, vector_interval
 from ..results import NOISE_ONLY, RANK

@@ -1,7 +1,7 @@
 """Policy → noise: every answer the server gives is a hardened (clamped, grid-snapped) release drawn from the
 cryptographically strong default generator, through the library's noise protocol. No seed exists on this path.
 
-The noise of a component is a :class:`~privnoise.dp.hardening.HardenedMechanism`, the same object a library user
+The noise of a component is a :class:`~privnoise.mechanisms.HardenedMechanism`, the same object a library user
 builds; an answer adds it as every plan's component does (:meth:`privnoise.planning.Component.add`: the protocol's
 ``add_to``, clamp, round to the grid, add grid noise; blocks of d records for vector noise of d coordinates).
 
@@ -63,8 +63,6 @@ from ..dp.hardened_calibration import (
     hardened_family_noise,
     hardened_gaussian_for_epsilon_delta,
 )
-from ..dp.hardening import HardenedMechanism, hardened, noise_scale
-from ..dp.lattice import default_grid_exponent
 from ..dp.profile import NoProfile, profile_of
 from ..dp.snapped import snapped_family_noise
 from ..exceptions import CalibrationError, InvalidParameterError
@@ -73,6 +71,8 @@ from ..fisher.fem import solve_dirichlet_eigenproblem
 from ..fisher.fem_noise import FiniteElementNoise
 from ..mechanisms import Mechanism
 from ..mechanisms.error_laws import ErrorLaw
+from ..mechanisms.hardening import HardenedMechanism, hardened, noise_scale
+from ..mechanisms.lattice_grid import default_grid_exponent
 from .checks import SCALE_RANGE
 from .config import PolicySpec, parse_owner_support
 

@@ -49,8 +49,8 @@ from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import BindParameter
 
 from ..core.predicates import check_predicate_kinds
-from ..dp.hardening import HardenedMechanism
 from ..mechanisms import LatticeMechanism
+from ..mechanisms.hardening import HardenedMechanism
 from ..planning import Component
 from .accuracy import Accuracy, accuracy_of, law_of, rank_accuracy
 from .aggregates import Part, scalar_parts

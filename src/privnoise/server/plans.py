@@ -23,9 +23,9 @@ import numpy as np
 from sqlalchemy.sql import Select
 
 from ..dp.accounting import Charge
-from ..dp.hardening import HardenedMechanism
 from ..exceptions import InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee, Guarantee
+from ..mechanisms.hardening import HardenedMechanism
 from ..planning import Plan as CorePlan
 from ..planning import execute, finished
 from ..planning.component import Component

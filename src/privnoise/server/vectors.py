@@ -60,9 +60,9 @@ from sqlalchemy import Float, literal
 
 from ..core import RecordReplaced
 from ..core.adjacency import Norm
-from ..dp.hardening import HardenedMechanism
 from ..dp.partition import laplace_partition_threshold, pure_budget_share, select_partitions
 from ..dp.profile import profile_of
+from ..mechanisms.hardening import HardenedMechanism
 from .config import DatasetSpec
 from .limits import MAX_CELLS
 from .querylang import QueryError, QuerySpec

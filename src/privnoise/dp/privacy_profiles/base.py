@@ -9,7 +9,7 @@ is rounded before the noise is added (one Λ per output one record moves, :meth:
   rational ε (:func:`round_up`), ρ = ε²/2 of zCDP (Bun & Steinke 2016, Proposition 1.4), the guarantee.
 * :class:`NoProfile` — a family without a differential-privacy guarantee: every question raises its reason.
 * :class:`RoundedProfile` — a hardened release: the wrapped family's profile at the grid Λ the value is rounded to
-  (:mod:`privnoise.dp.hardening`).
+  (:mod:`privnoise.mechanisms.hardening`).
 
 The families' own profiles are in :mod:`privnoise.dp.privacy_profiles.continuous` (Laplace, Gaussian, ℓ2 and
 multi-user Laplace) and :mod:`privnoise.dp.privacy_profiles.discrete` (discrete Laplace and Gaussian).

@@ -12,7 +12,7 @@
   Lipschitz constant of constraint (5)).
 
 A value rounded to a lattice Λ first has its sensitivity grown by the rounding
-(:func:`~privnoise.dp.lattice_grid.lattice_sensitivity`), one Λ per coordinate one record moves.
+(:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`), one Λ per coordinate one record moves.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import numpy as np
 
 from ...exceptions import CalibrationError
 from ...mechanisms.error_laws import ErrorLaw, GaussianError, LaplaceError
+from ...mechanisms.lattice_grid import lattice_sensitivity
 from ...mechanisms.parameters import smallest
 from ...queries import SensitivityNorm
 from ..gaussian import gaussian_delta, gaussian_epsilon
-from ..lattice_grid import lattice_sensitivity
 from ..norms import dual_norm
 from .base import PrivacyProfile, declared_value, round_up
 

@@ -1,7 +1,7 @@
 """The privacy profiles of lattice noise: discrete Laplace and discrete Gaussian on Λℤ.
 
 The value is always rounded to the noise's own lattice Λ, so the sensitivity is always the lattice sensitivity
-(:func:`~privnoise.dp.lattice_grid.lattice_sensitivity`), one Λ per coordinate one record moves.
+(:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`), one Λ per coordinate one record moves.
 
 * :class:`DiscreteLaplaceProfile` — pure ε-DP with ε = (⌊Δ/Λ⌋ + m)·Λ/b, and its exact rational value.
 * :class:`DiscreteGaussianProfile` — the exact δ(ε) of the scalar discrete Gaussian (Canonne, Kamath & Steinke
@@ -17,8 +17,8 @@ from typing import Any
 
 from ...exceptions import CalibrationError
 from ...mechanisms.error_laws import ErrorLaw, LaplaceError
+from ...mechanisms.lattice_grid import lattice_sensitivity
 from ...queries import SensitivityNorm
-from ..lattice_grid import lattice_sensitivity
 from ..lattice_privacy import discrete_gaussian_delta, discrete_gaussian_epsilon, zcdp_delta, zcdp_epsilon
 from .base import PrivacyProfile, round_up
 

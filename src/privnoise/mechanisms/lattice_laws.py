@@ -9,13 +9,13 @@ Gaussian's normaliser.
 * :func:`sample_discrete_gaussian_cks` — the rejection sampler of Canonne, Kamath & Steinke (2020, Algorithm 3) from
   discrete Laplace proposals, kept as an independent reference.
 * :func:`discrete_gaussian_log_normaliser` — log Σ_j exp(−j²/(2s²)), shared by the probability mass function of
-  :class:`~privnoise.dp.lattice.DiscreteGaussian` and its exact δ(ε) (:mod:`privnoise.dp.lattice_privacy`).
+  :class:`~privnoise.mechanisms.DiscreteGaussian` and its exact δ(ε) (:mod:`privnoise.dp.lattice_privacy`).
 
 Both samplers work in cache-sized chunks with preallocated buffers and fill the places of rejected proposals with
 later accepted ones: conditional on which proposals are accepted, the accepted values are independent draws of the
 target law, so the output is an i.i.d. sample. The number of rounds depends only on the random draws, never on data.
 The draws come from floating-point exponential, normal and uniform variates: see the floating-point caveat in
-:mod:`privnoise.dp.lattice`.
+:mod:`privnoise.mechanisms.discrete`.
 
 Rounded-Gaussian proposal (discrete Gaussian)
 ---------------------------------------------
@@ -47,8 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ..mechanisms.laplace import flip_signs
 from ..snapping import CHUNK, fill_with_rejection, proposals_for, scratch
+from .laplace import flip_signs
 
 __all__ = [
     "GaussianProposal",

@@ -3,18 +3,22 @@
 Noise on a power-of-two lattice added to an input rounded to the same lattice gives outputs that are exact
 multiples of Λ, computed with exact (integer-valued) floating-point arithmetic: no low-order bit of the output
 depends on the true value (Mironov 2012; SECURITY.md, requirement 2). Hardened releases built on these samplers
-live in :mod:`privnoise.dp.hardening`.
+live in :mod:`privnoise.mechanisms.hardening`.
 
 * :class:`DiscreteLaplace` — P(w = jΛ) ∝ exp(−|j|Λ/b) per coordinate; drawn as a fair sign times a geometric
   variable (the floor of a scaled exponential), the pair (−, 0) rejected.
 * :class:`DiscreteGaussian` — P(w = jΛ) ∝ exp(−(jΛ)²/(2σ²)); drawn by exact rejection from a rounded continuous
-  Gaussian of a slightly larger scale (:mod:`privnoise.dp.lattice_laws`; nearly every proposal is kept at the
-  default grid), vectorised in cache-sized chunks.
+  Gaussian of a slightly larger scale (:mod:`privnoise.mechanisms.lattice_laws`; nearly every proposal is kept at
+  the default grid), vectorised in cache-sized chunks.
 
-The lattice and the sensitivity a rounded value leaves (:func:`lattice_sensitivity`) are in
-:mod:`privnoise.dp.lattice_grid`, the samplers on ℤ in :mod:`privnoise.dp.lattice_laws`, and the guarantees
-(:func:`discrete_laplace_epsilon`, :func:`discrete_gaussian_delta`, :func:`discrete_gaussian_epsilon`,
-:func:`zcdp_delta`, :func:`zcdp_epsilon`) in :mod:`privnoise.dp.lattice_privacy`; this module re-exports them.
+The lattice and the sensitivity a rounded value leaves
+(:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`) are in :mod:`privnoise.mechanisms.lattice_grid`,
+the samplers on ℤ in :mod:`privnoise.mechanisms.lattice_laws`, and the guarantees
+(:func:`~privnoise.dp.discrete_laplace_epsilon`, :func:`~privnoise.dp.discrete_gaussian_delta`,
+:func:`~privnoise.dp.discrete_gaussian_epsilon`, :func:`~privnoise.dp.zcdp_delta`,
+:func:`~privnoise.dp.zcdp_epsilon`) in :mod:`privnoise.dp.lattice_privacy`, where the privacy profiles of
+:mod:`privnoise.dp.profile` state them (the noise families import nothing from :mod:`privnoise.dp`);
+:mod:`privnoise.dp` exports them all.
 
 Floating-point caveat
 ---------------------
@@ -30,7 +34,7 @@ References
 ----------
 .. [1] C. Canonne, G. Kamath, T. Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020
    (Theorem 7: exact δ(ε) of the discrete Gaussian; Theorem 14: multivariate zCDP; Corollary 13: zCDP → (ε, δ);
-   Algorithm 3: the reference sampler, :func:`~privnoise.dp.lattice_laws.sample_discrete_gaussian_cks`).
+   Algorithm 3: the reference sampler, :func:`~privnoise.mechanisms.lattice_laws.sample_discrete_gaussian_cks`).
 .. [2] I. Mironov, "On significance of the least significant bits for differential privacy", CCS 2012.
 .. [3] S. Inusah, T. Kozubowski, "A discrete analogue of the Laplace distribution", J. Stat. Plan. Inference 2006.
 """
@@ -45,31 +49,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import check_positive, check_positive_int
-from ..mechanisms import LatticeMechanism
-from .lattice_grid import DEFAULT_GRID_BITS, check_grid_exponent, default_grid_exponent, lattice_sensitivity
+from .lattice import LatticeMechanism
+from .lattice_grid import check_grid_exponent
 from .lattice_laws import discrete_gaussian_log_normaliser, sample_discrete_gaussian, sample_discrete_laplace
-from .lattice_privacy import (
-    discrete_gaussian_delta,
-    discrete_gaussian_epsilon,
-    discrete_laplace_epsilon,
-    zcdp_delta,
-    zcdp_epsilon,
-)
 
-__all__ = [
-    "DEFAULT_GRID_BITS",
-    "DiscreteGaussian",
-    "DiscreteLaplace",
-    "default_grid_exponent",
-    "discrete_gaussian_delta",
-    "discrete_gaussian_epsilon",
-    "discrete_laplace_epsilon",
-    "lattice_sensitivity",
-    "sample_discrete_gaussian",
-    "sample_discrete_laplace",
-    "zcdp_delta",
-    "zcdp_epsilon",
-]
+__all__ = ["DiscreteGaussian", "DiscreteLaplace"]
 
 
 def _dim_shape(dim: Any, owner: str) -> tuple[int, ...]:
@@ -87,7 +71,7 @@ class DiscreteLaplace(LatticeMechanism):
     scale : float
         b > 0, in the units of the data (the lattice parameter is t = b/Λ steps).
     grid_exponent : int, optional
-        k with Λ = 2^k; default the smallest Λ ≥ b/2^12 (:data:`DEFAULT_GRID_BITS`).
+        k with Λ = 2^k; default the smallest Λ ≥ b/2^12 (:data:`~privnoise.dp.DEFAULT_GRID_BITS`).
     dimension : int, optional
         Number of independent coordinates m (None for a scalar mechanism).
 
@@ -95,7 +79,7 @@ class DiscreteLaplace(LatticeMechanism):
     -----
     With q = e^{−Λ/b}: P(w = jΛ) = (1 − q)/(1 + q)·q^{|j|} and Var w = 2qΛ²/(1 − q)². Added to a value rounded to
     the lattice, a shift of s lattice units changes the log-probability of any output by at most sΛ/b, so the
-    release is ε-DP with ε = (ℓ1 lattice sensitivity)·Λ/b (:func:`discrete_laplace_epsilon`).
+    release is ε-DP with ε = (ℓ1 lattice sensitivity)·Λ/b (:func:`~privnoise.dp.discrete_laplace_epsilon`).
 
     Examples
     --------
@@ -177,7 +161,8 @@ class DiscreteGaussian(LatticeMechanism):
     Notes
     -----
     The variance is at most σ² (Canonne, Kamath & Steinke 2020, Corollary 9) and equals σ² to double precision
-    once s ≥ 8. Guarantees: :func:`discrete_gaussian_delta` (exact, scalar) and :func:`zcdp_delta` with
+    once s ≥ 8. Guarantees: :func:`~privnoise.dp.discrete_gaussian_delta` (exact, scalar) and
+    :func:`~privnoise.dp.zcdp_delta` with
     ρ = (Δ/Λ)²/(2s²) (vectors).
 
     Examples

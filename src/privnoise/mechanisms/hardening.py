@@ -10,7 +10,7 @@ that
 4. returns Λ·(rint(x/Λ) + K), computed exactly (integers below 2^53 in doubles, exact power-of-two scaling).
 
 Every output is an exact multiple of Λ and its low-order bits are zero. For lattice noise
-(:class:`~privnoise.dp.lattice.DiscreteLaplace`, :class:`~privnoise.dp.lattice.DiscreteGaussian`) step 3 is the
+(:class:`~privnoise.mechanisms.DiscreteLaplace`, :class:`~privnoise.mechanisms.DiscreteGaussian`) step 3 is the
 identity. The noise never depends on the value, so neither the output's reachable set nor the sampling time does.
 
 Guarantee and its cost
@@ -18,16 +18,16 @@ Guarantee and its cost
 For continuous noise, Λ·(n + rint(W/Λ)) = round_Λ(Λn + W) exactly (n an integer), so the release is the wrapped
 mechanism applied to the *rounded* input, followed by rounding: post-processing. Rounding moves each coordinate of
 the input by at most Λ/2, so neighbours at distance Δ become lattice points at distance at most Δ + Λ per
-coordinate (:func:`~privnoise.dp.lattice.lattice_sensitivity`). The guarantee is the wrapped mechanism's at that
-sensitivity — this is the conservative accounting "add the rounding Λ to the sensitivity", here a theorem for the
-ideal noise rather than a heuristic:
+coordinate (:func:`~privnoise.mechanisms.lattice_grid.lattice_sensitivity`). The guarantee is the wrapped
+mechanism's at that sensitivity — this is the conservative accounting "add the rounding Λ to the sensitivity",
+here a theorem for the ideal noise rather than a heuristic:
 
 * Laplace of scale b (ℓ1 sensitivity Δ): ε = (⌊Δ/Λ⌋ + m)Λ/b for equal scales (Δ/min b + Λ Σ 1/b_i otherwise),
   i.e. ε grows by at most mΛ/b ≤ m·2⁻¹¹ at the default grid.
 * Gaussian with covariance Σ (ℓ2 sensitivity Δ): the exact analytic profile (:mod:`privnoise.dp.gaussian`) of
   N(0, λ_min(Σ)) at sensitivity ⌊Δ/Λ⌋Λ + Λ (scalar) or Δ + √m Λ (vector).
-* Discrete Laplace / Gaussian on the same lattice: :mod:`privnoise.dp.lattice` (the discrete Gaussian's exact
-  δ(ε) of Canonne, Kamath & Steinke for scalars, its zCDP bound for vectors).
+* Discrete Laplace / Gaussian on the same lattice: :mod:`privnoise.dp.lattice_privacy` (the discrete Gaussian's
+  exact δ(ε) of Canonne, Kamath & Steinke for scalars, its zCDP bound for vectors).
 * any other mechanism: no DP guarantee is known (``guarantee()`` returns None); bounded-support noise, for
   instance, gives no pure ε-DP.
 
@@ -35,8 +35,8 @@ The utility cost is the extra variance of the rounding, at most Λ²/4 per coord
 2⁻²⁴ b² at the default grid. Mironov's snapping mechanism also clamps the *output* and proves a bound for its own
 floating-point Laplace sampler with Λ ≥ λ; privnoise rounds the input first, which gives the rigorous sensitivity
 accounting above at any grid but relies on the floating-point noise being faithful at the scale of Λ (see the
-floating-point caveat in :mod:`privnoise.dp.lattice`: errors of order 2⁻⁵⁰ relative per cell and tails truncated
-beyond ≈ 40 scales, not added to the reported numbers).
+floating-point caveat in :mod:`privnoise.mechanisms.discrete`: errors of order 2⁻⁵⁰ relative per cell and tails
+truncated beyond ≈ 40 scales, not added to the reported numbers).
 
 The default grid is the smallest power of two Λ ≥ scale/2^12 (scale: the smallest Laplace scale, or the smallest
 standard deviation); ``grid_exponent`` chooses another. The declared bound may span at most 2^52 grid steps.
@@ -72,16 +72,16 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_finite_array, check_positive, check_positive_int, check_probability, readonly
 from ..exceptions import CalibrationError, DimensionError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
-from ..mechanisms import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
-from ..mechanisms.protocol import GridFiller
 from ..random import RNGLike
 from ..snapping import lattice_add, lattice_point, lattice_sum
-from .lattice import check_grid_exponent
+from ._base import LatticeMechanism, Mechanism, Noise, Perturbation, deliver
+from .lattice_grid import check_grid_exponent
+from .protocol import GridFiller
+from .statements import DIFFERENTIAL_PRIVACY, PRIVACY_PROFILE, statement
 
 if TYPE_CHECKING:
     from ..guarantees import Guarantee
     from ..queries import Query
-    from .profile import PrivacyProfile
 
 __all__ = ["HardenedMechanism", "hardened", "noise_scale"]
 
@@ -90,11 +90,11 @@ _OWNER = "HardenedMechanism"
 
 def noise_scale(mechanism: Noise) -> float:
     """The scale that sets the default grid: the smallest Laplace scale, σ_min for a Gaussian (√λ_min(Σ)), the
-    lattice scale for lattice noise, else √λ_min of the covariance (:func:`privnoise.dp.profile.profile_of`).
+    lattice scale for lattice noise, else √λ_min of the covariance (:func:`privnoise.dp.profile.profile_of`, the
+    rule :data:`~privnoise.mechanisms.statements.PRIVACY_PROFILE` registered in
+    :mod:`privnoise.mechanisms.statements`).
     """
-    from .profile import profile_of
-
-    return profile_of(mechanism).scale
+    return statement(PRIVACY_PROFILE)(mechanism).scale
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -248,16 +248,15 @@ class HardenedMechanism(Noise):
         return lattice_add(values, fill, k, bound=bound, out=how.out, width=width)
 
     # -- the guarantee ---------------------------------------------------------------------------------------
-    def privacy_profile(self) -> PrivacyProfile:
+    def privacy_profile(self) -> Any:
         """The wrapped family's profile with the value rounded to this grid first
-        (:class:`~privnoise.dp.privacy_profiles.RoundedProfile`), for ``coordinates`` moved coordinates when declared."""
-        from .privacy_profiles import RoundedProfile
-        from .profile import profile_of
-
-        profile = RoundedProfile(profile_of(self.mechanism), self.grid)
+        (:class:`~privnoise.dp.privacy_profiles.RoundedProfile`), for ``coordinates`` moved coordinates when declared:
+        a :class:`~privnoise.dp.PrivacyProfile`, stated by the rule registered in
+        :mod:`privnoise.mechanisms.statements`."""
+        profile = statement(PRIVACY_PROFILE)(self.mechanism, grid=self.grid)
         return profile if self.coordinates is None else profile.touching(self.coordinates)
 
-    def _profile(self) -> PrivacyProfile:
+    def _profile(self) -> Any:
         return self.privacy_profile()
 
     def epsilon(self, delta: float = 0.0) -> float:
@@ -299,9 +298,7 @@ class HardenedMechanism(Noise):
         """(ε, δ) at the query's declared sensitivity (the declared ``sensitivity`` without bounds), rounding
         included. The value is rounded before the noise, so the law is piecewise constant in the data and no
         Cramér–Rao (Fisher) bound is stated."""
-        from .profile import dp_guarantee_for
-
-        guarantee = dp_guarantee_for(self, query, delta=delta)
+        guarantee = statement(DIFFERENTIAL_PRIVACY)(self, query, delta=delta)
         if guarantee is None and (self.pure or delta):
             guarantee = self.guarantee(delta=delta)
         if guarantee is None:
