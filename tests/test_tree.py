@@ -298,6 +298,41 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
     assert offenders == []
 
 
+#: The consumers of the noise families (DESIGN.md: "families never import dp/fisher consumers").
+FAMILY_CONSUMERS = ("privnoise.dp", "privnoise.fisher")
+
+
+def test_the_noise_families_never_import_their_consumers() -> None:
+    # every import counts, function-level and TYPE_CHECKING ones included: the families reach the privacy profiles
+    # and the Fisher information only through the rules registered in mechanisms/statements.py
+    offenders = []
+    for path, tree in _modules():
+        if _module_name(path).partition(".")[2].partition(".")[0] == "mechanisms":
+            offenders += _imports_of(path, tree, FAMILY_CONSUMERS)
+    assert offenders == []
+
+
+def test_the_consumer_check_sees_function_level_and_type_checking_imports() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..dp.profile import PrivacyProfile\n"
+        "def f():\n    from ..fisher import information\n"
+    )
+    found = _imports_of(SOURCE / "mechanisms" / "hardened.py", tree, FAMILY_CONSUMERS)
+    assert [line.rpartition(" ")[2] for line in found] == [
+        "privnoise.dp.profile", "privnoise.dp.profile.PrivacyProfile", "privnoise.fisher",
+        "privnoise.fisher.information",
+    ]
+
+
+def test_lattice_and_hardened_noise_live_with_the_families() -> None:
+    from privnoise import dp, mechanisms
+
+    concrete_families()  # every submodule imported: none may shadow an exported name
+    for name in ("DiscreteLaplace", "DiscreteGaussian", "HardenedMechanism", "hardened"):
+        assert getattr(mechanisms, name).__module__.startswith("privnoise.mechanisms."), name
+        assert getattr(dp, name) is getattr(mechanisms, name), name  # still exported where they were public
+
+
 #: The longest a module may be: one concept per module.
 MAX_LINES = 400
 
