@@ -6,6 +6,7 @@ The checks are fixtures (not a helper module) so that test files need no imports
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 
@@ -25,6 +26,18 @@ def _session_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     user's own."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PRIVNOISE_LEDGER", str(tmp_path_factory.getbasetemp() / "ledgers" / "session.sqlite"))
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _report_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One directory of reproduction reports for the whole run, shared by the parallel workers (whose base
+    temporary directories are siblings): each report is computed once, by whichever test or documentation build
+    needs it first (PRIVNOISE_REPRODUCE_CACHE, :mod:`privnoise.reproduce._cache`)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRIVNOISE_REPRODUCE_CACHE", str(shared / "reproduction-reports"))
         yield
 
 

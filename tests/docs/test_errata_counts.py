@@ -91,6 +91,7 @@ def test_the_built_page_shows_the_reports_counts(tmp_path: Path, reports: dict[s
             "MPLBACKEND": "Agg",
             "PATH": "/usr/bin:/bin",
             "PYTHONPATH": str(Path(privnoise.__file__).parents[1]) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            "PRIVNOISE_REPRODUCE_CACHE": os.environ.get("PRIVNOISE_REPRODUCE_CACHE", ""),
         },
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -3,6 +3,7 @@ broken reference fails the build."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -42,7 +43,8 @@ def _sphinx(source: Path, out: Path, *options: str) -> subprocess.CompletedProce
         timeout=600,
         check=False,
         # the build imports the privnoise these tests import (not another copy on the interpreter's path)
-        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(privnoise.__file__).parents[1])},
+        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(privnoise.__file__).parents[1]),
+             "PRIVNOISE_REPRODUCE_CACHE": os.environ.get("PRIVNOISE_REPRODUCE_CACHE", "")},
     )
 
 

@@ -7,10 +7,12 @@ True
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
 from pathlib import Path
 
 from .._optional import check
+from ._cache import CACHE_VARIABLE, cached_report
 from ._report import SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row, method_kind
 
 __all__ = ["SECOND_METHODS", "SECOND_METHOD_FUNCTIONS", "Report", "Row", "available", "method_kind", "run"]
@@ -33,10 +35,16 @@ def run(name: str, output: Path | None = None, *, figures: bool = True) -> Repor
     """Compute the report of paper ``name``; with ``output``, write report.md and its PNG figures there.
 
     Figures need matplotlib (the ``plots`` extra); without it, nothing is written and the error names the extra.
+    Where the environment variable ``PRIVNOISE_REPRODUCE_CACHE`` names a directory, a report computed by this
+    same code (every source file hashed) on the same numerical libraries is read from there instead
+    (:mod:`privnoise.reproduce._cache`).
     """
     if name not in _MODULES:
         raise KeyError(f"unknown paper {name!r}; choose one of {', '.join(available())}")
     if output is not None and figures:
         check("matplotlib", feature=f"the figures of the {name} reproduction")
     module = import_module(f".{_MODULES[name]}", __name__)
-    return module.build_report(output, figures=figures)
+    cache = os.environ.get(CACHE_VARIABLE)
+    if not cache:
+        return module.build_report(output, figures=figures)
+    return cached_report(Path(cache), name, output, figures, lambda out: module.build_report(out, figures=figures))
