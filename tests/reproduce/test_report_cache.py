@@ -1,6 +1,7 @@
 """The reproduction cache (PRIVNOISE_REPRODUCE_CACHE): a report read back equals the report computed, row for row
-and byte for byte in Markdown; a second call computes nothing; a request for rows is served by an entry with files
-but not the reverse; files are copied to each caller's output; concurrent callers compute once."""
+and byte for byte in Markdown; a second call computes nothing; one computation, with its figures, serves requests
+for the rows alone (captions dropped, as without figures) and for the files (copied to each caller's output);
+concurrent callers compute once."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from privnoise.reproduce._cache import cached_report
 def _counting(report: Report) -> tuple[list[Path | None], object]:
     calls: list[Path | None] = []
 
-    def build(output: Path | None) -> Report:
+    def build(output: Path | None, figures: bool) -> Report:
+        assert figures  # matplotlib is installed where these tests run
         calls.append(output)
         if output is not None:
             output.mkdir(parents=True, exist_ok=True)
@@ -46,16 +48,16 @@ def test_a_report_read_back_is_the_report_computed(tmp_path: Path) -> None:
     assert (tmp_path / "two" / "report.md").read_text() == (tmp_path / "one" / "report.md").read_text()
 
 
-def test_rows_are_served_by_files_but_files_are_not_served_by_rows(tmp_path: Path) -> None:
+def test_one_computation_serves_rows_and_files(tmp_path: Path) -> None:
     calls, build = _counting(_report())
-    cached_report(tmp_path / "cache", "p", None, False, build)  # type: ignore[arg-type]
-    cached_report(tmp_path / "cache", "p", tmp_path / "out", True, build)  # type: ignore[arg-type]
-    assert len(calls) == 2 and calls[0] is None and calls[1] is not None  # the rows entry could not give figures
-    rows = cached_report(tmp_path / "cache", "q", None, False, _counting(_report())[1])  # type: ignore[arg-type]
-    assert rows.figures == [("figure.png", "a caption")]  # a fresh entry: what the build returned
-    served = cached_report(tmp_path / "cache", "p", tmp_path / "plain", False, build)  # type: ignore[arg-type]
-    assert len(calls) == 2 and served.figures == []  # from an entry, the rows alone
+    rows = cached_report(tmp_path / "cache", "p", None, False, build)  # type: ignore[arg-type]
+    files = cached_report(tmp_path / "cache", "p", tmp_path / "out", True, build)  # type: ignore[arg-type]
+    plain = cached_report(tmp_path / "cache", "p", tmp_path / "plain", False, build)  # type: ignore[arg-type]
+    assert len(calls) == 1 and calls[0] is not None  # computed once, with its files
+    assert rows.figures == [] and plain.figures == [] and files.figures == [("figure.png", "a caption")]
+    assert (tmp_path / "out" / "figure.png").read_bytes() == b"png"
     assert (tmp_path / "plain" / "report.md").is_file() and not (tmp_path / "plain" / "figure.png").exists()
+    assert "a caption" not in (tmp_path / "plain" / "report.md").read_text()
 
 
 def test_concurrent_callers_compute_once(tmp_path: Path) -> None:
@@ -78,4 +80,4 @@ def test_a_real_report_through_the_cache(tmp_path: Path, monkeypatch: pytest.Mon
     assert read.to_markdown() == computed.to_markdown() == fresh.to_markdown()
     assert [(r.key, r.printed, r.computed, r.status) for r in read.rows] == [
         (r.key, r.printed, r.computed, r.status) for r in fresh.rows]
-    assert len([p for p in (tmp_path / "cache").glob("nageswaran-rows-*") if p.is_dir()]) == 1
+    assert len([p for p in (tmp_path / "cache").glob("nageswaran-*") if p.is_dir()]) == 1

@@ -31,7 +31,7 @@ pytest.importorskip("psutil")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # not torn down when another module's test runs in between
 def lost(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """What the scenarios recorded, and their directory."""
     if not java_available():

@@ -47,4 +47,5 @@ def run(name: str, output: Path | None = None, *, figures: bool = True) -> Repor
     cache = os.environ.get(CACHE_VARIABLE)
     if not cache:
         return module.build_report(output, figures=figures)
-    return cached_report(Path(cache), name, output, figures, lambda out: module.build_report(out, figures=figures))
+    return cached_report(Path(cache), name, output, figures,
+                         lambda out, drawn: module.build_report(out, figures=drawn))

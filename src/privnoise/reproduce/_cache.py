@@ -3,8 +3,8 @@
 A report is a pure function of privnoise's code and of the numerical libraries it runs on, so the entry's name
 holds a hash of every source file of the installed package and the versions of numpy, scipy and scikit-fem: a
 change to any of them computes the report again. An entry holds the report's rows as JSON (no pickle: a cache
-directory is data, never code) and, when it was computed with an output directory and figures, the files written
-there, which are copied to the next caller's output. A lock file per entry lets concurrent processes (parallel
+directory is data, never code) and the files the report writes with its figures (where matplotlib is installed),
+which are copied to the output of a caller that asks for them. A lock file per entry lets concurrent processes (parallel
 test workers, a documentation build) compute each report once; the others wait and read it.
 
 Without the variable, :func:`~privnoise.reproduce.run` computes every time.
@@ -16,6 +16,7 @@ import dataclasses
 import fcntl
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -65,38 +66,30 @@ def _load(path: Path) -> Report:
 
 
 def cached_report(directory: Path, name: str, output: Path | None, figures: bool,
-                  build: Callable[[Path | None], Report]) -> Report:
-    """The report ``name`` from the cache ``directory``, computed by ``build(output)`` on a miss.
+                  build: Callable[[Path | None, bool], Report]) -> Report:
+    """The report ``name`` from the cache ``directory``, computed by ``build(output, figures)`` on a miss.
 
-    A request for the rows alone is served by an entry with files too; a request with an output directory and
-    figures needs such an entry, and copies its files into ``output``."""
+    Every entry is computed with its files and figures where matplotlib is installed, so that one computation
+    serves both kinds of request: the rows alone (the figures' captions dropped, as a run without figures gives
+    them) and the files, copied into ``output``."""
     directory.mkdir(parents=True, exist_ok=True)
-    with_files = output is not None and figures
-    full = directory / f"{name}-files-{_code_key()}"
-    rows = directory / f"{name}-rows-{_code_key()}"
-    entry = full if with_files else rows
+    drawn = importlib.util.find_spec("matplotlib") is not None
+    entry = directory / f"{name}-{'files' if drawn else 'rows'}-{_code_key()}"
     with open(entry.with_suffix(".lock"), "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        for candidate in (full,) if with_files else (full, rows):
-            if (candidate / "report.json").is_file():
-                report = _load(candidate / "report.json")
-                if with_files:
-                    assert output is not None
-                    _copy(candidate / "files", output)
-                    return report
-                report.figures = []  # the rows alone, as a run without figures gives them
-                if output is not None:
-                    report.write(output)
-                return report
-        entry.mkdir(exist_ok=True)
-        if with_files:
-            report = build(entry / "files")
-            assert output is not None
-            _copy(entry / "files", output)
+        if (entry / "report.json").is_file():
+            report = _load(entry / "report.json")
         else:
-            report = build(output)
-        _dump(report, entry / "report.json")
+            entry.mkdir(exist_ok=True)
+            report = build(entry / "files" if drawn else None, drawn)
+            _dump(report, entry / "report.json")
+    if output is not None and figures and drawn:
+        _copy(entry / "files", output)
         return report
+    report.figures = []
+    if output is not None:
+        report.write(output)
+    return report
 
 
 def _copy(source: Path, output: Path) -> None:
