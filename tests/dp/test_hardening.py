@@ -341,3 +341,37 @@ def test_one_float_is_released_as_a_one_value_array(noise: HardenedMechanism) ->
             assert isinstance(one, float)
             assert np.float64(one).view(np.uint64) == array.view(np.uint64)[0], (seed, v, one, array[0])
             assert first.integers(1 << 62) == second.integers(1 << 62)
+
+
+def test_add_one_answers_one_finite_value_as_the_array_path_does_and_declines_the_rest() -> None:
+    scalar = hardened(Laplace(scale=1.0), sensitivity=1.0, bound=50.0)
+    for value in (0.3, -12.75, 49.0):
+        one = scalar.add_one(value, np.random.default_rng(11))
+        array = scalar.add_to(np.array(value), rng=np.random.default_rng(11))
+        assert one is not None and one == float(array)  # the same draw, the same lattice arithmetic
+        assert one == pytest.approx(value, abs=60.0) and (one / 2.0**scalar.grid_exponent).is_integer()
+    assert scalar.add_one(float("nan"), np.random.default_rng(1)) is None
+    assert scalar.add_one(float("inf"), np.random.default_rng(1)) is None
+    assert scalar.add_one(1.0, np.random.default_rng(1), grid_exponent=scalar.grid_exponent - 1) is None
+    assert scalar.add_one(1.0, np.random.default_rng(1), grid_exponent=scalar.grid_exponent) is not None
+    vector = hardened(Laplace(scale=[1.0, 2.0]), sensitivity=1.0, bound=[5.0, 7.0])
+    assert vector.add_one(1.0, np.random.default_rng(1)) is None
+
+
+def test_guarantee_for_states_the_query_s_declared_sensitivity_and_falls_back_to_the_mechanism_s() -> None:
+    from privnoise import queries
+
+    lap = hardened(Laplace(scale=1.0), sensitivity=1.0, bound=50.0, grid_exponent=-3)
+    bounded = queries.linear(np.ones((1, 1)), bounds=(0.0, 2.0))  # one record moves the answer by up to 2
+    # ℓ1 on the grid Λ = 1/8: a move of Δ becomes ⌊Δ/Λ⌋ + 1 grid steps, ε = steps·Λ/b
+    assert lap.guarantee_for(bounded).epsilon == pytest.approx((16 + 1) * 0.125, rel=1e-15)
+    unbounded = queries.linear(np.ones((1, 1)))  # no declared bounds: the mechanism's own Δ = 1
+    assert lap.guarantee_for(unbounded).epsilon == pytest.approx((8 + 1) * 0.125, rel=1e-15)
+    gauss = hardened(Gaussian.from_std(3.0), sensitivity=1.0, bound=10.0, grid_exponent=-3)
+    stated = gauss.guarantee_for(bounded, delta=1e-6)
+    assert stated.delta == 1e-6 and stated.epsilon == pytest.approx(
+        gaussian_epsilon(3.0, 1e-6, sensitivity=(16 + 1) * 0.125), rel=1e-12)
+    own = gauss.guarantee_for(unbounded, delta=1e-6)
+    assert own.epsilon == pytest.approx(gaussian_epsilon(3.0, 1e-6, sensitivity=(8 + 1) * 0.125), rel=1e-12)
+    with pytest.raises(CalibrationError, match="pass `delta`"):
+        gauss.guarantee_for(bounded)
