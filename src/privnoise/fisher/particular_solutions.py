@@ -207,7 +207,8 @@ def _edge_maximum(expansions: list[_Expansion], v: FloatArray, c: FloatArray, la
         while True:
             t = np.cos(math.pi * (np.arange(degree + 1) + 0.5) / (degree + 1))  # Chebyshev points on [−1, 1]
             points = a + ((t + 1.0) / 2.0)[:, None] * (b - a)
-            values = _basis(expansions, points, lam, terms) @ c
+            basis = _basis(expansions, points, lam, terms)
+            values = basis @ c
             # the interpolant at the Chebyshev points of the first kind: discrete orthogonality of cos(kθ_j)
             coefficients = np.polynomial.chebyshev.chebvander(t, degree).T @ values * (2.0 / (degree + 1))
             coefficients[0] /= 2.0
@@ -217,7 +218,7 @@ def _edge_maximum(expansions: list[_Expansion], v: FloatArray, c: FloatArray, la
                 break
             degree *= 2
         # rounding of the functions' values: about 1e-14 of the largest term
-        size = float(np.max(np.abs(_basis(expansions, points, lam, terms)) @ np.abs(c)))
+        size = float(np.max(np.abs(basis) @ np.abs(c)))
         worst = max(worst, total + 4.0 * tail + 1e-13 * size)
     return worst
 
