@@ -98,3 +98,56 @@ def test_safe_side_overshoots_by_less_than_twice_the_needed_step(value, needed_u
     result = safe_side(value, lambda b: b >= threshold, what="x")
     assert result >= threshold
     assert result - value <= 2 * (threshold - value) + 2 * math.ulp(value)
+
+
+def _counting(measure):
+    calls = []
+
+    def counted(*args):
+        calls.append(args)
+        return measure(*args)
+
+    return counted, calls
+
+
+@pytest.mark.parametrize("bias", [0.0, 1e-11, -1e-11])
+def test_an_estimate_only_decides_where_the_exact_measure_is_evaluated(bias):
+    """A near estimate gives the same safe-side root as the exact search, from a handful of exact evaluations."""
+    for target in (0.5, 1e-3, 1e-12):
+        exact, calls = _counting(lambda s: math.exp(-s))
+        guided = smallest_parameter(
+            exact, target, start=1.0, what="a test", estimate=lambda s: math.exp(-s * (1.0 + bias))
+        )
+        plain = smallest_parameter(lambda s: math.exp(-s), target, start=1.0, what="a test")
+        assert math.exp(-guided) <= target
+        assert guided == pytest.approx(plain, rel=1e-13)
+        assert len(calls) <= 12
+
+
+@pytest.mark.parametrize("estimate", [lambda s: math.exp(-2.0 * s), lambda s: -1.0, lambda s: 1.0, lambda s: math.nan])
+def test_a_misleading_estimate_falls_back_to_the_exact_search(estimate):
+    for target in (0.5, 1e-3):
+        guided = smallest_parameter(lambda s: math.exp(-s), target, start=1.0, what="a test", estimate=estimate)
+        assert math.exp(-guided) <= target
+        assert guided == pytest.approx(-math.log(target), rel=1e-12)
+        assert math.exp(-math.nextafter(guided, 0.0) * (1 - 1e-12)) > target
+
+
+def test_the_gaussian_calibrations_evaluate_the_exact_profile_a_handful_of_times(monkeypatch):
+    """σ, ε and hardened σ are located on the double-precision profile; the multiple-precision one (slow) is
+    evaluated only near the answer. The answers stay tight: a σ 1e-9 smaller misses the target."""
+    import mpmath
+
+    exact, calls = _counting(mpmath.ncdf)  # two per evaluation of the exact profile
+    monkeypatch.setattr(mpmath, "ncdf", exact)
+    sigma = dp.gaussian_sigma(0.7, 1e-8, sensitivity=2.0)
+    assert 0 < len(calls) <= 24
+    assert dp.gaussian_delta(sigma, 0.7, sensitivity=2.0) <= 1e-8 < dp.gaussian_delta(
+        sigma * (1 - 1e-9), 0.7, sensitivity=2.0
+    )
+    calls.clear()
+    eps = dp.gaussian_epsilon(sigma, 1e-8, sensitivity=2.0)
+    assert 0 < len(calls) <= 24 and eps == pytest.approx(0.7, rel=1e-10)
+    calls.clear()
+    dp.hardened_gaussian_for_epsilon_delta("0.7", "1e-8", sensitivity=2.0)
+    assert 0 < len(calls) <= 80

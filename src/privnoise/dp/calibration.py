@@ -7,6 +7,9 @@ is at most a target. :func:`smallest_parameter` answers it for all of them:
 1. it brackets the answer by doubling from a start value (:class:`~privnoise.exceptions.CalibrationError` when the
    measure never reaches the target below a limit),
 2. refines it with Brent's method on ``measure(p) − target``,
+   — or, given a cheap floating-point ``estimate`` of an expensive exact measure, locates the root on the estimate
+   and refines it on the exact measure only inside a narrow bracket around it (a handful of exact evaluations
+   instead of dozens; the full search on the exact measure when the estimate misleads),
 3. and then steps p up until the *exact* test ``holds(p)`` passes in floating point (or in exact rationals, for
    accountants), so the calibrated noise is never below the one the target needs.
 
@@ -59,6 +62,7 @@ def smallest_parameter(
     start: float,
     what: str,
     holds: Callable[[float], bool] | None = None,
+    estimate: Callable[[float], float] | None = None,
     limit: float = 1e12,
     xtol: float = 1e-15,
     rtol: float = 1e-14,
@@ -77,6 +81,10 @@ def smallest_parameter(
         What is calibrated, for error messages.
     holds : callable, optional
         The exact test of the final answer (default ``measure(p) <= target``).
+    estimate : callable, optional
+        A fast floating-point approximation of ``measure``: the root is located on it first, and the exact measure
+        is then evaluated only in a bracket 1e-9 (then 1e-6, 1e-3) wide around that root. The answer is the same
+        safe-side root either way; the estimate only decides where the exact measure is looked at.
     limit : float
         The bracket may grow to ``limit · start`` before :class:`CalibrationError`.
 
@@ -85,7 +93,12 @@ def smallest_parameter(
     float
         p with ``holds(p)``; a tiny p (below 1e-300 · start) when even that one satisfies the target.
     """
+    measure = _remembered(measure)
     check = holds if holds is not None else (lambda p: measure(p) <= target)
+    if estimate is not None:
+        near = _root_near_estimate(measure, target, estimate, check, start=start, limit=limit, xtol=xtol, rtol=rtol)
+        if near is not None:
+            return safe_side(near, check, what=what)
     high = start
     while not check(high):
         high *= 2.0
@@ -103,3 +116,52 @@ def smallest_parameter(
         optimize.brentq(lambda p: float(measure(p)) - level, low, high, xtol=xtol * start, rtol=rtol)
     )
     return safe_side(max(root, low), check, what=what)
+
+
+def _root_near_estimate(
+    measure: Callable[[float], Any],
+    target: Any,
+    estimate: Callable[[float], float],
+    check: Callable[[float], bool],
+    *,
+    start: float,
+    limit: float,
+    xtol: float,
+    rtol: float,
+) -> float | None:
+    """The exact measure's root, searched only in narrow brackets around the estimate's root; None when the
+    estimate's root is not within 1e-3 of the exact one (or the estimate cannot be bracketed)."""
+    from scipy import optimize
+
+    level = float(target)
+    high = start
+    while not estimate(high) <= level:
+        high *= 2.0
+        if high > limit * start:
+            return None
+    low = start
+    while estimate(low) <= level:
+        low /= 2.0
+        if low < 1e-300 * start:
+            return None
+    guess = float(optimize.brentq(lambda p: estimate(p) - level, low, high, xtol=xtol * start, rtol=rtol))
+    for width in (1e-9, 1e-6, 1e-3):
+        below, above = guess * (1.0 - width), guess * (1.0 + width)
+        if check(above) and not check(below):
+            excess_above, excess_below = float(measure(above)) - level, float(measure(below)) - level
+            if excess_below > 0.0 >= excess_above:
+                root = optimize.brentq(lambda p: float(measure(p)) - level, below, above, xtol=xtol * start, rtol=rtol)
+                return max(float(root), below)
+    return None
+
+
+def _remembered(measure: Callable[[float], Any]) -> Callable[[float], Any]:
+    """``measure`` evaluated once per argument (the bracket ends are tested, then handed to Brent's method)."""
+    values: dict[float, Any] = {}
+
+    def remembered(p: float) -> Any:
+        if p not in values:
+            values[p] = measure(p)
+        return values[p]
+
+    return remembered

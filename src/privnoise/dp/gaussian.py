@@ -44,18 +44,24 @@ def gaussian_delta(sigma: float, epsilon: float, *, sensitivity: float) -> float
     s = check_positive(sigma, "sigma", "gaussian_delta")
     eps = check_positive(epsilon, "epsilon", "gaussian_delta", allow_zero=True)
     d = check_positive(sensitivity, "sensitivity", "gaussian_delta")
+    first, estimate = _profile_in_doubles(s, eps, d)
+    if not math.isfinite(d / (2.0 * s)) or not math.isfinite(eps * s / d):
+        return float(min(max(estimate, 0.0), 1.0))
+    return _round_up_probability(_profile_precisely(s, eps, d, estimate, first))
+
+
+def _profile_in_doubles(sigma: float, epsilon: float, sensitivity: float) -> tuple[float, float]:
+    """The profile's first term Φ(a − b) and the difference of the two terms, both in double precision (fast; the
+    difference loses the digits the terms share, so it only guides the searches of the exact profile)."""
     from scipy import (
         special,  # loaded on first use (scipy is slow to import; the command line may not need it)
     )
 
-    a = d / (2.0 * s)
-    b = eps * s / d
-    first = special.ndtr(a - b)
-    second_log = eps + special.log_ndtr(-a - b)
-    estimate = first - math.exp(second_log) if second_log > -745 else first
-    if not math.isfinite(a) or not math.isfinite(b):
-        return float(min(max(estimate, 0.0), 1.0))
-    return _round_up_probability(_profile_precisely(s, eps, d, estimate, float(first)))
+    a = sensitivity / (2.0 * sigma)
+    b = epsilon * sigma / sensitivity
+    first = float(special.ndtr(a - b))
+    second_log = epsilon + float(special.log_ndtr(-a - b))
+    return first, (first - math.exp(second_log) if second_log > -745 else first)
 
 
 def _profile_precisely(sigma: float, epsilon: float, sensitivity: float, estimate: float, first: float) -> Any:
@@ -93,7 +99,8 @@ def gaussian_epsilon(sigma: float, delta: float, *, sensitivity: float) -> float
     dl = check_probability(delta, "delta", "gaussian_epsilon")
     d = check_positive(sensitivity, "sensitivity", "gaussian_epsilon")
     return smallest_epsilon(
-        lambda e: gaussian_delta(s, e, sensitivity=d), dl, what="the Gaussian privacy profile"
+        lambda e: gaussian_delta(s, e, sensitivity=d), dl, what="the Gaussian privacy profile",
+        estimate=lambda e: _profile_in_doubles(s, e, d)[1],
     )
 
 
@@ -114,7 +121,8 @@ def gaussian_sigma(epsilon: float, delta: float, *, sensitivity: float) -> float
     if dl == 0.0:
         raise CalibrationError("Gaussian noise cannot give δ = 0; use a Laplace mechanism for pure ε-DP.")
     return smallest_parameter(
-        lambda s: gaussian_delta(s, eps, sensitivity=d), dl, start=d, what="σ for the Gaussian privacy profile"
+        lambda s: gaussian_delta(s, eps, sensitivity=d), dl, start=d, what="σ for the Gaussian privacy profile",
+        estimate=lambda s: _profile_in_doubles(s, eps, d)[1],
     )
 
 

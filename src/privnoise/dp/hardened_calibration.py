@@ -148,7 +148,8 @@ def hardened_gaussian_for_epsilon_delta(
     k = default_grid_exponent(gaussian_sigma(e, dl, sensitivity=d))
     grid = math.ldexp(1.0, k)
     effective = lattice_sensitivity(d, grid, dim=moved, norm="l2") * grid
-    start = gaussian_sigma(e, dl, sensitivity=effective)
+    margin = e * (1.0 - 1e-12)  # the target the stated ε must stay below (its inversion adds a few ulps)
+    start = gaussian_sigma(margin, dl, sensitivity=effective)
 
     def build(sigma: float) -> HardenedMechanism:
         return hardened(
@@ -156,7 +157,7 @@ def hardened_gaussian_for_epsilon_delta(
             coordinates=coordinates,
         )
 
-    sigma = safe_side(start, lambda s: build(s).epsilon(dl) <= e * (1.0 - 1e-12), what="hardened Gaussian noise")
+    sigma = safe_side(start, lambda s: build(s).epsilon(dl) <= margin, what="hardened Gaussian noise")
     return build(sigma)
 
 

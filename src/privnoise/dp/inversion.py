@@ -11,13 +11,15 @@ __all__ = ["smallest_epsilon"]
 
 
 def smallest_epsilon(
-    profile: Callable[[float], float], delta: float, *, what: str, limit: float = 1e8
+    profile: Callable[[float], float], delta: float, *, what: str, limit: float = 1e8,
+    estimate: Callable[[float], float] | None = None,
 ) -> float:
     """The smallest ε ≥ 0 with ``profile(ε) ≤ delta``, for a profile δ(ε) that decreases in ε.
 
     The one calibrator (:func:`~privnoise.dp.calibration.smallest_parameter`) brackets the root by doubling
     (``CalibrationError`` past ``limit``), finds it with Brent's method, and steps it up until ``profile(ε) ≤ delta``
-    holds exactly in floating point, so the reported ε is never below the true one.
+    holds exactly in floating point, so the reported ε is never below the true one. A fast ``estimate`` of an
+    expensive profile only decides where the profile itself is evaluated.
 
     Examples
     --------
@@ -28,5 +30,6 @@ def smallest_epsilon(
         return math.inf
     if profile(0.0) <= delta:
         return 0.0
-    eps = smallest_parameter(profile, delta, start=1.0, what=f"ε of {what} for δ = {delta:g}", limit=limit)
+    eps = smallest_parameter(profile, delta, start=1.0, what=f"ε of {what} for δ = {delta:g}", limit=limit,
+                             estimate=estimate)
     return eps if profile(eps) <= delta else math.inf
