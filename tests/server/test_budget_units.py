@@ -16,6 +16,8 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from privnoise.dp.accounting import Charge
 from privnoise.server.budgets import (
@@ -365,6 +367,38 @@ def test_overspent_views_clip_at_zero() -> None:
     view = querier_view(state, spec)
     assert view["epsilon"]["remaining"] == "0" and view["epsilon"]["remaining_float"] == 0.0
     assert view["fisher"]["x"]["remaining_information"] == 0.0
+
+
+_RATIONALS = st.fractions(min_value=0, max_value=10**6, max_denominator=2**80) | st.builds(
+    lambda x: Fraction(x), st.floats(min_value=0.0, max_value=1e6, allow_nan=False)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    budget=st.fractions(min_value=F(1, 10**6), max_value=10**6, max_denominator=10**9),
+    spent=_RATIONALS,
+    information=_RATIONALS,
+    floor=st.sampled_from([0.01, 0.5, 1e-4, 3.0]),
+)
+def test_views_state_the_exact_rationals_rounded_once(budget, spent, information, floor) -> None:
+    """Every number of a view against Fraction arithmetic: the remaining budget in lowest terms, each float the
+    correctly rounded value of its rational (one rounding, not one per operation)."""
+    spec = _spec(floors={"x": floor})
+    view = querier_view(_querier(epsilon=budget, spent_eps=spent, info={"x": information}), spec)
+    rest = max(budget - spent, F(0))
+    assert view["epsilon"] == {
+        "budget": str(budget), "spent": str(spent), "remaining": str(rest), "remaining_float": float(rest)
+    }
+    x = view["fisher"]["x"]
+    assert x["information"] == str(information) and x["information_float"] == float(information)
+    if information == 0:
+        assert x["record_bound"] is None
+    else:  # beyond the largest float (a subnormal total): the largest float
+        bound = 1 / information
+        assert x["record_bound"] == (float(bound) if bound <= F(sys.float_info.max) else sys.float_info.max)
+    allowed = 1 / Fraction(str(floor))
+    assert x["remaining_information"] == float(max(allowed - information, F(0)))
 
 
 def test_dataset_view_numbers() -> None:

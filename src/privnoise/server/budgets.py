@@ -244,13 +244,21 @@ def apply_charges(
 def _amount(total: Fraction, spent: Fraction) -> dict[str, Any]:
     if not spent:  # nothing spent (a δ budget of pure-ε releases): the same view at every answer
         return dict(_unspent(total))
-    rest = max(total - spent, Fraction(0))
+    # the rest in integers (one view per answer: no normalising Fraction arithmetic), reduced for its text
+    p, q, a, b = total.numerator, total.denominator, spent.numerator, spent.denominator
+    top = max(p * b - a * q, 0)
+    common = math.gcd(top, q * b)
     return {
         "budget": text(total),
         "spent": text(spent),
-        "remaining": text(rest),
-        "remaining_float": float(rest),
+        "remaining": _ratio_text(top // common, q * b // common),
+        "remaining_float": top / (q * b),  # int / int is correctly rounded, as float(Fraction) is
     }
+
+
+def _ratio_text(numerator: int, denominator: int) -> str:
+    """The text of a reduced ratio, as :func:`text` writes its Fraction."""
+    return str(numerator) if denominator == 1 else f"{numerator}/{denominator}"
 
 
 @functools.lru_cache(maxsize=256)
@@ -258,10 +266,10 @@ def _unspent(total: Fraction) -> dict[str, Any]:
     return {"budget": text(total), "spent": "0", "remaining": text(total), "remaining_float": float(total)}
 
 
-def _float(q: Fraction) -> float:
-    """The float nearest ``q``, the largest finite float for a larger rational (views only)."""
+def _quotient(numerator: int, denominator: int) -> float:
+    """The float nearest numerator/denominator (correctly rounded), the largest finite float beyond it."""
     try:
-        return float(q)
+        return numerator / denominator
     except OverflowError:
         return sys.float_info.max
 
@@ -273,15 +281,18 @@ def _allowed_information(floor: float) -> Fraction:
 
 
 def _fisher_entry(floor: float | None, total: Fraction, steps: dict[str, str] | None = None) -> dict[str, Any]:
+    n, d = total.numerator, total.denominator  # in integers: one view per answer, no normalising arithmetic
     out: dict[str, Any] = {
         "floor": floor,
         "information": text(total),
-        "information_float": _float(total),
+        "information_float": _quotient(n, d),
         # null exactly when nothing has been released about the column (the bound is +∞)
-        "record_bound": None if total == 0 else _float(1 / total),
+        "record_bound": None if n == 0 else _quotient(d, n),
     }
     if floor is not None:
-        out["remaining_information"] = float(max(_allowed_information(floor) - total, Fraction(0)))
+        allowed = _allowed_information(floor)
+        top = allowed.numerator * d - n * allowed.denominator
+        out["remaining_information"] = _quotient(max(top, 0), allowed.denominator * d)
         out.update(steps or {})
     return out
 
