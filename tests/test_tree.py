@@ -346,15 +346,14 @@ def test_no_module_is_longer_than_one_concept_needs() -> None:
 #: The names of the noise families and selection methods (the registries' keys and the server's policies).
 FAMILY_NAMES = frozenset({"laplace", "gaussian", "discrete-laplace", "discrete-gaussian", "fisher-cosine",
                           "fisher-gaussian", "fisher-fem", "custom", "exponential", "fisher-"})
-#: Where a family is named: the registries, and the parsing of the server's configuration, which maps names to them.
+#: Where a family is named: the registries (families, error laws, selection methods, the server's policy mechanisms
+#: and what each asks of the configuration). Elsewhere code reads a family object or a mechanism's rules.
 NAMING_MODULES = (
     "dp/families.py",
     "mechanisms/error_laws.py",
     "dp/exponential.py",
     "server/mechanisms.py",  # the registry of the policies' mechanisms
-    "server/config",  # the parsing of the server's configuration: its sections, policies and datasets
-    "server/policies.py",
-    "server/datasets.py",
+    "server/mechanism_rules.py",  # what each policy mechanism asks of the configuration
 )
 
 

@@ -20,7 +20,8 @@ from ..engines import SPARK_MASTER, SPARK_MASTERS
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
 from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in
-from .policies import FEM_KINDS, FISHER_KINDS, NOISE_ONLY_KINDS, PolicySection, PolicySpec, policy_family
+from .mechanism_rules import FISHER_KINDS, NOISE_ONLY_KINDS, RULES
+from .policies import PolicySection, PolicySpec, policy_family
 from .queryspec import KINDS as QUERY_KINDS
 
 __all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
@@ -208,30 +209,36 @@ class DatasetSection(Budgeted):
             key = f"policies.{kind}"
             if kind not in QUERY_KINDS:
                 raise KeyRuleError(key, f"unknown query kind; choose among {', '.join(QUERY_KINDS)}")
-            if (kind == "quantile") != (policy.mechanism == "exponential"):
+            family = policy_family(policy.mechanism)  # a registered noise family answers what laplace does
+            rules = None if family is not None else RULES[policy.mechanism]
+            if (kind == "quantile") != (rules is not None and rules.quantiles):
+                quantiles = " or ".join(repr(n) for n, r in RULES.items() if r.quantiles)
                 raise KeyRuleError(
                     f"{key}.mechanism",
-                    "quantiles are answered by the exponential mechanism (mechanism = 'exponential'), and it "
+                    f"quantiles are answered by the exponential mechanism (mechanism = {quantiles}), and it "
                     f"answers quantiles only; got {policy.mechanism!r} for {kind!r}",
                 )
-            family = policy_family(policy.mechanism)  # a registered noise family answers what laplace does
-            if kind in NOISE_ONLY_KINDS and family is None and policy.mechanism not in ("laplace", "gaussian"):
+            if kind in NOISE_ONLY_KINDS and rules is not None and not rules.answers_vectors:
+                vectors = ", ".join(n for n, r in RULES.items() if r.answers_vectors)
                 raise KeyRuleError(f"{key}.mechanism",
-                                   f"{kind} is answered with laplace, gaussian or a registered family's noise")
-            if family is None and policy.mechanism.startswith("fisher-"):
-                if kind not in FISHER_KINDS:
-                    raise KeyRuleError(
-                        f"{key}.mechanism",
-                        f"Fisher policies answer {', '.join(FISHER_KINDS)} (linear, unfiltered); not {kind!r}",
-                    )
-                if policy.mechanism == "fisher-fem" and kind not in FEM_KINDS:
-                    raise KeyRuleError(
-                        f"{key}.mechanism",
-                        f"fisher-fem noise is a vector on a 2-D or 3-D support: it answers "
-                        f"{', '.join(FEM_KINDS)} (blocks of consecutive records); not {kind!r}",
-                    )
-                if policy.mechanism == "fisher-fem" and self.engine != "sql":
-                    raise KeyRuleError(f"{key}.mechanism", "fisher-fem answers datasets of engine 'sql' only")
+                                   f"{kind} is answered with {vectors} or a registered family's noise")
+            if rules is not None and rules.fisher and kind not in FISHER_KINDS:
+                raise KeyRuleError(
+                    f"{key}.mechanism",
+                    f"Fisher policies answer {', '.join(FISHER_KINDS)} (linear, unfiltered); not {kind!r}",
+                )
+            if rules is not None and rules.kinds is not None and kind not in rules.kinds:
+                raise KeyRuleError(
+                    f"{key}.mechanism",
+                    f"{policy.mechanism} noise is a vector on a 2-D or 3-D support: it answers "
+                    f"{', '.join(rules.kinds)} (blocks of consecutive records); not {kind!r}",
+                )
+            if rules is not None and rules.engines is not None and self.engine not in rules.engines:
+                engines = " or ".join(repr(e) for e in rules.engines)
+                raise KeyRuleError(
+                    f"{key}.mechanism", f"{policy.mechanism} answers datasets of engine {engines} only"
+                )
+            if rules is not None and rules.fisher:
                 unfloored = [
                     n for n, c in self.columns.items() if c.type == "number" and c.fisher_floor is None
                 ]

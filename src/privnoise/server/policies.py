@@ -1,9 +1,9 @@
 """The policies of a dataset: which mechanism answers each query kind, with its parameters.
 
 :class:`PolicySpec` is a validated ``[datasets.NAME.policies.KIND]`` table of ``owner.toml`` (see
-:mod:`.config` and ``docs/server.md``); :class:`PolicySection` is its schema. The kinds each family of
-mechanisms answers are :data:`NOISE_ONLY_KINDS`, :data:`FISHER_KINDS` and :data:`FEM_KINDS`; a fisher-fem
-policy's ``support`` is read by :func:`parse_owner_support`.
+:mod:`.config` and ``docs/server.md``); :class:`PolicySection` is its schema. What each mechanism requires and
+answers is the table :data:`.mechanism_rules.RULES` (the kinds: :data:`NOISE_ONLY_KINDS`, :data:`FISHER_KINDS` and
+:data:`FEM_KINDS`); a finite-element policy's ``support`` is read by :func:`parse_owner_support`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..dp.families import FAMILIES, NoiseFamily, family_named
 from ..exceptions import InvalidParameterError
 from .checks import SCALE_RANGE
 from .config_rules import Budgeted, KeyRuleError, positive_in, rational
+from .mechanism_rules import FEM_KINDS, FISHER_KINDS, MECHANISMS, NOISE_ONLY_KINDS, RULES
 
 __all__ = [
     "FEM_KINDS",
@@ -31,11 +32,6 @@ __all__ = [
     "policy_family",
 ]
 
-MECHANISMS = ("laplace", "gaussian", "fisher-cosine", "fisher-gaussian", "fisher-fem", "custom", "exponential")
-#: The kinds answered by additive Laplace or Gaussian noise only (vectors of counts and sums, one charge).
-NOISE_ONLY_KINDS = ("histogram",)
-FISHER_KINDS = ("sum", "mean", "linear", "identity")
-FEM_KINDS = ("identity",)  # a d-dimensional support noises d consecutive records together
 FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
 
 
@@ -55,12 +51,12 @@ class PolicySpec:
 
     @property
     def is_fisher(self) -> bool:
-        return self.family is None and self.mechanism.startswith("fisher-")
+        return self.family is None and RULES[self.mechanism].fisher
 
     @property
     def is_scalar_fisher(self) -> bool:
         """A Fisher policy whose noise is designed per scalar output (cos² or Gaussian)."""
-        return self.mechanism in ("fisher-cosine", "fisher-gaussian")
+        return self.family is None and RULES[self.mechanism].per_output
 
 
 def policy_family(mechanism: str) -> NoiseFamily | None:
@@ -144,29 +140,25 @@ class PolicySection(Budgeted):
     @model_validator(mode="after")
     def _needs(self) -> PolicySection:
         family = policy_family(self.mechanism)
+        rules = RULES.get(self.mechanism)
         if family is not None:  # a registered family: pure ε, or (ε, δ) converted from its ρ profile
-            need: tuple[str, ...] = ("epsilon",) if family.currency == "epsilon" else ("epsilon", "delta")
+            pure = family.currency == "epsilon"
+            need: tuple[str, ...] = ("epsilon",) if pure else ("epsilon", "delta")
         else:
-            need = {
-                "laplace": ("epsilon",),
-                "gaussian": ("epsilon", "delta"),
-                "fisher-cosine": ("half_width",),
-                "fisher-gaussian": ("quality",),
-                "fisher-fem": ("support",),
-                "custom": ("factory", "epsilon"),
-                "exponential": ("epsilon",),
-            }[self.mechanism]
+            assert rules is not None  # policy_family accepted the name
+            pure, need = rules.pure, rules.required
         for name in need:
             if getattr(self, name) is None:
                 raise KeyRuleError(name, f"is required for mechanism {self.mechanism!r}")
-        if self.mechanism != "fisher-fem":
+        if rules is None or not rules.support_keys:
             for name in ("support", "tolerance"):
                 if getattr(self, name) is not None:
-                    raise KeyRuleError(name, f"is for mechanism 'fisher-fem' only, not {self.mechanism!r}")
-        if self.mechanism in ("laplace", "exponential") and self.delta is not None:
-            raise KeyRuleError("delta", f"the {self.mechanism} mechanism is pure ε-DP; remove `delta`")
-        if family is not None and family.currency == "epsilon" and self.delta is not None:
-            raise KeyRuleError("delta", f"the noise family {self.mechanism!r} is pure ε-DP; remove `delta`")
-        if self.partition_delta is not None and self.mechanism != "laplace":
-            raise KeyRuleError("partition_delta", "partition selection is offered with laplace policies")
+                    holders = " or ".join(repr(n) for n, r in RULES.items() if r.support_keys)
+                    raise KeyRuleError(name, f"is for mechanism {holders} only, not {self.mechanism!r}")
+        if pure and self.delta is not None:
+            what = f"the {self.mechanism} mechanism" if family is None else f"the noise family {self.mechanism!r}"
+            raise KeyRuleError("delta", f"{what} is pure ε-DP; remove `delta`")
+        if self.partition_delta is not None and (rules is None or not rules.partition_selection):
+            holders = ", ".join(n for n, r in RULES.items() if r.partition_selection)
+            raise KeyRuleError("partition_delta", f"partition selection is offered with {holders} policies")
         return self
