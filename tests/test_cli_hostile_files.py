@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from privnoise.cli import app
+from privnoise.io import csv_files
 
 SECRET = "SECRET-7f3a"
 S = SECRET.encode()
@@ -85,9 +86,16 @@ CSV_CASES = {
 }
 
 
+@pytest.mark.parametrize("reader", ["strict", "fast"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("case", CSV_CASES)
-def test_hostile_csv_is_one_line_and_charges_nothing(tmp_path: Path, case: str, mode: str):
+def test_hostile_csv_is_one_line_and_charges_nothing(
+    tmp_path: Path, case: str, mode: str, reader: str, monkeypatch: pytest.MonkeyPatch
+):
+    """Both readers: the strict one alone (small files), and pyarrow's handing over to it (larger ones)."""
+    if reader == "fast":
+        pytest.importorskip("pyarrow")
+        monkeypatch.setattr(csv_files, "STRICT_READER_BYTES", 0)
     content, rule = CSV_CASES[case]
     path = write(tmp_path / "hostile.csv", content)
     refused(release(path, mode), str(path), rule)

@@ -135,6 +135,20 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path, monkeypatch):
     assert pn.io.read(csv, "kwh").tolist() == [1.0, 2.0]  # CSV still works, by the strict reader
 
 
+def test_small_files_are_read_by_the_strict_reader_alone_and_agree_with_the_fast_one(tmp_path, monkeypatch):
+    from privnoise.io import csv_files
+
+    values = np.round(np.random.default_rng(1).uniform(-5, 60, 2_000), 4)
+    path = tmp_path / "small.csv"
+    path.write_text("id;kwh\n" + "\n".join(f"{i};{v}" for i, v in enumerate(values)) + "\n", encoding="utf-8")
+    assert path.stat().st_size <= csv_files.STRICT_READER_BYTES
+    strict = np.concatenate(list(pn.io.chunks(path, "kwh", chunk_size=700)))
+    monkeypatch.setattr(csv_files, "STRICT_READER_BYTES", 0)
+    fast = np.concatenate(list(pn.io.chunks(path, "kwh", chunk_size=700)))
+    np.testing.assert_array_equal(strict, values)
+    np.testing.assert_array_equal(fast, values)
+
+
 def test_csv_chunks_hand_over_between_readers_at_row_boundaries(tmp_path):
     rows = 50_000
     values = np.round(np.random.default_rng(0).uniform(0, 60, rows), 3)
@@ -214,3 +228,34 @@ def test_release_takes_frames_and_iterators_of_chunks():
     assert pn.release(iter(np.split(values, 4)), q, noise, rng=3).value == reference
     with pytest.raises(InvalidParameterError, match="finite"):
         pn.release(iter([values[:500], np.full(500, np.nan)]), q, noise)
+
+
+def test_a_small_csv_table_is_the_arrow_tables_columns_and_answers_alike(tmp_path, monkeypatch):
+    """The strict reader's columns of a small CSV file equal pyarrow's table column by column, and a seeded session
+    answers the same grouped mean from either (key order included: both number the keys in order of appearance)."""
+    from privnoise.io import csv_files
+    from privnoise.io.tables import table
+
+    rng = np.random.default_rng(3)
+    regions = rng.choice(["south", "north", "east", '"quoted, west"'], 500)
+    values = np.round(rng.uniform(0, 60, 500), 3)
+    path = tmp_path / "small.csv"
+    path.write_text("region,kwh\n" + "\n".join(f"{r},{v}" for r, v in zip(regions, values, strict=True)) + "\n",
+                    encoding="utf-8")
+    small = table(path, numeric=["kwh"], text=["region"])
+    monkeypatch.setattr(csv_files, "STRICT_READER_BYTES", 0)
+    arrow = table(path, numeric=["kwh"], text=["region"])
+    assert isinstance(small, dict) and isinstance(arrow, pa.Table)
+    np.testing.assert_array_equal(small["kwh"], arrow.column("kwh").to_numpy())
+    assert small["region"].tolist() == arrow.column("region").to_pylist()
+    assert "quoted, west" in small["region"].tolist()
+
+    def grouped(data):
+        session = pn.Session(data, epsilon=1.0, delta=1e-6, rng=7)
+        return session.group_by("region").mean("kwh", bounds=(0, 60), epsilon=0.5).to_frame().to_dict("list")
+
+    assert grouped(small) == grouped(arrow)
+    empty_key = tmp_path / "empty_key.csv"
+    empty_key.write_text("region,kwh\nnorth,1\n,2\n", encoding="utf-8")
+    monkeypatch.undo()
+    assert isinstance(table(empty_key, numeric=["kwh"], text=["region"]), pa.Table)  # pyarrow decides: null or ""

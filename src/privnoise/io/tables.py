@@ -1,4 +1,4 @@
-"""The columns a query uses, from a CSV or Parquet file, as one checked pyarrow Table (for :class:`privnoise.Session`).
+"""The columns a query uses, from a CSV or Parquet file, as one checked table (for :class:`privnoise.Session`).
 
 :func:`table` reads only the columns named, each checked before anything is computed from it:
 
@@ -8,7 +8,11 @@
   ``PRIVNOISE_MAX_FIELD_BYTES``.
 
 CSV files go through pyarrow's reader in blocks of one line at most; wherever it stops, the strict reader of
-:mod:`privnoise.io.csv_files` finds the line and the rule. Errors never quote a value of the file.
+:mod:`privnoise.io.csv_files` finds the line and the rule. Errors never quote a value of the file. A CSV file of at
+most :data:`~privnoise.io.csv_files.STRICT_READER_BYTES` read under ``missing="error"`` is read by the strict reader
+alone, into a mapping of numpy columns (float64 numbers, text as ``str`` objects): the same values and the same
+refusals without importing pyarrow, which costs more than reading such a file. (A small file with an empty text cell
+still goes through pyarrow, which tells an empty quoted string from a missing value.)
 """
 
 from __future__ import annotations
@@ -21,9 +25,17 @@ import numpy as np
 
 from .._optional import require
 from ..exceptions import InvalidParameterError
+from . import csv_files
 from .arrow_numbers import arrow_floats
 from .columnar import open_parquet, parquet_column, parquet_error
-from .csv_files import arrow_block_size, detect_delimiter, locate, number, read_header, strict_rows
+from .csv_files import (
+    arrow_block_size,
+    detect_delimiter,
+    locate,
+    number,
+    read_header,
+    strict_rows,
+)
 from .limits import Limits, check_text, limits, shown
 from .missing import Missing, check_missing
 
@@ -36,7 +48,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def table(
     path: str | Path, *, numeric: Sequence[str] = (), text: Sequence[str] = (), missing: Missing = "error"
 ) -> Any:
-    """The ``numeric`` and ``text`` columns of a CSV or Parquet file as a pyarrow Table (module docstring)."""
+    """The ``numeric`` and ``text`` columns of a CSV or Parquet file as a pyarrow Table, or for a small CSV file a
+    mapping of numpy columns with the same values (module docstring)."""
     file = Path(path)
     suffix = file.suffix.lower()
     wanted = list(dict.fromkeys([*numeric, *text]))
@@ -44,6 +57,10 @@ def table(
     if suffix in PARQUET_SUFFIXES:
         return _parquet(file, wanted, numbers, missing)
     if suffix in CSV_SUFFIXES:
+        if isinstance(missing, str) and missing == "error" and _size(file) <= csv_files.STRICT_READER_BYTES:
+            columns = _small_csv(file, wanted, numbers)
+            if columns is not None:
+                return columns
         return _csv(file, wanted, numbers, missing)
     raise InvalidParameterError(
         f"{file}: must be a CSV ({', '.join(CSV_SUFFIXES)}) or Parquet ({', '.join(PARQUET_SUFFIXES)}) file; the "
@@ -164,3 +181,43 @@ def _strict_check(
                 number(cell, where)
     if rows == 0:
         raise InvalidParameterError(f"{file}: the file has no data rows after the header.")
+
+
+def _size(file: Path) -> float:
+    """The size of ``file`` in bytes, infinite when it cannot be read (the reader then names the problem)."""
+    try:
+        return file.stat().st_size
+    except OSError:
+        return float("inf")
+
+
+def _small_csv(file: Path, wanted: list[str], numbers: set[str]) -> dict[str, np.ndarray] | None:
+    """The columns of a small CSV file by the strict reader alone (``missing="error"``); None when a text cell is
+    empty (pyarrow's reader decides whether it is missing) or no column is read (a table of rows without columns)."""
+    if not wanted:
+        return None
+    bounds = limits()
+    sep = detect_delimiter(file, bounds)
+    names = read_header(file, sep, bounds)
+    index = {name: locate(file, names, name) for name in wanted}
+    check_text(file, bounds)
+    cells: dict[str, list[Any]] = {name: [] for name in wanted}
+    for line, row in strict_rows(file, names, sep, {i: name for name, i in index.items()}, bounds):
+        for name in wanted:
+            cell = row[index[name]]
+            if name in numbers:
+                value = cell.strip()
+                where = f"{file}, line {line}, column {shown(name)}"
+                if not value:
+                    check_missing("error", f"{where}: missing value (empty cell)")
+                cells[name].append(number(value, where))
+            elif cell:
+                cells[name].append(cell)
+            else:
+                return None
+    if not cells[wanted[0]]:
+        raise InvalidParameterError(f"{file}: the file has no data rows after the header.")
+    return {
+        name: np.array(values, dtype=np.float64) if name in numbers else np.array(values, dtype=object)
+        for name, values in cells.items()
+    }

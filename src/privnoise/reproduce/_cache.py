@@ -22,7 +22,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 from ._report import Report, Row
@@ -37,6 +36,8 @@ _LIBRARIES = ("numpy", "scipy", "scikit-fem", "matplotlib")
 @functools.lru_cache(maxsize=1)
 def _code_key() -> str:
     """A hash of every source file of the privnoise package and of the numerical libraries' versions."""
+    from importlib import metadata  # loaded here: the command line starts without it
+
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parents[1]
     for path in sorted(package.rglob("*.py")):
