@@ -1,8 +1,8 @@
 """The command line imports only what a command needs: a DP release of a small CSV file loads neither pandas nor scipy
 nor pyarrow (each costs more import time than the whole release; a small file is read by the strict reader), nor the
-reproduction reports; a plain release command line
-is parsed without pydantic (typer's per-option converters), prints without rich's console and scans no installed
-distribution's entry points."""
+reproduction cache; a plain release command line is parsed without pydantic (typer's per-option converters) and
+without building the application or importing any other command's module, prints without rich's console and scans no
+installed distribution's entry points."""
 
 from __future__ import annotations
 
@@ -32,7 +32,9 @@ else:
     code = 0
 heavy = sorted(m for m in ("pandas", "scipy", "pyarrow", "sqlglot", "matplotlib", "privnoise.reproduce._cache")
                if m in sys.modules)
-unneeded = sorted(m for m in ("pydantic", "typer._adapters", "rich.console") if m in sys.modules)
+unneeded = sorted(m for m in ("pydantic", "typer._adapters", "rich.console", "privnoise._cli.application",
+                              "privnoise._cli.systems", "privnoise._cli.server", "privnoise._cli.demo_command",
+                              "privnoise._cli.optimization", "privnoise._cli.sql_command") if m in sys.modules)
 scanned = len(scans)
 print(json.dumps({"code": code, "heavy": heavy, "unneeded": unneeded, "scanned": scanned}), file=sys.stderr)
 """
