@@ -9,10 +9,10 @@
 
 CSV files go through pyarrow's reader in blocks of one line at most; wherever it stops, the strict reader of
 :mod:`privnoise.io.csv_files` finds the line and the rule. Errors never quote a value of the file. A CSV file of at
-most :data:`~privnoise.io.csv_files.STRICT_READER_BYTES` read under ``missing="error"`` is read by the strict reader
-alone, into a mapping of numpy columns (float64 numbers, text as ``str`` objects): the same values and the same
-refusals without importing pyarrow, which costs more than reading such a file. (A small file with an empty text cell
-still goes through pyarrow, which tells an empty quoted string from a missing value.)
+most :data:`~privnoise.io.csv_files.STRICT_READER_BYTES` whose columns read are all numeric, under
+``missing="error"``, is read by the strict reader alone into a mapping of float64 numpy columns: the same values and
+the same refusals without importing pyarrow, which costs more than reading such a file. (Text columns keep pyarrow's
+inferred types, so a file with one goes through pyarrow whatever its size.)
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def table(
     path: str | Path, *, numeric: Sequence[str] = (), text: Sequence[str] = (), missing: Missing = "error"
 ) -> Any:
-    """The ``numeric`` and ``text`` columns of a CSV or Parquet file as a pyarrow Table, or for a small CSV file a
-    mapping of numpy columns with the same values (module docstring)."""
+    """The ``numeric`` and ``text`` columns of a CSV or Parquet file as a pyarrow Table, or for a small CSV file of
+    numeric columns a mapping of numpy columns with the same values (module docstring)."""
     file = Path(path)
     suffix = file.suffix.lower()
     wanted = list(dict.fromkeys([*numeric, *text]))
@@ -57,10 +57,11 @@ def table(
     if suffix in PARQUET_SUFFIXES:
         return _parquet(file, wanted, numbers, missing)
     if suffix in CSV_SUFFIXES:
-        if isinstance(missing, str) and missing == "error" and _size(file) <= csv_files.STRICT_READER_BYTES:
-            columns = _small_csv(file, wanted, numbers)
-            if columns is not None:
-                return columns
+        numbers_only = bool(wanted) and numbers.issuperset(wanted)
+        if numbers_only and isinstance(missing, str) and missing == "error" and (
+            _size(file) <= csv_files.STRICT_READER_BYTES
+        ):
+            return _small_csv(file, wanted)
         return _csv(file, wanted, numbers, missing)
     raise InvalidParameterError(
         f"{file}: must be a CSV ({', '.join(CSV_SUFFIXES)}) or Parquet ({', '.join(PARQUET_SUFFIXES)}) file; the "
@@ -191,33 +192,21 @@ def _size(file: Path) -> float:
         return float("inf")
 
 
-def _small_csv(file: Path, wanted: list[str], numbers: set[str]) -> dict[str, np.ndarray] | None:
-    """The columns of a small CSV file by the strict reader alone (``missing="error"``); None when a text cell is
-    empty (pyarrow's reader decides whether it is missing) or no column is read (a table of rows without columns)."""
-    if not wanted:
-        return None
+def _small_csv(file: Path, wanted: list[str]) -> dict[str, np.ndarray]:
+    """The numeric columns ``wanted`` of a small CSV file, by the strict reader alone (``missing="error"``)."""
     bounds = limits()
     sep = detect_delimiter(file, bounds)
     names = read_header(file, sep, bounds)
     index = {name: locate(file, names, name) for name in wanted}
     check_text(file, bounds)
-    cells: dict[str, list[Any]] = {name: [] for name in wanted}
+    cells: dict[str, list[float]] = {name: [] for name in wanted}
     for line, row in strict_rows(file, names, sep, {i: name for name, i in index.items()}, bounds):
         for name in wanted:
-            cell = row[index[name]]
-            if name in numbers:
-                value = cell.strip()
-                where = f"{file}, line {line}, column {shown(name)}"
-                if not value:
-                    check_missing("error", f"{where}: missing value (empty cell)")
-                cells[name].append(number(value, where))
-            elif cell:
-                cells[name].append(cell)
-            else:
-                return None
+            value = row[index[name]].strip()
+            where = f"{file}, line {line}, column {shown(name)}"
+            if not value:
+                check_missing("error", f"{where}: missing value (empty cell)")
+            cells[name].append(number(value, where))
     if not cells[wanted[0]]:
         raise InvalidParameterError(f"{file}: the file has no data rows after the header.")
-    return {
-        name: np.array(values, dtype=np.float64) if name in numbers else np.array(values, dtype=object)
-        for name, values in cells.items()
-    }
+    return {name: np.array(values, dtype=np.float64) for name, values in cells.items()}
