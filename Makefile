@@ -28,7 +28,7 @@ test: $(STAMP)
 	bash scripts/ensure-postgres.sh
 	bash scripts/ensure-chromium.sh
 	bash scripts/ensure-java.sh
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q --durations=25
 
 lint: $(STAMP)
 	$(BIN)/python -m ruff check src tests benchmarks docs
