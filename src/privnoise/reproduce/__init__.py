@@ -12,7 +12,7 @@ from importlib import import_module
 from pathlib import Path
 
 from .._optional import check
-from ._report import SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row, method_kind
+from ._report import CACHE_VARIABLE, SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row, method_kind
 
 __all__ = ["SECOND_METHODS", "SECOND_METHOD_FUNCTIONS", "Report", "Row", "available", "method_kind", "run"]
 
@@ -43,7 +43,7 @@ def run(name: str, output: Path | None = None, *, figures: bool = True) -> Repor
     if output is not None and figures:
         check("matplotlib", feature=f"the figures of the {name} reproduction")
     module = import_module(f".{_MODULES[name]}", __name__)
-    cache = os.environ.get("PRIVNOISE_REPRODUCE_CACHE")  # ._cache.CACHE_VARIABLE (loaded only when it is set)
+    cache = os.environ.get(CACHE_VARIABLE)  # the cache module loads only when it is set
     if not cache:
         return module.build_report(output, figures=figures)
     from ._cache import cached_report

@@ -24,12 +24,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ._report import Report, Row
+from ._report import CACHE_VARIABLE, Report, Row
 
 __all__ = ["CACHE_VARIABLE", "cached_report"]
 
-#: The environment variable naming the cache directory.
-CACHE_VARIABLE = "PRIVNOISE_REPRODUCE_CACHE"
 _LIBRARIES = ("numpy", "scipy", "scikit-fem", "matplotlib")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 __all__ = [
+    "CACHE_VARIABLE",
     "SECOND_METHODS",
     "SECOND_METHOD_FUNCTIONS",
     "Report",
@@ -21,6 +22,9 @@ __all__ = [
 ]
 
 Status = Literal["match", "erratum", "check"]
+
+#: The environment variable naming the report cache's directory (:mod:`privnoise.reproduce._cache`).
+CACHE_VARIABLE = "PRIVNOISE_REPRODUCE_CACHE"
 
 #: The kinds of second method a ``check`` row may name, each computed independently of the privnoise code under
 #: test (in the report module itself, or with numpy and scipy directly). A row's ``method`` starts with one of
