@@ -21,6 +21,7 @@ pytest.importorskip("pyarrow")
 HERE = Path(__file__).parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook, which reads the group into the test's id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in Path(str(item.fspath)).parents:
