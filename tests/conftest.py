@@ -7,12 +7,19 @@ The checks are fixtures (not a helper module) so that test files need no imports
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
+
+from privnoise.reproduce import CACHE_VARIABLE
 
 #: Significance level of every goodness-of-fit test (SECURITY.md, requirement 3).
 KS_ALPHA = 1e-6
@@ -29,16 +36,46 @@ def _session_ledger(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _report_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One directory of reproduction reports for the whole run, shared by the parallel workers (whose base
-    temporary directories are siblings): each report is computed once, by whichever test or documentation build
-    needs it first (PRIVNOISE_REPRODUCE_CACHE, :mod:`privnoise.reproduce._cache`)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PRIVNOISE_REPRODUCE_CACHE", str(shared / "reproduction-reports"))
-        yield
+#: The reproduction reports, slowest first, that the run computes in a process of its own from its start.
+WARMED_REPORTS = ("farokhi-sandberg", "koufogiannis", "liu-kawano-cao", "nageswaran", "farokhi-optimization")
+_REPORTS = pytest.StashKey[tuple[str, "subprocess.Popen[bytes] | None"]]()
+_WARMER = "import sys\nfrom privnoise import reproduce\nfor name in sys.argv[1:]:\n    reproduce.run(name)\n"
+
+
+def _needs_reports(config: pytest.Config) -> bool:
+    """Whether the run's paths include the reproduction tests or the documentation's (the whole suite does)."""
+    root = Path(str(config.rootpath))
+    wanted = (root / "tests" / "reproduce", root / "tests" / "docs")
+    paths = [Path(str(a).split("::")[0]).resolve() for a in config.args] or [root]
+    return any(p == w or p in w.parents for p in paths for w in wanted)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One directory of reproduction reports for the whole run (PRIVNOISE_REPRODUCE_CACHE,
+    :mod:`privnoise.reproduce._cache`), which the parallel workers inherit from the process that starts them.
+
+    Each report is computed once, by whichever process needs it first; the others wait on its lock and read it.
+    When the run includes the tests that need reports, a process of its own starts computing them at once, so
+    that no worker sits waiting for a report another worker computes (the slowest takes minutes)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # set by the controller
+    directory = tempfile.mkdtemp(prefix="privnoise-reports-")
+    os.environ[CACHE_VARIABLE] = directory
+    warmer = None
+    if _needs_reports(config):
+        warmer = subprocess.Popen([sys.executable, "-c", _WARMER, *WARMED_REPORTS], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, cwd=str(config.rootpath))
+    config.stash[_REPORTS] = (directory, warmer)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    directory, warmer = config.stash.get(_REPORTS, (None, None))
+    if warmer is not None and warmer.poll() is None:
+        warmer.kill()
+        warmer.wait()
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)
+        os.environ.pop(CACHE_VARIABLE, None)
 
 
 @pytest.fixture(autouse=True)

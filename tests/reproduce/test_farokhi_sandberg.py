@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from privnoise import reproduce
 from privnoise.reproduce import Report, Row
 from privnoise.reproduce import farokhi_sandberg as fs
 
@@ -171,15 +172,9 @@ REQUIRED_KEYS = {
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    # the rows are computed once per process (the finite-element brackets dominate); the builds with figures
-    # below reuse them and only draw
-    return fs.build_report(None)
-
-
-def test_rows_are_computed_once_per_process(report: Report) -> None:
-    again = fs.build_report(None)
-    assert again is not report and again.rows == report.rows
-    assert all(a is b for a, b in zip(again.rows, report.rows, strict=True))
+    # through the run's reproduction cache (tests/conftest.py): the finite-element brackets take minutes, and
+    # the report is computed once for every test, worker and documentation page that needs it
+    return reproduce.run("farokhi-sandberg", figures=False)
 
 
 # -- independent helpers ---------------------------------------------------------------------------
@@ -994,7 +989,7 @@ def test_appendix_m_erfc_as_printed_breaks_the_chernoff_step() -> None:
 
 
 def test_report_with_figures(tmp_path: Path) -> None:
-    report = fs.build_report(tmp_path, figures=True)
+    report = reproduce.run("farokhi-sandberg", tmp_path, figures=True)
     assert (tmp_path / "report.md").stat().st_size > 0
     names = [name for name, _ in report.figures]
     assert names == [
@@ -1014,7 +1009,7 @@ def test_report_with_figures(tmp_path: Path) -> None:
 
 
 def test_report_without_figures_writes_markdown_only(tmp_path: Path) -> None:
-    report = fs.build_report(tmp_path, figures=False)
+    report = reproduce.run("farokhi-sandberg", tmp_path, figures=False)
     assert report.figures == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from privnoise import reproduce
 from privnoise.reproduce import Report, Row
 from privnoise.reproduce import farokhi_sandberg as fs
 from privnoise.reproduce.farokhi_sandberg.general_supports_methods import (
@@ -39,7 +40,7 @@ CONVOLUTION_RTOL = 1e-9
 
 @pytest.fixture(scope="module")
 def report() -> Report:
-    return fs.build_report(None)
+    return reproduce.run("farokhi-sandberg", figures=False)  # the run's reproduction cache (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from pathlib import Path
 from .._optional import check
 from ._report import CACHE_VARIABLE, SECOND_METHOD_FUNCTIONS, SECOND_METHODS, Report, Row, method_kind
 
-__all__ = ["SECOND_METHODS", "SECOND_METHOD_FUNCTIONS", "Report", "Row", "available", "method_kind", "run"]
+__all__ = ["CACHE_VARIABLE", "SECOND_METHODS", "SECOND_METHOD_FUNCTIONS", "Report", "Row", "available", "method_kind", "run"]
 
 _MODULES = {
     "farokhi-optimization": "farokhi_optimization",
