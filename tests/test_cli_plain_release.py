@@ -1,5 +1,5 @@
-"""The plain command line of ``privnoise release`` (:mod:`privnoise._cli.quick`): parsed into the values typer gives
-the command, and every other command line left to typer."""
+"""The plain command lines of ``privnoise release`` and ``privnoise stream`` (:mod:`privnoise._cli.quick`): parsed
+into the values typer gives the command, and every other command line left to typer."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from privnoise._cli.quick import declared_options, parse_plain
+from privnoise._cli.quick import PLAIN_COMMANDS, declared_options, parse_plain
 from privnoise._cli.release import release_command
+from privnoise._cli.systems import stream_command
 
 PLAIN = [
     ["small.csv", "--column", "kwh", "--query", "mean", "--bounds", "2500,6500", "--epsilon", "0.001"],
@@ -36,6 +37,37 @@ TO_TYPER = [
     ["small.csv", "--column", "kwh", "--query", "mean", "--", "x"],
     ["small.csv", "--column", "--query", "mean"],  # an option where a value is due
 ]
+STREAM_PLAIN = [
+    ["--model", "building.toml"],
+    ["--model", "b.toml", "--columns", "co2", "--input", "r.csv", "--output", "n.csv", "--sidecar", "g.json"],
+    ["--model=b.toml", "--delta", "0.05", "--header", "--seed", "3", "--ledger", "l.sqlite", "--dataset", "d"],
+    ["--no-header", "--guarantee-header", "--model", "b.toml", "--delta", "1e-3"],
+]
+STREAM_TO_TYPER = [
+    ["readings.csv", "--model", "b.toml"],  # stream takes no argument
+    ["--columns", "co2"],  # --model missing
+    ["--model", "b.toml", "--header", "--no-header"],  # both of a pair: typer's rule (the last wins)
+    ["--model", "b.toml", "--header=yes"],
+    ["--model", "b.toml", "--seed", "-1"],  # below its bound
+    ["--model", "b.toml", "--delta", "inf"],
+    ["--model", "b.toml", "-v"],
+]
+
+
+def _typer_values(command: Any, name: str, line: list[str]) -> dict[str, Any]:
+    """The keyword arguments typer gives ``command`` for a command line (a spy with the command's signature)."""
+    captured: dict[str, Any] = {}
+
+    def spy(**kwargs: Any) -> None:
+        captured.update(kwargs)
+
+    spy.__signature__ = inspect.signature(inspect.unwrap(command), eval_str=True)  # type: ignore[attr-defined]
+    app = typer.Typer()
+    app.command(name)(spy)
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, [name, *line])
+    assert result.exit_code == 0, result.output
+    return captured
 
 
 @pytest.fixture(scope="module")
@@ -77,5 +109,31 @@ def test_a_plain_command_line_gets_the_values_typer_gives(line: list[str], typer
 @pytest.mark.parametrize("line", TO_TYPER)
 def test_any_other_command_line_is_left_to_typer(line: list[str]) -> None:
     found = declared_options(release_command)
+    assert found is not None
+    assert parse_plain(line, *found) is None
+
+
+@pytest.mark.parametrize("line", STREAM_PLAIN)
+def test_a_plain_stream_command_line_gets_the_values_typer_gives(line: list[str]) -> None:
+    found = declared_options(stream_command)
+    assert found is not None and found[1] is None  # options only
+    parsed = parse_plain(line, *found)
+    assert parsed is not None
+    mine, flags = parsed
+    theirs = _typer_values(stream_command, "stream", line)
+    assert mine == theirs
+    assert {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in theirs.items()}
+    assert flags["model"] == "--model"
+    if "--no-header" in line:
+        assert mine["header"] is False and flags["header"] == "--no-header"
+    elif "--header" in line:
+        assert mine["header"] is True and flags["header"] == "--header"
+    else:
+        assert mine["header"] is None and "header" not in flags
+
+
+@pytest.mark.parametrize("line", STREAM_TO_TYPER)
+def test_any_other_stream_command_line_is_left_to_typer(line: list[str]) -> None:
+    found = declared_options(stream_command)
     assert found is not None
     assert parse_plain(line, *found) is None

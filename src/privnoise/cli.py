@@ -17,7 +17,7 @@ first (:mod:`privnoise._cli.ledger`); ``budget`` reads it.
 The commands are defined in :mod:`privnoise._cli` (``design``, ``release``, ``demo`` and ``reproduce`` in
 modules of their own, the other areas' commands beside their helpers); :mod:`privnoise._cli.application` makes the
 application, its root options (``--version``, ``-v``, ``-q``) and adds the commands in the order ``privnoise --help``
-lists them. This module is the entry point: a plain ``release`` command line is answered without building the
+lists them. This module is the entry point: a plain ``release`` or ``stream`` command line is answered without building the
 application (no other command's module is imported), and ``app`` is built on first access.
 """
 
@@ -30,11 +30,11 @@ __all__ = ["app", "main"]  # noqa: F822 (app: module __getattr__, built on first
 
 
 def main() -> None:
-    """Entry point of the ``privnoise`` console script (a plain ``release`` command line is parsed without
-    typer's per-option converters, and without the other commands: :mod:`privnoise._cli.quick`)."""
-    from ._cli.quick import run_plain_release
+    """Entry point of the ``privnoise`` console script (a plain ``release`` or ``stream`` command line is parsed
+    without typer's per-option converters, and without the other commands: :mod:`privnoise._cli.quick`)."""
+    from ._cli.quick import run_plain
 
-    if not run_plain_release(sys.argv[1:]):
+    if not run_plain(sys.argv[1:]):
         from ._cli.application import app
 
         app()

@@ -258,13 +258,16 @@ class Status:
 
 
 def spent_by(entries: tuple[Entry, ...]) -> tuple[Fraction, Fraction]:
-    """(Σε, Σδ) of the charges, composed by the library's exact accountant."""
+    """(Σε, Σδ) of the charges, composed by the library's exact accountant ((0, 0) without a charge: a dataset of
+    sensor streams only, whose entries charge no (ε, δ), loads no accountant)."""
+    charges = [entry for entry in entries if entry.kind == "dp" and entry.epsilon is not None]
+    if not charges:
+        return Fraction(0), Fraction(0)
     from ..dp.rational_accountant import RationalAccountant
 
     accountant = RationalAccountant("approximate")
-    for entry in entries:
-        if entry.kind == "dp" and entry.epsilon is not None:
-            accountant.record_epsilon(entry.epsilon, entry.delta or 0, label=entry.query)
+    for entry in charges:
+        accountant.record_epsilon(entry.epsilon, entry.delta or 0, label=entry.query)
     return accountant.total_epsilon, accountant.total_delta
 
 

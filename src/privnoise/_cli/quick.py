@@ -1,10 +1,12 @@
-"""The plain command line of ``privnoise release``, parsed without the framework's per-option converters.
+"""The plain command lines of ``privnoise release`` and ``privnoise stream``, parsed without the framework's
+per-option converters.
 
 typer converts every option of a command through a pydantic ``TypeAdapter`` that it builds when the command runs:
 for the 35 options of ``release`` that costs about 0.1 s with pydantic's import, more than the whole release of a
-small file. A command line of the plain form ``privnoise release DATA --option VALUE ...`` is parsed here from the
-command's own declarations (the flags, types, bounds and defaults of its type hints) and the command runs directly,
-with the same root set-up as ``privnoise`` without root options (verbosity 0, decimal amounts).
+small file. A command line of the plain form ``privnoise release DATA --option VALUE ...`` (or ``privnoise stream
+--option VALUE ...``) is parsed here from the command's own declarations (the flags, types, bounds and defaults of
+its type hints) and the command runs directly, with the same root set-up as ``privnoise`` without root options
+(verbosity 0, decimal amounts); the other commands' modules are not imported.
 
 Anything else goes to typer, which parses it and prints its own messages: a root option, a short option, ``--``,
 an option given twice, an unknown option, a value that is not a plain number where a number is expected, a number
@@ -24,7 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Declared", "declared_options", "parse_plain", "run_plain_release"]
+__all__ = ["PLAIN_COMMANDS", "Declared", "declared_options", "parse_plain", "run_plain"]
+
+#: The commands a plain command line may run directly: name → (module of :mod:`privnoise._cli`, function).
+PLAIN_COMMANDS = {"release": ("release", "release_command"), "stream": ("systems", "stream_command")}
 
 #: A decimal number as a command line writes it (no "nan", "inf", "1_000" or hexadecimal: those go to typer).
 _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\Z")
@@ -32,13 +37,15 @@ _INTEGER = re.compile(r"[+-]?\d+\Z")
 
 
 class Declared(typing.NamedTuple):
-    """One parameter of a command: its Python name, its value type, its bounds and its default."""
+    """One parameter of a command: its Python name, its value type, its bounds, its default and, for one flag of
+    an on/off pair (``--header/--no-header``), the value that flag sets."""
 
     name: str
     kind: Any
     low: float | None
     high: float | None
     default: Any
+    sets: bool = True
 
 
 def _value_type(annotation: Any) -> Any:
@@ -59,9 +66,10 @@ def _plain_info(info: Any) -> bool:
         "file_okay", "dir_okay", "readable", "case_sensitive"))
 
 
-def declared_options(command: Callable[..., Any]) -> tuple[dict[str, Declared], Declared] | None:
-    """(long flag → its parameter, the one positional argument) of a typer command, or None when the command
-    declares something this parser does not read (another type, a callback, a prompt, several arguments)."""
+def declared_options(command: Callable[..., Any]) -> tuple[dict[str, Declared], Declared | None] | None:
+    """(long flag → its parameter, the one positional argument or None) of a typer command, or None when the
+    command declares something this parser does not read (another type, a callback, a prompt, several
+    arguments)."""
     from typer.models import ArgumentInfo, OptionInfo
 
     func = inspect.unwrap(command)
@@ -87,12 +95,18 @@ def declared_options(command: Callable[..., Any]) -> tuple[dict[str, Declared], 
         # in an Annotated declaration typer takes a first string that is not a default for the first flag
         first = (info.default,) if isinstance(info.default, str) else ()
         flags = [d for d in (*first, *(info.param_decls or ())) if d.startswith("--")]
-        if len(flags) != 1 or "/" in flags[0]:
+        if len(flags) != 1:
             return None
-        options[flags[0]] = declared
-    if len(arguments) != 1:
+        on, slash, off = flags[0].partition("/")
+        if slash:  # an on/off pair: both long, of a bool
+            if kind is not bool or not off.startswith("--") or "/" in off:
+                return None
+            options[on], options[off] = declared, declared._replace(sets=False)
+            continue
+        options[on] = declared
+    if len(arguments) > 1:
         return None
-    return options, arguments[0]
+    return options, (arguments[0] if arguments else None)
 
 
 def _converted(declared: Declared, text: str) -> Any:
@@ -113,7 +127,7 @@ def _converted(declared: Declared, text: str) -> Any:
 
 
 def parse_plain(
-    args: list[str], options: dict[str, Declared], argument: Declared
+    args: list[str], options: dict[str, Declared], argument: Declared | None
 ) -> tuple[dict[str, Any], dict[str, str]] | None:
     """(keyword arguments of the command, parameter name → flag of every option with a value) of the arguments
     after the command's name, or None when typer should parse them (see the module docstring)."""
@@ -124,7 +138,7 @@ def parse_plain(
         token = args[position]
         position += 1
         if not token.startswith("-"):
-            if argument.name in given:
+            if argument is None or argument.name in given:
                 return None
             value = _converted(argument, token)
             if value is None:
@@ -138,7 +152,7 @@ def parse_plain(
         if declared.kind is bool:
             if equals:
                 return None
-            given[declared.name] = True
+            given[declared.name] = declared.sets
             flags[declared.name] = flag
             continue
         if not equals:
@@ -153,7 +167,7 @@ def parse_plain(
             return None
         given[declared.name] = value
         flags[declared.name] = flag
-    for declared in (argument, *options.values()):
+    for declared in (*([] if argument is None else [argument]), *options.values()):
         if declared.name in given:
             continue
         if declared.default is inspect.Parameter.empty:
@@ -164,14 +178,16 @@ def parse_plain(
     return given, flags
 
 
-def run_plain_release(argv: list[str]) -> bool:
-    """Run ``privnoise release`` from ``argv`` (without the program's name) when its command line is plain; False
-    (nothing done) when typer should parse it."""
-    if not argv or argv[0] != "release":
+def run_plain(argv: list[str]) -> bool:
+    """Run ``privnoise release`` or ``privnoise stream`` (:data:`PLAIN_COMMANDS`) from ``argv`` (without the
+    program's name) when its command line is plain; False (nothing done) when typer should parse it."""
+    if not argv or argv[0] not in PLAIN_COMMANDS:
         return False
-    from .release import release_command
+    import importlib
 
-    found = declared_options(release_command)
+    module, function = PLAIN_COMMANDS[argv[0]]
+    command = getattr(importlib.import_module(f"{__package__}.{module}"), function)
+    found = declared_options(command)
     if found is None:
         return False
     parsed = parse_plain(argv[1:], *found)
@@ -186,7 +202,7 @@ def run_plain_release(argv: list[str]) -> bool:
     logs.configure(0)
     use_flags(flags)
     try:
-        release_command(**kwargs)
+        command(**kwargs)
     except typer.Exit as exc:  # the command's one-line error was printed
         sys.exit(exc.exit_code)
     return True

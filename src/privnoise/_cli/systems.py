@@ -48,7 +48,7 @@ from .inputs import bounded_lines, reading, redact
 if TYPE_CHECKING:
     from ..systems import StatisticalInputNoise
 
-__all__ = ["default_sidecar", "load_model", "register"]
+__all__ = ["default_sidecar", "load_model", "register", "stream_command"]
 
 log = logging.getLogger("privnoise.cli")
 
@@ -195,136 +195,138 @@ def _run(
         )
 
 
+@errors_exit_2
+def stream_command(
+    model: Annotated[
+        Path, typer.Option("--model", help="Model file (TOML): system, horizon, c or input laws, delta.")
+    ],
+    delta: Annotated[
+        float | None, typer.Option("--delta", help="Target delta of (0, delta)-DP (overrides the model).")
+    ] = None,
+    input_path: Annotated[
+        Path | None, typer.Option("--input", help="Readings file (default: stdin).")
+    ] = None,
+    output_path: Annotated[
+        Path | None, typer.Option("--output", help="Noisy readings file (default: stdout).")
+    ] = None,
+    sidecar: Annotated[
+        Path | None,
+        typer.Option(
+            "--sidecar",
+            metavar="PATH",
+            help="Write the guarantee (JSON) here (default: NOISY.guarantee.json beside --output NOISY.csv, "
+            "or stream.guarantee.json when writing to stdout).",
+        ),
+    ] = None,
+    guarantee_header: Annotated[
+        bool,
+        typer.Option(
+            "--guarantee-header",
+            help="Put the guarantee in a first '# privnoise guarantee: {...}' line of the output instead of a "
+            "sidecar (read it with pandas.read_csv(..., comment='#')).",
+        ),
+    ] = False,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            "--columns",
+            help="The q sensor columns to noise, comma-separated header names or 0-based indices, in the "
+            "order of the model's outputs (default: all columns, if there are q). Others are copied.",
+        ),
+    ] = None,
+    header: Annotated[
+        bool | None,
+        typer.Option(
+            "--header/--no-header",
+            help="Whether the first line is a header of column names (default: detected, a header has no "
+            "numeric field).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
+    ] = None,
+    ledger_path: LedgerOption = None,
+    dataset: DatasetOption = None,
+) -> None:
+    """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window.
+
+    The output is a plain CSV (pandas and polars read it as it is); the guarantee goes to a JSON sidecar. The
+    stream is recorded in the ledger (dataset: --dataset NAME, else the --input file) before any reading is
+    written; it charges no (ε, δ) of the records, its (0, delta) being about the input law (another
+    adjacency).
+    """
+    if guarantee_header and sidecar is not None:
+        raise CliInputError("give either --sidecar or --guarantee-header, not both.")
+    noise = load_model(model, delta=delta)
+    if input_path is not None:  # before the ledger records anything
+        from ..io.limits import check_file
+
+        check_file(input_path, regular=False)  # a pipe (process substitution) is read once: allowed
+    ledger = LedgerRequest.from_options(ledger_path, dataset)
+    entry = None
+    if input_path is None and dataset is None:
+        log.info("readings from stdin are not recorded in the ledger; give --dataset NAME to record them")
+    else:
+        entry, _ = ledger.record(
+            input_path, kind="input-law", command="privnoise stream",
+            query=f"stream (model {model.name}" + ("" if columns is None else f", columns {columns}") + ")",
+            details={"delta_per_window": noise.delta, "window": noise.window, "theorem": noise.theorem,
+                     "c": noise.c, "sigma": noise.sigma, "model": str(model)},
+        )  # fmt: skip
+    guarantee = noise.as_dict() | {"model": str(model)}
+    if seed is not None:
+        log.warning("--seed makes the noise reproducible and predictable; research only.")
+    sidecar_path = None if guarantee_header else (sidecar or default_sidecar(output_path))
+    preamble = (
+        "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
+        if guarantee_header
+        else ""
+    )
+    quiet = verbosity() < 0
+    name = str(input_path) if input_path is not None else "<stdin>"
+    source = input_path.open("rb") if input_path is not None else sys.stdin
+    try:
+        sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
+        try:
+            bar = (input_path is not None and not quiet and sys.stderr.isatty()  # never in a log file
+                   and err_console().is_terminal)
+            total = input_path.stat().st_size if bar and input_path is not None else None
+            with reading(name, quoted_values=True):  # the stream's messages quote lines: redacted
+                count = _run(
+                    bounded_lines(source, name),
+                    sink,
+                    noise,
+                    name=name,
+                    preamble=preamble,
+                    columns=columns,
+                    header=header,
+                    seed=seed,
+                    total=total,
+                )
+        finally:
+            if output_path is not None:
+                sink.close()
+    finally:
+        if input_path is not None:
+            source.close()
+    if entry is not None:
+        ledger.add_details(entry, {"readings": count})
+    if sidecar_path is not None:
+        sidecar_path.write_text(
+            json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
+            encoding="utf-8",
+        )
+    log.info(
+        "%d reading(s) noised in windows of %d (Theorem %s, sigma = %.6g, delta = %g per window); guarantee: %s",
+        count,
+        noise.window,
+        noise.theorem,
+        noise.sigma,
+        noise.delta,
+        "header line of the output" if sidecar_path is None else sidecar_path,
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``stream`` command to ``app``."""
-
-    @app.command("stream")
-    @errors_exit_2
-    def stream(
-        model: Annotated[
-            Path, typer.Option("--model", help="Model file (TOML): system, horizon, c or input laws, delta.")
-        ],
-        delta: Annotated[
-            float | None, typer.Option("--delta", help="Target delta of (0, delta)-DP (overrides the model).")
-        ] = None,
-        input_path: Annotated[
-            Path | None, typer.Option("--input", help="Readings file (default: stdin).")
-        ] = None,
-        output_path: Annotated[
-            Path | None, typer.Option("--output", help="Noisy readings file (default: stdout).")
-        ] = None,
-        sidecar: Annotated[
-            Path | None,
-            typer.Option(
-                "--sidecar",
-                metavar="PATH",
-                help="Write the guarantee (JSON) here (default: NOISY.guarantee.json beside --output NOISY.csv, "
-                "or stream.guarantee.json when writing to stdout).",
-            ),
-        ] = None,
-        guarantee_header: Annotated[
-            bool,
-            typer.Option(
-                "--guarantee-header",
-                help="Put the guarantee in a first '# privnoise guarantee: {...}' line of the output instead of a "
-                "sidecar (read it with pandas.read_csv(..., comment='#')).",
-            ),
-        ] = False,
-        columns: Annotated[
-            str | None,
-            typer.Option(
-                "--columns",
-                help="The q sensor columns to noise, comma-separated header names or 0-based indices, in the "
-                "order of the model's outputs (default: all columns, if there are q). Others are copied.",
-            ),
-        ] = None,
-        header: Annotated[
-            bool | None,
-            typer.Option(
-                "--header/--no-header",
-                help="Whether the first line is a header of column names (default: detected, a header has no "
-                "numeric field).",
-            ),
-        ] = None,
-        seed: Annotated[
-            int | None, typer.Option("--seed", min=0, help="RESEARCH ONLY: seeded noise is predictable.")
-        ] = None,
-        ledger_path: LedgerOption = None,
-        dataset: DatasetOption = None,
-    ) -> None:
-        """Add (0, delta)-DP output noise (Liu, Kawano & Cao) to a sensor time series, window by window.
-
-        The output is a plain CSV (pandas and polars read it as it is); the guarantee goes to a JSON sidecar. The
-        stream is recorded in the ledger (dataset: --dataset NAME, else the --input file) before any reading is
-        written; it charges no (ε, δ) of the records, its (0, delta) being about the input law (another
-        adjacency).
-        """
-        if guarantee_header and sidecar is not None:
-            raise CliInputError("give either --sidecar or --guarantee-header, not both.")
-        noise = load_model(model, delta=delta)
-        if input_path is not None:  # before the ledger records anything
-            from ..io.limits import check_file
-
-            check_file(input_path, regular=False)  # a pipe (process substitution) is read once: allowed
-        ledger = LedgerRequest.from_options(ledger_path, dataset)
-        entry = None
-        if input_path is None and dataset is None:
-            log.info("readings from stdin are not recorded in the ledger; give --dataset NAME to record them")
-        else:
-            entry, _ = ledger.record(
-                input_path, kind="input-law", command="privnoise stream",
-                query=f"stream (model {model.name}" + ("" if columns is None else f", columns {columns}") + ")",
-                details={"delta_per_window": noise.delta, "window": noise.window, "theorem": noise.theorem,
-                         "c": noise.c, "sigma": noise.sigma, "model": str(model)},
-            )  # fmt: skip
-        guarantee = noise.as_dict() | {"model": str(model)}
-        if seed is not None:
-            log.warning("--seed makes the noise reproducible and predictable; research only.")
-        sidecar_path = None if guarantee_header else (sidecar or default_sidecar(output_path))
-        preamble = (
-            "# privnoise guarantee: " + json.dumps(guarantee, ensure_ascii=False) + "\n"
-            if guarantee_header
-            else ""
-        )
-        quiet = verbosity() < 0
-        name = str(input_path) if input_path is not None else "<stdin>"
-        source = input_path.open("rb") if input_path is not None else sys.stdin
-        try:
-            sink = output_path.open("w", encoding="utf-8") if output_path is not None else sys.stdout
-            try:
-                bar = input_path is not None and not quiet and err_console().is_terminal  # never in a log file
-                total = input_path.stat().st_size if bar and input_path is not None else None
-                with reading(name, quoted_values=True):  # the stream's messages quote lines: redacted
-                    count = _run(
-                        bounded_lines(source, name),
-                        sink,
-                        noise,
-                        name=name,
-                        preamble=preamble,
-                        columns=columns,
-                        header=header,
-                        seed=seed,
-                        total=total,
-                    )
-            finally:
-                if output_path is not None:
-                    sink.close()
-        finally:
-            if input_path is not None:
-                source.close()
-        if entry is not None:
-            ledger.add_details(entry, {"readings": count})
-        if sidecar_path is not None:
-            sidecar_path.write_text(
-                json.dumps(guarantee | {"readings": count}, indent=2, ensure_ascii=False) + "\n",
-                encoding="utf-8",
-            )
-        log.info(
-            "%d reading(s) noised in windows of %d (Theorem %s, sigma = %.6g, delta = %g per window); guarantee: %s",
-            count,
-            noise.window,
-            noise.theorem,
-            noise.sigma,
-            noise.delta,
-            "header line of the output" if sidecar_path is None else sidecar_path,
-        )
+    app.command("stream")(stream_command)
