@@ -101,7 +101,7 @@ def declared_options(command: Callable[..., Any]) -> tuple[dict[str, Declared], 
         if slash:  # an on/off pair: both long, of a bool
             if kind is not bool or not off.startswith("--") or "/" in off:
                 return None
-            options[on], options[off] = declared, declared._replace(sets=False)
+            options[on], options[off] = declared, Declared(name, kind, info.min, info.max, default, sets=False)
             continue
         options[on] = declared
     if len(arguments) > 1:
