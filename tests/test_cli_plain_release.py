@@ -137,3 +137,14 @@ def test_any_other_stream_command_line_is_left_to_typer(line: list[str]) -> None
     found = declared_options(stream_command)
     assert found is not None
     assert parse_plain(line, *found) is None
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_COMMANDS))
+def test_every_plain_command_is_one_the_plain_parser_reads(name: str) -> None:
+    """A command listed for the plain path whose declarations the parser cannot read would silently always go
+    through typer."""
+    import importlib
+
+    module, function = PLAIN_COMMANDS[name]
+    command = getattr(importlib.import_module(f"privnoise._cli.{module}"), function)
+    assert declared_options(command) is not None
