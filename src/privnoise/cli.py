@@ -17,8 +17,8 @@ first (:mod:`privnoise._cli.ledger`); ``budget`` reads it.
 The commands are defined in :mod:`privnoise._cli` (``design``, ``release``, ``demo`` and ``reproduce`` in
 modules of their own, the other areas' commands beside their helpers); :mod:`privnoise._cli.application` makes the
 application, its root options (``--version``, ``-v``, ``-q``) and adds the commands in the order ``privnoise --help``
-lists them. This module is the entry point: a plain ``release`` or ``stream`` command line is answered without building the
-application (no other command's module is imported), and ``app`` is built on first access.
+lists them. This module is the entry point: a plain ``release`` or ``stream`` command line is answered without
+building the application (no other command's module is imported), and ``app`` is built on first access.
 """
 
 from __future__ import annotations
