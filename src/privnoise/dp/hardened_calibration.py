@@ -135,11 +135,7 @@ def hardened_gaussian_for_epsilon_delta(
     """
     owner = "hardened_gaussian_for_epsilon_delta"
     e = float(exact_rational(epsilon, "epsilon", owner))
-    declared = exact_rational(delta, "delta", owner, allow_zero=True)
-    dl = float(declared)
-    if Fraction(dl) > declared:  # the nearest double may lie above the declared δ: calibrate to the one below
-        dl = math.nextafter(dl, 0.0)
-    dl = check_probability(dl, "delta", owner)
+    dl = _declared_delta(delta, owner)  # the nearest double may lie above the declared δ: the one below it
     if dl == 0.0:
         raise CalibrationError("Gaussian noise cannot give δ = 0; use hardened Laplace noise for pure ε-DP.")
     d = check_positive(sensitivity, "sensitivity", owner)
