@@ -151,6 +151,7 @@ def test_states_round_trip_through_rows() -> None:
         "spent_epsilon": "1/10",
         "spent_delta": "0",
         "fisher_information": '{"x": "5/2"}',
+        "renyi": None,
     }
     assert DatasetState.from_row({**row, "records": None}).records is None
     assert DatasetState.from_row({k: v for k, v in row.items() if k != "records"}).records is None
@@ -179,7 +180,8 @@ def test_states_round_trip_through_rows() -> None:
         {"x": F(1)},
     )
     assert type(q.fisher_floor) is float
-    assert q.values() == {"spent_epsilon": "1/4", "spent_delta": "1/2000", "fisher_information": '{"x": "1"}'}
+    assert q.values() == {"spent_epsilon": "1/4", "spent_delta": "1/2000", "fisher_information": '{"x": "1"}',
+                          "renyi": None}
     assert QuerierState.from_row({**qrow, "fisher_floor": None}).fisher_floor is None
     for key in ("epsilon", "delta", "spent_epsilon", "spent_delta"):
         with pytest.raises(StoredValueError, match=r"^pn_budgets\[3, 'd'\]"):

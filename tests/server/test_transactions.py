@@ -9,12 +9,14 @@ are those asked for, in the order of their keys; PostgreSQL's two steps are one 
 from __future__ import annotations
 
 import datetime as dt
+from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import select
 
+from privnoise.dp.renyi_filter import RenyiState
 from privnoise.server import db
 from privnoise.server.config import load_config
 from privnoise.server.transactions import DATASET_COLUMNS, transaction
@@ -37,6 +39,9 @@ def setup(tmp_path: Path, database_url: str) -> Any:
     engine.dispose()
 
 
+RENYI = RenyiState.empty().plus([(F(1), F(0))]).dump()
+
+
 def _spent(engine: Any) -> tuple[Any, ...]:
     with engine.connect() as conn:
         dataset = conn.execute(select(db.datasets.c.spent_epsilon).where(db.datasets.c.name == "meters")).scalar_one()
@@ -57,8 +62,8 @@ def test_rows_are_read_in_key_order_and_every_ledger_text_is_written_as_is(setup
     assert len(datasets[0]) == len(DATASET_COLUMNS) and datasets[0][1] == "0"
     assert [(r[0], r[1]) for r in budgets] == [(alice, "meters"), (alice, "meters_b")]
     ids = tx.write(
-        [("meters", "1", "0", "{}")],
-        [(alice, "meters", "1/2", "0", "{}")],
+        [("meters", "1", "0", "{}", RENYI)],
+        [(alice, "meters", "1/2", "0", "{}", RENYI)],
         [_ledger_row(alice, t) for t in TEXTS],
         dt.datetime.now(dt.UTC),
     )
@@ -69,6 +74,10 @@ def test_rows_are_read_in_key_order_and_every_ledger_text_is_written_as_is(setup
     assert sorted(rows) == [(i, t, "charged") for i, t in zip(ids, TEXTS, strict=True)]
     dataset, budgets_after, _ = _spent(engine)
     assert dataset == "1" and "1/2" in budgets_after
+    with engine.connect() as conn:  # the Rényi state is stored as written, and the untouched row keeps NULL
+        stored = dict(conn.execute(select(db.datasets.c.name, db.datasets.c.renyi)).all())
+        assert stored["meters"] == RENYI and stored["meters_b"] is None
+        assert set(conn.execute(select(db.budgets.c.renyi)).scalars()) == {RENYI, None}
 
 
 def test_a_failed_write_writes_nothing_and_the_connection_goes_on(setup: Any) -> None:
@@ -78,8 +87,8 @@ def test_a_failed_write_writes_nothing_and_the_connection_goes_on(setup: Any) ->
     tx.lock(["meters"], [(alice, "meters")])
     with pytest.raises(Exception):  # noqa: B017 - the driver's integrity error: no such querier
         tx.write(
-            [("meters", "1", "0", "{}")],
-            [(alice, "meters", "1/2", "0", "{}")],
+            [("meters", "1", "0", "{}", None)],
+            [(alice, "meters", "1/2", "0", "{}", None)],
             [_ledger_row(alice, "fine"), _ledger_row(10**6, "no such querier")],
             dt.datetime.now(dt.UTC),
         )
@@ -121,8 +130,8 @@ def test_postgres_steps_are_one_message_each(setup: Any, monkeypatch: pytest.Mon
     monkeypatch.setattr(tx.conn, "cursor", Counting)
     tx.lock(["meters"], [(alice, "meters")])
     tx.write(
-        [("meters", "1", "0", "{}")],
-        [(alice, "meters", "1/2", "0", "{}")],
+        [("meters", "1", "0", "{}", None)],
+        [(alice, "meters", "1/2", "0", "{}", None)],
         [_ledger_row(alice, "one"), _ledger_row(alice, "two")],
         dt.datetime.now(dt.UTC),
     )

@@ -104,7 +104,8 @@ def exact_rational(value: Any, name: str, owner: str, *, allow_zero: bool = Fals
 class Charge:
     """What one recorded release spends: its (ε, δ) in exact rationals (rational accountant and query server) or its
     dp-accounting event (library accountant), ``count`` times, and the Fisher information it adds about each record
-    of a column (the query server's per-record budgets; Farokhi & Sandberg, Proposition 1)."""
+    of a column (the query server's per-record budgets; Farokhi & Sandberg, Proposition 1). ``events`` are the
+    privacy events of its parts (:mod:`privnoise.dp.events`), which the server's Rényi filter composes one by one."""
 
     epsilon: Fraction | None
     delta: Fraction | None
@@ -112,6 +113,7 @@ class Charge:
     count: int = 1
     label: str = ""
     information: dict[str, Fraction] = field(default_factory=dict)
+    events: tuple[Any, ...] = ()
 
 
 class PrivacyAccountant:

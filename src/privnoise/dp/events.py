@@ -4,7 +4,9 @@ An event describes one noisy part of a release by its law relative to its sensit
 Each says how it composes in the two numerical accountants — as a privacy-loss distribution (:meth:`PrivacyEvent.pld`,
 pessimistic discretisation) and as a Rényi-DP event (:meth:`PrivacyEvent.rdp`) — and raises
 :class:`UnsupportedEvent` where that accountant has no exact form for it, so an accountant never guesses. The exact
-rational and zCDP accountants charge the part's share (ε or ρ) itself, an upper bound the calibration checked.
+rational and zCDP accountants charge the part's share (ε or ρ) itself, an upper bound the calibration checked. The
+events of pure or (ε, δ) parts also say which (ε, δ) they satisfy (:meth:`PrivacyEvent.dp_parameters`), which the
+query server's Rényi filter (:mod:`privnoise.dp.renyi_filter`) composes.
 
 ==========================  ====================================================  =================================
 event                       PLD                                                   RDP
@@ -57,6 +59,10 @@ class PrivacyEvent:
         """The dp-accounting event the Rényi-DP accountant composes."""
         raise UnsupportedEvent(f"no Rényi-DP event for {self!r}")
 
+    def dp_parameters(self) -> tuple[float, float]:
+        """The (ε, δ) of differential privacy the part satisfies (pure and (ε, δ) parts only)."""
+        raise UnsupportedEvent(f"no (ε, δ) stated for {self!r}")
+
 
 @dataclass(frozen=True, slots=True)
 class LaplaceEvent(PrivacyEvent):
@@ -74,6 +80,9 @@ class LaplaceEvent(PrivacyEvent):
 
         return dp_accounting.LaplaceDpEvent(self.noise_multiplier)
 
+    def dp_parameters(self) -> tuple[float, float]:
+        return 1.0 / self.noise_multiplier, 0.0
+
 
 @dataclass(frozen=True, slots=True)
 class DiscreteLaplaceEvent(PrivacyEvent):
@@ -87,6 +96,9 @@ class DiscreteLaplaceEvent(PrivacyEvent):
 
         return pld.from_discrete_laplace_mechanism(self.parameter, sensitivity=self.sensitivity,
                                                    value_discretization_interval=interval)
+
+    def dp_parameters(self) -> tuple[float, float]:
+        return self.parameter * self.sensitivity, 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +114,9 @@ class PureEvent(PrivacyEvent):
 
         params = common.DifferentialPrivacyParameters(float(self.epsilon), float(self.delta))
         return pld.from_privacy_parameters(params, value_discretization_interval=interval)
+
+    def dp_parameters(self) -> tuple[float, float]:
+        return float(self.epsilon), float(self.delta)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +162,9 @@ class SelectionEvent(PrivacyEvent):
 
     def pld(self, interval: float) -> Any:
         return PureEvent(self.epsilon).pld(interval)
+
+    def dp_parameters(self) -> tuple[float, float]:
+        return float(self.epsilon), 0.0
 
     def rdp(self) -> Any:
         return ZCDPEvent(self.rho).rdp()

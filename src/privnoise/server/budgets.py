@@ -2,7 +2,10 @@
 
 * DP: each release charges its declared (ε, δ) as :class:`fractions.Fraction` values (stored as text "p/q")
   and charges compose by basic composition, Σε_i and Σδ_i (the pure/approximate modes of
-  :class:`privnoise.dp.accounting.PrivacyAccountant`): ten charges of 0.1 spend exactly 1.
+  :class:`privnoise.dp.accounting.PrivacyAccountant`): ten charges of 0.1 spend exactly 1. A dataset with
+  ``composition = "renyi"`` composes its budgets (its own and each querier's on it) by the Rényi filter of
+  :mod:`privnoise.dp.renyi_filter` instead, whose state (Rényi divergence sums per order, exact rationals) is stored
+  beside Σε and Σδ; the filter accepts whatever basic composition within its δ share accepts, and more.
 * Fisher information adds over independent releases (Farokhi & Sandberg, Proposition 1), so after any sequence
   of releases record i of a column carries Σ_k 𝓘^{(k)}_ii and, with every other record known, no unbiased
   estimate of it has variance below 1/Σ_k 𝓘^{(k)}_ii (eq. (7)). The server's releases are linear ones whose
@@ -35,7 +38,9 @@ from typing import Any
 
 from ..dp.accounting import Charge
 from ..dp.rational_accountant import compose
+from ..dp.renyi_filter import RenyiState, StoredRenyiError
 from .checks import decimal_fraction
+from .composition import charged_parts, composed_view, within
 from .config import DatasetSpec
 from .steps import querier_refusal, step_entry
 
@@ -110,6 +115,7 @@ class DatasetState:
     spent_delta: Fraction
     information: dict[str, Fraction]
     records: int | None = None
+    renyi: RenyiState | None = None  # the Rényi filter's sums (None: nothing charged under composition "renyi")
 
     @classmethod
     def from_row(cls, row: Any) -> DatasetState:
@@ -119,6 +125,7 @@ class DatasetState:
             _rational(row["spent_delta"], where),
             load_information(row["fisher_information"], where),
             None if row.get("records") is None else int(row["records"]),
+            _renyi(row.get("renyi"), where),
         )
 
     def values(self) -> dict[str, Any]:
@@ -126,6 +133,7 @@ class DatasetState:
             "spent_epsilon": text(self.spent_epsilon),
             "spent_delta": text(self.spent_delta),
             "fisher_information": dump_information(self.information),
+            "renyi": None if self.renyi is None else self.renyi.dump(),
         }
 
 
@@ -139,6 +147,7 @@ class QuerierState:
     spent_epsilon: Fraction
     spent_delta: Fraction
     information: dict[str, Fraction]
+    renyi: RenyiState | None = None  # as :attr:`DatasetState.renyi`
 
     @classmethod
     def from_row(cls, row: Any) -> QuerierState:
@@ -151,6 +160,7 @@ class QuerierState:
             _rational(row["spent_epsilon"], where),
             _rational(row["spent_delta"], where),
             load_information(row["fisher_information"], where),
+            _renyi(row.get("renyi"), where),
         )
 
     def values(self) -> dict[str, Any]:
@@ -158,6 +168,7 @@ class QuerierState:
             "spent_epsilon": text(self.spent_epsilon),
             "spent_delta": text(self.spent_delta),
             "fisher_information": dump_information(self.information),
+            "renyi": None if self.renyi is None else self.renyi.dump(),
         }
 
     def copy(self) -> QuerierState:
@@ -168,7 +179,17 @@ class QuerierState:
             self.spent_epsilon,
             self.spent_delta,
             dict(self.information),
+            self.renyi,
         )
+
+
+def _renyi(raw: Any, where: str) -> RenyiState | None:
+    if raw is None or raw == "":
+        return None
+    try:
+        return RenyiState.load(raw, f"{where}.renyi")
+    except StoredRenyiError as exc:
+        raise StoredValueError(str(exc)) from None
 
 
 class Refusal(Exception):
@@ -197,13 +218,25 @@ def apply_charge(
     if refused is not None:
         raise refused
     spend = (charge.epsilon or Fraction(0), charge.delta or Fraction(0))
-    spent_querier = compose((querier.spent_epsilon, querier.spent_delta), spend, (querier.epsilon, querier.delta))
-    if spent_querier is None:
-        raise Refusal("querier")
-    spent_dataset = compose((dataset.spent_epsilon, dataset.spent_delta), spend, (spec.epsilon, spec.delta))
-    if spent_dataset is None:
-        raise Refusal("dataset")
-    (q_eps, q_delta), (d_eps, d_delta) = spent_querier, spent_dataset
+    q_renyi, d_renyi = querier.renyi, dataset.renyi
+    if spec.composition == "renyi":
+        parts = charged_parts(charge)
+        q_eps, q_delta = querier.spent_epsilon + spend[0], querier.spent_delta + spend[1]
+        q_renyi = (q_renyi or RenyiState.empty()).caught_up(querier.spent_epsilon).plus(parts)
+        if not within(q_renyi, (q_eps, q_delta), (querier.epsilon, querier.delta), spec):
+            raise Refusal("querier")
+        d_eps, d_delta = dataset.spent_epsilon + spend[0], dataset.spent_delta + spend[1]
+        d_renyi = (d_renyi or RenyiState.empty()).caught_up(dataset.spent_epsilon).plus(parts)
+        if not within(d_renyi, (d_eps, d_delta), (spec.epsilon, spec.delta), spec):
+            raise Refusal("dataset")
+    else:
+        spent_querier = compose((querier.spent_epsilon, querier.spent_delta), spend, (querier.epsilon, querier.delta))
+        if spent_querier is None:
+            raise Refusal("querier")
+        spent_dataset = compose((dataset.spent_epsilon, dataset.spent_delta), spend, (spec.epsilon, spec.delta))
+        if spent_dataset is None:
+            raise Refusal("dataset")
+        (q_eps, q_delta), (d_eps, d_delta) = spent_querier, spent_dataset
     q_info, d_info = dict(querier.information), dict(dataset.information)
     for column, added in charge.information.items():
         # Information adds over independent releases whatever their policy, so every release is recorded;
@@ -218,8 +251,8 @@ def apply_charge(
             raise Refusal("querier")
         if not _allows(d_info[column], floor):
             raise Refusal("dataset")
-    querier.spent_epsilon, querier.spent_delta, querier.information = q_eps, q_delta, q_info
-    dataset.spent_epsilon, dataset.spent_delta, dataset.information = d_eps, d_delta, d_info
+    querier.spent_epsilon, querier.spent_delta, querier.information, querier.renyi = q_eps, q_delta, q_info, q_renyi
+    dataset.spent_epsilon, dataset.spent_delta, dataset.information, dataset.renyi = d_eps, d_delta, d_info, d_renyi
 
 
 def apply_charges(
@@ -230,14 +263,14 @@ def apply_charges(
 ) -> None:
     """Spend every (charge, steps) of ``charges`` in order (:func:`apply_charge`), or raise and change neither
     state: the charges of one statement are recorded together or not at all."""
-    saved_querier = (querier.spent_epsilon, querier.spent_delta, querier.information)
-    saved_dataset = (dataset.spent_epsilon, dataset.spent_delta, dataset.information)
+    saved_querier = (querier.spent_epsilon, querier.spent_delta, querier.information, querier.renyi)
+    saved_dataset = (dataset.spent_epsilon, dataset.spent_delta, dataset.information, dataset.renyi)
     try:
         for charge, steps in charges:
             apply_charge(dataset, querier, spec, charge, steps)
     except BaseException:
-        querier.spent_epsilon, querier.spent_delta, querier.information = saved_querier
-        dataset.spent_epsilon, dataset.spent_delta, dataset.information = saved_dataset
+        querier.spent_epsilon, querier.spent_delta, querier.information, querier.renyi = saved_querier
+        dataset.spent_epsilon, dataset.spent_delta, dataset.information, dataset.renyi = saved_dataset
         raise
 
 
@@ -311,6 +344,9 @@ def querier_view(state: QuerierState, spec: DatasetSpec) -> dict[str, Any]:
         "epsilon": _amount(state.epsilon, state.spent_epsilon),
         "delta": _amount(state.delta, state.spent_delta),
     }
+    if spec.composition == "renyi":
+        out["composition"] = composed_view(state.renyi, (state.spent_epsilon, state.spent_delta),
+                                       (state.epsilon, state.delta), spec)
     if fisher:
         out["fisher"] = fisher
     return out
@@ -318,7 +354,7 @@ def querier_view(state: QuerierState, spec: DatasetSpec) -> dict[str, Any]:
 
 def dataset_view(state: DatasetState, spec: DatasetSpec) -> dict[str, Any]:
     """The global budget of a dataset (for the owner)."""
-    return {
+    out = {
         "epsilon": _amount(spec.epsilon, state.spent_epsilon),
         "delta": _amount(spec.delta, state.spent_delta),
         "fisher": {
@@ -328,6 +364,10 @@ def dataset_view(state: DatasetState, spec: DatasetSpec) -> dict[str, Any]:
         },
         "records": state.records,
     }
+    if spec.composition == "renyi":
+        out["composition"] = composed_view(state.renyi, (state.spent_epsilon, state.spent_delta),
+                                       (spec.epsilon, spec.delta), spec)
+    return out
 
 
 def is_finite(value: Any) -> bool:

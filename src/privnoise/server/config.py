@@ -24,6 +24,9 @@ Every error names the file, the key at fault and the rule. The format (see ``doc
     source = "meters.csv"          # a CSV or Parquet file imported into the database, or: table = "readings"
     epsilon = 10.0                 # global (ε, δ) budget of the dataset, shared by every querier
     delta = 1e-5
+    composition = "basic"          # default: Σε, Σδ; "renyi": the Rényi filter (many small charges fit more
+                                   # than Σε allows; needs delta > 0), see privnoise.dp.renyi_filter
+    # renyi_delta_share = 0.5      # with "renyi": the share of each budget's δ kept for the filter's tail
 
     [datasets.meters.columns.kwh]
     bounds = [0.0, 60.0]           # declared, never inferred from the data
@@ -70,6 +73,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from ..dp.renyi_filter import DEFAULT_SHARE
 from ..exceptions import InvalidParameterError
 from .config_rules import IDENTIFIER, STRICT, KeyRuleError
 from .datasets import STEP_QUERIES, ColumnSpec, DatasetSection, DatasetSpec
@@ -176,7 +180,7 @@ def _spec(name: str, d: DatasetSection, base: Path) -> DatasetSpec:
     scheduler = (d.scheduler or "local") if d.engine == "dask" else None
     master = (d.master or "local[2]") if d.engine == "spark" else None
     return DatasetSpec(name, table, source, d.epsilon, d.delta or Fraction(0), columns, policies, d.engine, scheduler,
-                       master)
+                       master, d.composition, d.renyi_delta_share or DEFAULT_SHARE)
 
 
 def load_config(path: str | Path) -> ServerConfig:

@@ -19,14 +19,16 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ..engines import SPARK_MASTER, SPARK_MASTERS
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
-from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in
+from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in, rational
 from .mechanism_rules import FISHER_KINDS, NOISE_ONLY_KINDS, RULES
 from .policies import PolicySection, PolicySpec, policy_family
 from .queryspec import KINDS as QUERY_KINDS
 
-__all__ = ["STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
+__all__ = ["COMPOSITIONS", "STEP_QUERIES", "ColumnSpec", "DatasetSection", "DatasetSpec"]
 
 _MAX_CATEGORIES = 256
+#: How a dataset's (ε, δ) charges compose: basic composition, or the Rényi filter (:mod:`privnoise.dp.renyi_filter`).
+COMPOSITIONS = ("basic", "renyi")
 #: A floored column's ``step_queries``: refuse (the default) or allow answers that are step functions of it.
 STEP_QUERIES = ("refuse", "allow")
 
@@ -54,6 +56,11 @@ class DatasetSpec:
     engine: str = "sql"  # "sql": imported into the database; "dask", "spark": Parquet files computed on a cluster
     scheduler: str | None = None  # for engine "dask": "local" or "tcp://host:port"
     master: str | None = None  # for engine "spark": "local[N]", "spark://host:port", "k8s://…", "yarn"
+    #: How the (ε, δ) charges on the dataset compose (its global budget and every querier's on it): "basic"
+    #: (Σε, Σδ in exact rationals) or "renyi" (the Rényi filter of :mod:`privnoise.dp.renyi_filter`, which keeps
+    #: ``renyi_share`` of each budget's δ for its tail).
+    composition: str = "basic"
+    renyi_share: Fraction = Fraction(1, 2)
 
     def numeric(self, column: str) -> ColumnSpec | None:
         spec = self.columns.get(column)
@@ -152,6 +159,24 @@ class DatasetSection(Budgeted):
     master: str | None = None
     columns: dict[str, _Column] = Field(default_factory=dict)
     policies: dict[str, PolicySection] = Field(default_factory=dict)
+    composition: Literal["basic", "renyi"] = "basic"
+    renyi_delta_share: Any = None
+
+    @field_validator("renyi_delta_share")
+    @classmethod
+    def _share(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            share = rational("delta")(v)
+        except ValueError:
+            share = None
+        if share is None and v in (1, "1", 1.0):
+            share = Fraction(1)
+        if share is None or share <= 0:
+            raise ValueError(f"must be a number in (0, 1]: the share of each budget's δ kept for the Rényi filter's "
+                             f"tail; got {v!r}")
+        return share
 
     @field_validator("scheduler")
     @classmethod
@@ -196,6 +221,11 @@ class DatasetSection(Budgeted):
                 raise KeyRuleError("policies.identity", "identity releases need an imported dataset (`source`)")
         if self.epsilon is None:
             raise KeyRuleError("epsilon", "the dataset's global ε budget is required")
+        if self.composition == "renyi" and not self.delta:
+            raise KeyRuleError("composition", "the Rényi filter states (ε, δ) with δ > 0: give the dataset a `delta` "
+                               "budget, or keep composition = 'basic' for a pure ε budget")
+        if self.renyi_delta_share is not None and self.composition != "renyi":
+            raise KeyRuleError("renyi_delta_share", "is for composition = 'renyi' only")
         if not self.columns:
             raise KeyRuleError("columns", "declare at least one column with its bounds")
         for name in self.columns:

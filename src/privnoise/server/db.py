@@ -82,6 +82,7 @@ datasets = Table(
     Column("spent_delta", Text, nullable=False),
     Column("fisher_information", Text, nullable=False),  # JSON {column: "p/q"}, accumulated max_i 𝓘_ii
     Column("records", Integer, nullable=True),  # number of records at the last import (NULL: not yet counted)
+    Column("renyi", Text, nullable=True),  # the Rényi filter's state (dp.renyi_filter; NULL: never used)
 )
 
 budgets = Table(
@@ -95,6 +96,7 @@ budgets = Table(
     Column("spent_epsilon", Text, nullable=False),
     Column("spent_delta", Text, nullable=False),
     Column("fisher_information", Text, nullable=False),
+    Column("renyi", Text, nullable=True),  # as pn_datasets.renyi
 )
 
 ledger = Table(
@@ -140,6 +142,8 @@ _ADDED = {
     ("pn_queriers", "revoked_at"): "TIMESTAMP WITH TIME ZONE",
     ("pn_ledger", "reason"): "VARCHAR(200)",
     ("pn_ledger", "repeats"): "INTEGER NOT NULL DEFAULT 1",
+    ("pn_datasets", "renyi"): "TEXT",
+    ("pn_budgets", "renyi"): "TEXT",
 }
 #: Columns that were varchar(200) in the first schema (PostgreSQL enforces the length): widened to text.
 _WIDENED = {

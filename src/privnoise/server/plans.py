@@ -98,7 +98,8 @@ def core_plan(label: str, components: list[Component[HardenedMechanism]], combin
     for epsilon in selections:
         core.selection(epsilon)
     cost = core.cost()
-    charge = Charge(cost.epsilon, cost.delta, label=policy.mechanism, information=dict(information or {}))
+    charge = Charge(cost.epsilon, cost.delta, label=policy.mechanism, information=dict(information or {}),
+                    events=cost.events)
     core.statement = statement_of(policy, charge, identity)
     return core, charge
 

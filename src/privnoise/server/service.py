@@ -25,13 +25,13 @@ import numpy as np
 from sqlalchemy import MetaData, Table, func, select, update
 from sqlalchemy.engine import Engine
 
-from ..dp.rational_accountant import compose
 from ..exceptions import InvalidParameterError
 from ..random import default_rng
 from ..results import Release
 from . import db
 from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
 from .charging import Charged, Committer, StalePlan
+from .composition import admits
 from .config import ConfigError, ServerConfig
 from .limits import PLAN_CACHE_BYTES, Exhausted, PlanningSlots, plan_bytes
 from .planner import Plan, make_plan
@@ -227,10 +227,9 @@ class Service:
             if policy.is_fisher or policy.epsilon is None:
                 return False
             least = (policy.epsilon, policy.delta or Fraction(0))  # the smallest charge of the policy
-            if (
-                compose((mine.spent_epsilon, mine.spent_delta), least, (mine.epsilon, mine.delta)) is not None
-                and compose((ours.spent_epsilon, ours.spent_delta), least, (spec.epsilon, spec.delta)) is not None
-            ):
+            if admits(
+                mine.renyi, (mine.spent_epsilon, mine.spent_delta), least, (mine.epsilon, mine.delta), spec
+            ) and admits(ours.renyi, (ours.spent_epsilon, ours.spent_delta), least, (spec.epsilon, spec.delta), spec):
                 return False
         return True
 

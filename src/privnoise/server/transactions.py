@@ -25,13 +25,14 @@ from typing import Any
 __all__ = ["DATASET_COLUMNS", "BUDGET_COLUMNS", "PostgresTransaction", "SqliteTransaction", "transaction"]
 
 #: Rows read or written (one tuple per row); the spent budgets :meth:`write` stores, per dataset
-#: ``(name, ε, δ, information)`` and per querier ``(querier id, dataset, ε, δ, information)``.
+#: ``(name, ε, δ, information, Rényi state)`` and per querier ``(querier id, dataset, ε, δ, information, Rényi
+#: state)`` (the state None when the filter was never used).
 Rows = list[tuple[Any, ...]]
-SpentDatasets = list[tuple[str, str, str, str]]
-SpentBudgets = list[tuple[int, str, str, str, str]]
+SpentDatasets = list[tuple[str, str, str, str, str | None]]
+SpentBudgets = list[tuple[int, str, str, str, str, str | None]]
 
 #: The columns :meth:`lock` reads, in order.
-DATASET_COLUMNS = ("name", "spent_epsilon", "spent_delta", "fisher_information", "records")
+DATASET_COLUMNS = ("name", "spent_epsilon", "spent_delta", "fisher_information", "records", "renyi")
 BUDGET_COLUMNS = (
     "querier_id",
     "dataset",
@@ -41,6 +42,7 @@ BUDGET_COLUMNS = (
     "spent_epsilon",
     "spent_delta",
     "fisher_information",
+    "renyi",
 )
 #: The ledger columns :meth:`write` fills (``created_at`` and ``status`` besides), in order.
 LEDGER_COLUMNS = ("querier_id", "dataset", "query", "mechanism", "epsilon", "delta", "fisher_information")
@@ -48,7 +50,7 @@ LEDGER_COLUMNS = ("querier_id", "dataset", "query", "mechanism", "epsilon", "del
 _DATASETS = ", ".join(DATASET_COLUMNS)
 _BUDGETS = ", ".join(BUDGET_COLUMNS)
 _LEDGER = ", ".join(LEDGER_COLUMNS)
-_SPENT = "spent_epsilon = ?, spent_delta = ?, fisher_information = ?"
+_SPENT = "spent_epsilon = ?, spent_delta = ?, fisher_information = ?, renyi = ?"
 
 # PostgreSQL: each statement of one text, its rows as arrays (literals quoted by the driver).
 _PG_LOCK_DATASETS = f"SELECT {_DATASETS} FROM pn_datasets WHERE name = ANY({{}}::text[]) ORDER BY name FOR UPDATE"
@@ -56,14 +58,14 @@ _PG_LOCK_BUDGETS = (
     f"SELECT {_BUDGETS} FROM pn_budgets WHERE (querier_id, dataset) IN "
     "(SELECT q, d FROM unnest({}::integer[], {}::text[]) AS k(q, d)) ORDER BY querier_id, dataset FOR UPDATE"
 )
-_PG_SPENT = "spent_epsilon = v.e, spent_delta = v.d, fisher_information = v.f"
+_PG_SPENT = "spent_epsilon = v.e, spent_delta = v.d, fisher_information = v.f, renyi = v.r"
 _PG_UPDATE_DATASETS = (
     f"UPDATE pn_datasets AS t SET {_PG_SPENT} "
-    "FROM unnest({}::text[], {}::text[], {}::text[], {}::text[]) AS v(name, e, d, f) WHERE t.name = v.name"
+    "FROM unnest({}::text[], {}::text[], {}::text[], {}::text[], {}::text[]) AS v(name, e, d, f, r) WHERE t.name = v.name"
 )
 _PG_UPDATE_BUDGETS = (
     f"UPDATE pn_budgets AS t SET {_PG_SPENT} "
-    "FROM unnest({}::integer[], {}::text[], {}::text[], {}::text[], {}::text[]) AS v(q, ds, e, d, f) "
+    "FROM unnest({}::integer[], {}::text[], {}::text[], {}::text[], {}::text[], {}::text[]) AS v(q, ds, e, d, f, r) "
     "WHERE t.querier_id = v.q AND t.dataset = v.ds"
 )
 _PG_INSERT_LEDGER = (
@@ -105,8 +107,8 @@ class SqliteTransaction:
         return datasets, cur.fetchall()
 
     def write(self, datasets: SpentDatasets, budgets: SpentBudgets, ledger: Rows, created: _dt.datetime) -> list[int]:
-        """Write the spent budgets (``(name, ε, δ, information)`` and ``(querier id, dataset, ε, δ,
-        information)``), insert the ledger rows (:data:`LEDGER_COLUMNS`) as "charged" at ``created`` and commit;
+        """Write the spent budgets (``(name, ε, δ, information, Rényi state)`` and ``(querier id, dataset, ε, δ,
+        information, Rényi state)``), insert the ledger rows (:data:`LEDGER_COLUMNS`) as "charged" at ``created`` and commit;
         the ledger rows' ids in order."""
         cur = self.cur
         if datasets:
@@ -179,9 +181,9 @@ class PostgresTransaction:
         """The updates, the ledger rows and ``COMMIT``, one round trip; as :meth:`SqliteTransaction.write`."""
         statements: list[tuple[str, tuple[Any, ...]]] = []
         if datasets:
-            statements.append((_PG_UPDATE_DATASETS, tuple(_columns(datasets, 4))))
+            statements.append((_PG_UPDATE_DATASETS, tuple(_columns(datasets, 5))))
         if budgets:
-            statements.append((_PG_UPDATE_BUDGETS, tuple(_columns(budgets, 5))))
+            statements.append((_PG_UPDATE_BUDGETS, tuple(_columns(budgets, 6))))
         if ledger:
             statements.append((_PG_INSERT_LEDGER, (created, *_columns(ledger, len(LEDGER_COLUMNS)))))
         with self._send(*statements, ("COMMIT", ())) as cur:
