@@ -16,16 +16,19 @@ Per charge
 The filter (what :func:`fits` accepts)
     Reserve δ_R = share · δ_B for the Rényi tail (``share`` in (0, 1]). A sequence may go on while Σδ_i ≤ δ_B − δ_R
     and either Σε_i ≤ ε_B (basic composition) or, for some order α of the m = len(ORDERS) orders,
-    R(α) ≤ ε_B − log(m/δ_R)/(α − 1).
-    Whatever the adaptive choices, the sequence is (ε_B, δ_B)-DP. Proof: on the event that no (ε_i, δ_i) part
-    failed (probability ≥ 1 − Σδ_i), the privacy loss L after the last accepted charge exceeds ε_B only if the
-    Rényi route was the one that held, at some α. For each α, exp((α − 1)(L_t − Σ_{i≤t} D_α(ε_i))) is a
-    non-negative supermartingale of mean ≤ 1 (each step's Rényi bound holds given the past), so by Ville's
-    inequality it ever reaches m/δ_R with probability ≤ δ_R/m; a union bound over the m orders gives
-    P(L > ε_B) ≤ δ_R, and the privacy-loss tail P(L > ε_B) ≤ δ_R + (δ_B − δ_R) = δ_B gives (ε_B, δ_B)-DP.
-    (Feldman & Zrnic 2021 prove the single-order Rényi filter; the union over orders costs the log m.)
+    R(α) ≤ ε_B − (log(m/δ_R) − log α)/(α − 1) − log(1 − 1/α).
+    Whatever the adaptive choices, the sequence is (ε_B, δ_B)-DP. Proof: write each (ε_i, δ_i) part as the
+    four-point pair of Kairouz et al. (a revealing outcome of probability δ_i, else randomized response), which the
+    real answers are post-processings of. Then δ(ε_B) = sup_S P(S) − e^{ε_B} Q(S) is at most P(a part revealed)
+    ≤ Σδ_i ≤ δ_B − δ_R plus E_P[(1 − e^{ε_B − L})₊; none revealed], L the privacy loss of the transcript up to the
+    last accepted charge. That expectation vanishes where the basic route held (L ≤ Σε_i ≤ ε_B). Where order α
+    held, (1 − e^{ε_B − L})₊ ≤ e^{(α − 1)(L − ε_B)} (1/α)(1 − 1/α)^{α − 1} (the maximum over L, as in Canonne,
+    Kamath & Steinke 2020, Proposition 12), and M_α = exp((α − 1)(L_t − Σ_{i≤t} D_α(ε_i))) is a non-negative
+    supermartingale of mean ≤ 1 (each step's Rényi bound holds given the past; Feldman & Zrnic 2021), so by optional
+    stopping that part is at most e^{(α − 1)(R(α) − ε_B)} (1/α)(1 − 1/α)^{α − 1} ≤ δ_R/m. Summed over the m orders:
+    δ(ε_B) ≤ δ_B.
     Basic composition stays inside the rule, so the filter never refuses what basic composition within δ_B − δ_R
-    accepts; with many small charges it accepts about √k times more.
+    accepts; with many small charges it accepts several times more (about √k).
 
 Every number is rounded the safe way: each D_α is computed in decimal arithmetic (60 digits beyond the ones the
 smallest ε needs) and rounded up to a multiple of 2⁻⁴⁸; each threshold is rounded down the same way; sums are exact.
@@ -39,7 +42,7 @@ Examples
 >>> fits(state, spent_epsilon=Fraction(3), spent_delta=Fraction(0), budget=(Fraction(1), Fraction(1, 10**5)))
 True
 >>> round(composed_epsilon(state, Fraction(1, 10**5) / 2), 3)  # 300 charges of ε = 0.01: far below Σε = 3
-0.955
+0.812
 """
 
 from __future__ import annotations
@@ -125,13 +128,22 @@ def randomized_response_divergences(epsilon: Fraction) -> tuple[Fraction, ...]:
     return tuple(out)
 
 
+def _conversion(tail: Fraction) -> list[Decimal]:
+    """(log(m/δ_R) − log α)/(α − 1) + log(1 − 1/α) per order: what R(α) may reach below ε (module docstring)."""
+    log_term = (Decimal(len(ORDERS)) / _decimal(tail)).ln()
+    out = []
+    for order in ORDERS:
+        a = _decimal(order)
+        out.append((log_term - a.ln()) / (a - 1) + (1 - 1 / a).ln())
+    return out
+
+
 @functools.lru_cache(maxsize=256)
 def _thresholds(budget_epsilon: Fraction, tail: Fraction) -> tuple[Fraction, ...]:
-    """ε_B − log(m/δ_R)/(α − 1) per order, rounded down (a value < 0 admits nothing at that order)."""
+    """ε_B minus the conversion, per order, rounded down (a value < 0 admits nothing at that order)."""
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        log_term = (Decimal(len(ORDERS)) / _decimal(tail)).ln()
-        return tuple(_down(_decimal(budget_epsilon) - log_term / _decimal(order - 1)) for order in ORDERS)
+        return tuple(_down(_decimal(budget_epsilon) - c) for c in _conversion(tail))
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,12 +224,11 @@ def fits(
 
 def composed_epsilon(state: RenyiState, tail: Fraction) -> float:
     """The smallest ε the Rényi route states for the charges so far, with δ_R = ``tail``: the minimum over the
-    orders of R(α) + log(m/δ_R)/(α − 1), rounded up to a float (+∞ when ``tail`` is 0)."""
+    orders of R(α) plus the conversion (module docstring), rounded up to a float (+∞ when ``tail`` is 0)."""
     if tail <= 0:
         return math.inf
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        log_term = (Decimal(len(ORDERS)) / _decimal(tail)).ln()
-        best = min(_decimal(r) + log_term / _decimal(a - 1) for r, a in zip(state.divergences, ORDERS, strict=True))
+        best = min(_decimal(r) + c for r, c in zip(state.divergences, _conversion(tail), strict=True))
     value = float(best)
     return value if Decimal(value) >= best else math.nextafter(value, math.inf)

@@ -1,0 +1,238 @@
+"""The Rényi filter (privnoise.dp.renyi_filter) against references that share no code with it.
+
+- Each per-charge bound against dp-accounting's Rényi accountant for binary randomized response, and against the
+  definition of the Rényi divergence summed over the two points in 60-digit mpmath arithmetic.
+- The bound covers every ε-DP pair: brute force over random pairs on small supports (data processing).
+- The subadditivity the catch-up rule relies on: D_α(a) + D_α(b) ≤ D_α(a + b).
+- What the filter accepts is (ε_B, δ_B)-DP by the exact optimal composition of k pure ε-DP releases (the
+  hockey-stick divergence of two binomial laws, in mpmath) and, with (ε, δ) charges, by dp-accounting's
+  privacy-loss distributions; power: it accepts strictly more than basic composition where it should, and at
+  least half of what the optimal composition allows.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction as F
+
+import dp_accounting
+import mpmath
+import numpy as np
+import pytest
+from dp_accounting.pld import common
+from dp_accounting.pld import privacy_loss_distribution as pld
+from dp_accounting.rdp import rdp_privacy_accountant as rdp
+from scipy.special import logsumexp
+
+from privnoise.dp.renyi_filter import (
+    DEFAULT_SHARE,
+    ORDERS,
+    RenyiState,
+    StoredRenyiError,
+    composed_epsilon,
+    fits,
+    randomized_response_divergences,
+)
+
+EPSILONS = [F(1, 10**6), F(1, 1000), F(1, 100), F(1, 10), F(1, 2), F(1), F(3), F(10)]
+
+
+def _mp_divergence(epsilon: F, order: F) -> mpmath.mpf:
+    """D_α(P‖Q) of P = (p, 1 − p), Q = (1 − p, p), p = e^ε/(1 + e^ε): the definition, summed over both points."""
+    with mpmath.workdps(60):
+        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
+        a = mpmath.mpf(order.numerator) / order.denominator
+        p = mpmath.exp(e) / (1 + mpmath.exp(e))
+        q = 1 - p
+        return mpmath.log(p**a * q ** (1 - a) + q**a * p ** (1 - a)) / (a - 1)
+
+
+@pytest.mark.parametrize("epsilon", EPSILONS, ids=str)
+def test_each_bound_is_randomized_response_rounded_up_by_at_most_two_grid_steps(epsilon: F) -> None:
+    bounds = randomized_response_divergences(epsilon)
+    for order, bound in zip(ORDERS, bounds, strict=True):
+        exact = _mp_divergence(epsilon, order)
+        with mpmath.workdps(60):
+            gap = mpmath.mpf(bound.numerator) / bound.denominator - exact
+        assert gap >= 0, (epsilon, order)
+        assert gap <= 2 * 2.0**-48 or bound == epsilon, (epsilon, order, gap)
+
+
+@pytest.mark.parametrize("epsilon", [0.001, 0.05, 0.5, 2.0], ids=str)
+def test_the_bounds_are_dp_accountings_randomized_response_divergences(epsilon: float) -> None:
+    accountant = rdp.RdpAccountant(
+        orders=[float(a) for a in ORDERS], neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE
+    )
+    accountant.compose(dp_accounting.RandomizedResponseDpEvent(2 / (1 + math.exp(epsilon)), 2))
+    theirs = np.asarray(accountant._rdp, dtype=float)
+    ours = np.array([float(d) for d in randomized_response_divergences(F(epsilon))])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-14)
+    # power: the bounds of a wrong ε differ
+    assert not np.allclose(np.array([float(d) for d in randomized_response_divergences(F(epsilon * 1.01))]),
+                           theirs, rtol=1e-4)
+
+
+def test_no_epsilon_dp_pair_on_a_small_support_exceeds_the_bound() -> None:
+    rng = np.random.default_rng(20261128)
+    epsilon = F(7, 10)
+    bounds = [float(d) for d in randomized_response_divergences(epsilon)]
+    closest = math.inf
+    for _ in range(3000):
+        size = int(rng.integers(2, 6))
+        q = rng.dirichlet(np.ones(size))
+        ratios = np.exp(rng.choice([-1.0, 1.0], size) * float(epsilon) * rng.uniform(0.5, 1.0, size))
+        p = q * ratios
+        p /= p.sum()
+        if np.max(np.abs(np.log(p / q))) > float(epsilon):
+            continue  # normalising moved a ratio beyond e^ε: not an ε-DP pair
+        for i, order in enumerate(ORDERS):
+            a = float(order)
+            divergence = float(logsumexp(a * np.log(p) + (1 - a) * np.log(q))) / (a - 1)
+            assert divergence <= bounds[i] + 1e-12
+            closest = min(closest, bounds[i] - divergence)
+    assert closest < 0.02 * bounds[-1]  # some pairs come near the bound: it is not loose by construction
+
+
+@pytest.mark.parametrize("a,b", [(F(1, 100), F(1, 100)), (F(1, 10), F(3, 10)), (F(1), F(2)), (F(1, 10**4), F(5))])
+def test_divergences_are_subadditive_in_epsilon(a: F, b: F) -> None:
+    for order in ORDERS:
+        assert _mp_divergence(a, order) + _mp_divergence(b, order) <= _mp_divergence(a + b, order)
+
+
+def _optimal_delta(epsilon: F, k: int, target: F) -> mpmath.mpf:
+    """The smallest δ such that k ε-DP releases are (target, δ)-DP (randomized response is the worst case): the
+    hockey-stick divergence of the k-fold products, summed over the number i of flipped answers."""
+    with mpmath.workdps(60):
+        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
+        t = mpmath.mpf(target.numerator) / target.denominator
+        norm = (1 + mpmath.exp(e)) ** k
+        total = mpmath.mpf(0)
+        for i in range(k + 1):
+            term = mpmath.binomial(k, i) * (mpmath.exp((k - i) * e) - mpmath.exp(t + i * e))
+            if term <= 0:
+                break
+            total += term
+        return total / norm
+
+
+def _documented_count(epsilon: F, budget: tuple[F, F]) -> int:
+    """The number of ε charges the documented rule admits, recomputed in mpmath: the largest k with k·ε ≤ ε_B, or
+    k·D_α(ε) ≤ ε_B − (log(m/δ_R) − log α)/(α − 1) − log(1 − 1/α) for some order (m orders, δ_R = δ_B/2)."""
+    best = int(budget[0] / epsilon)
+    with mpmath.workdps(60):
+        tail = mpmath.mpf(budget[1].numerator) / budget[1].denominator / 2
+        for order in ORDERS:
+            a = mpmath.mpf(order.numerator) / order.denominator
+            room = (mpmath.mpf(budget[0].numerator) / budget[0].denominator
+                    - (mpmath.log(len(ORDERS) / tail) - mpmath.log(a)) / (a - 1) - mpmath.log(1 - 1 / a))
+            best = max(best, int(mpmath.floor(room / _mp_divergence(epsilon, order))))
+    return best
+
+
+def _accepted(epsilon: F, budget: tuple[F, F], share: F = DEFAULT_SHARE, limit: int = 100_000) -> int:
+    state, k = RenyiState.empty(), 0
+    while k < limit:
+        after = state.plus([(epsilon, F(0))])
+        if not fits(after, spent_epsilon=epsilon * (k + 1), spent_delta=F(0), budget=budget, share=share):
+            return k
+        state, k = after, k + 1
+    raise AssertionError("no refusal")
+
+
+@pytest.mark.parametrize(
+    "epsilon,budget",
+    [
+        (F(1, 100), (F(1), F(1, 10**5))),
+        (F(1, 10), (F(3), F(1, 10**6))),
+        (F(1, 200), (F(1), F(1, 10**8))),
+        (F(1, 2), (F(2), F(1, 10**5))),  # few large charges: basic composition is the better route
+    ],
+    ids=str,
+)
+def test_what_the_filter_accepts_is_within_budget_by_the_optimal_composition(epsilon: F, budget: tuple[F, F]) -> None:
+    k = _accepted(epsilon, budget)
+    basic = int(budget[0] / epsilon)
+    assert k in (_documented_count(epsilon, budget), _documented_count(epsilon, budget) - 1)
+    assert k >= basic  # never fewer than basic composition (no δ is charged here)
+    assert _optimal_delta(epsilon, k, budget[0]) <= budget[1]
+    # the most the optimal composition allows, by bisection on k
+    low, high = k, 8 * k + 8
+    while _optimal_delta(epsilon, high, budget[0]) <= budget[1]:
+        high *= 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _optimal_delta(epsilon, middle, budget[0]) <= budget[1] else (low, middle)
+    assert k >= low / 2, (k, low)
+    if basic >= 100:  # power: many small charges fit well beyond Σε ≤ ε_B
+        assert k > 1.4 * basic, (k, basic)
+    # the stated ε is the optimal composition's or above (sound), and within the budget
+    stated = composed_epsilon(RenyiState.empty().plus([(epsilon, F(0))] * k), budget[1] * DEFAULT_SHARE)
+    assert _optimal_delta(epsilon, k, F(stated)) <= budget[1]
+
+
+def test_charges_with_delta_compose_within_budget_by_privacy_loss_distributions() -> None:
+    rng = np.random.default_rng(7)
+    budget = (F(2), F(1, 10**4))
+    charges = [(F(int(e), 1000), F(int(d), 10**8)) for e, d in zip(rng.integers(5, 40, 400), rng.integers(0, 20, 400),
+                                                                    strict=True)]
+    state, spent, taken = RenyiState.empty(), (F(0), F(0)), []
+    for epsilon, delta in charges:
+        after = state.plus([(epsilon, delta)])
+        total = (spent[0] + epsilon, spent[1] + delta)
+        if fits(after, spent_epsilon=total[0], spent_delta=total[1], budget=budget):
+            state, spent = after, total
+            taken.append((epsilon, delta))
+    assert sum(e for e, _ in taken) > budget[0]  # beyond basic composition
+    assert spent[1] <= budget[1] * (1 - DEFAULT_SHARE)
+    composed = None
+    for epsilon, delta in taken:
+        one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(float(epsilon), float(delta)),
+                                          value_discretization_interval=1e-4)
+        composed = one if composed is None else composed.compose(one)
+    assert composed is not None
+    assert composed.get_delta_for_epsilon(float(budget[0])) <= float(budget[1])
+
+
+def test_the_delta_share_and_the_basic_route() -> None:
+    one = [(F(1, 10), F(0))]
+    state = RenyiState.empty().plus(one * 20)  # Σε = 2 > ε_B = 1
+    budget = (F(1), F(1, 10**5))
+    assert fits(state, spent_epsilon=F(2), spent_delta=F(0), budget=budget) is False  # 20 charges of 0.1: too many
+    small = RenyiState.empty().plus(one * 10)
+    assert fits(small, spent_epsilon=F(1), spent_delta=F(0), budget=budget)  # basic composition: Σε = ε_B exactly
+    # δ beyond what the share leaves is refused on both routes
+    assert not fits(small, spent_epsilon=F(1, 2), spent_delta=F(6, 10**6), budget=budget)
+    assert fits(small, spent_epsilon=F(1, 2), spent_delta=F(5, 10**6), budget=budget)
+    assert not fits(small, spent_epsilon=F(1, 2), spent_delta=F(1, 10**6), budget=budget, share=F(1))
+    # no δ budget: basic composition only
+    many = RenyiState.empty().plus([(F(1, 1000), F(0))] * 1500)
+    assert not fits(many, spent_epsilon=F(3, 2), spent_delta=F(0), budget=(F(1), F(0)))
+    assert fits(many, spent_epsilon=F(3, 2), spent_delta=F(0), budget=(F(1), F(1, 10**5)))
+    assert composed_epsilon(many, F(0)) == math.inf
+
+
+def test_catching_up_adds_the_uncovered_charges_as_one_part() -> None:
+    state = RenyiState.empty().plus([(F(1, 10), F(0))] * 3)
+    assert state.epsilon == F(3, 10)
+    caught = state.caught_up(F(1, 2))
+    assert caught.epsilon == F(1, 2)
+    expected = [s + d for s, d in zip(state.divergences, randomized_response_divergences(F(1, 5)), strict=True)]
+    assert list(caught.divergences) == expected
+    assert state.caught_up(F(3, 10)) is state
+    with pytest.raises(StoredRenyiError, match="covers"):
+        state.caught_up(F(1, 10))
+
+
+def test_states_round_trip_and_stored_garbage_is_refused() -> None:
+    state = RenyiState.empty().plus([(F(1, 7), F(0)), (F(2), F(1, 10**9))])
+    assert RenyiState.load(state.dump()) == state
+    assert RenyiState.load(None) == RenyiState.empty() == RenyiState.load("{}") == RenyiState.load("")
+    assert RenyiState.empty().dump() == "{}"
+    for raw in ("[1]", '{"epsilon": "1"}', '{"epsilon": "x", "divergences": {}}',
+                '{"epsilon": "1", "divergences": {"2": "1"}}', "not json",
+                state.dump().replace('"3/2": "', '"3/2": "-')):
+        with pytest.raises(StoredRenyiError):
+            RenyiState.load(raw, "pn_budgets[1, 'd'].renyi")
+    with pytest.raises(ValueError, match="epsilon"):
+        randomized_response_divergences(F(-1))
+    assert randomized_response_divergences(F(0)) == tuple(F(0) for _ in ORDERS)
