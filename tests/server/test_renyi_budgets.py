@@ -1,0 +1,202 @@
+"""Server budgets composed by the Rényi filter (``composition = "renyi"``), on SQLite and PostgreSQL, in process.
+
+The number of answers a querier gets is the number the documented rule admits, recomputed here in mpmath (the
+Rényi divergence of randomized response by its definition), and that many answers are within the querier's budget
+by the exact optimal composition of pure ε-DP releases. The filter's state is durable (a new server on the same
+database goes on from it), a dataset switched from basic composition counts what was charged before, the budget
+views state the composed ε, and configurations that cannot hold are refused naming the key.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import mpmath
+import pytest
+
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from privnoise.dp.renyi_filter import ORDERS  # noqa: E402  (the list of orders the rule names, not its values)
+from privnoise.server import store  # noqa: E402
+from privnoise.server.app import create_app  # noqa: E402
+from privnoise.server.config import ConfigError, load_config  # noqa: E402
+
+CHARGE = F(1, 100)
+QUERIER = (F(1), F(1, 10**5))
+QUERY = {"query": "count() from meters"}
+
+
+def _config(tmp_path: Path, database: str, composition: str = "renyi", extra: str = "") -> Path:
+    (tmp_path / "meters.csv").write_text("kwh\n" + "\n".join(str(i % 50) for i in range(30)) + "\n", encoding="utf-8")
+    path = tmp_path / "owner.toml"
+    path.write_text(
+        f"""[server]
+database = "{database}"
+host = "127.0.0.1"
+
+[datasets.meters]
+source = "meters.csv"
+epsilon = 50
+delta = 1e-4
+composition = "{composition}"
+{extra}
+[datasets.meters.columns.kwh]
+bounds = [0.0, 60.0]
+[datasets.meters.policies.count]
+mechanism = "laplace"
+epsilon = 0.01
+""",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _database(tmp_path: Path, database_url: str) -> str:
+    if database_url == "sqlite":
+        return "sqlite"
+    from tests.server._harness import _fresh_postgres_database
+
+    return _fresh_postgres_database(database_url)
+
+
+def _provision(path: Path) -> dict[str, str]:
+    config = load_config(path)
+    engine = store.init_database(config)
+    try:
+        admin = store.ensure_admin(engine, config)
+        assert admin is not None
+        alice = store.create_querier(engine, config, "alice", epsilon=str(QUERIER[0]), delta=str(QUERIER[1]))
+    finally:
+        engine.dispose()
+    return {"admin": admin, "alice": alice}
+
+
+def _documented_count(charge: F, budget: tuple[F, F], already: F = F(0), already_count: int = 0) -> int:
+    """How many charges of ε = ``charge`` the rule admits in all (module docstring of dp.renyi_filter), after
+    ``already_count`` charges of total ``already`` made under basic composition (entered as one ε-DP part)."""
+    with mpmath.workdps(60):
+        def divergence(epsilon: F, a: Any) -> Any:
+            e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
+            p = mpmath.exp(e) / (1 + mpmath.exp(e))
+            return mpmath.log(p**a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
+
+        tail = mpmath.mpf(budget[1].numerator) / budget[1].denominator / 2
+        best = int(budget[0] / charge)
+        for order in ORDERS:
+            a = mpmath.mpf(order.numerator) / order.denominator
+            room = (mpmath.mpf(budget[0].numerator) / budget[0].denominator
+                    - (mpmath.log(len(ORDERS) / tail) - mpmath.log(a)) / (a - 1) - mpmath.log(1 - 1 / a))
+            if already:
+                room -= divergence(already, a)
+            best = max(best, already_count + int(mpmath.floor(room / divergence(charge, a))))
+    return best
+
+
+def _optimal_delta(epsilon: F, k: int, target: F) -> Any:
+    """The exact δ at ``target`` of k ε-DP releases (the k-fold randomized response's hockey-stick divergence)."""
+    with mpmath.workdps(60):
+        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
+        t = mpmath.mpf(target.numerator) / target.denominator
+        total = mpmath.mpf(0)
+        for i in range(k + 1):
+            term = mpmath.binomial(k, i) * (mpmath.exp((k - i) * e) - mpmath.exp(t + i * e))
+            if term <= 0:
+                break
+            total += term
+        return total / (1 + mpmath.exp(e)) ** k
+
+
+class Served:
+    def __init__(self, path: Path, keys: dict[str, str]) -> None:
+        self.path, self.keys = path, keys
+
+    def run(self) -> TestClient:
+        return TestClient(create_app(load_config(self.path)))
+
+    def ask_until_refused(self, client: TestClient, limit: int = 2000) -> int:
+        headers = {"Authorization": f"Bearer {self.keys['alice']}"}
+        for answered in range(limit):
+            r = client.post("/v1/queries", json=QUERY, headers=headers)
+            if r.status_code != 200:
+                assert r.status_code == 429, r.text
+                return answered
+        raise AssertionError("never refused")
+
+    def budget(self, client: TestClient) -> dict[str, Any]:
+        r = client.get("/v1/budget", headers={"Authorization": f"Bearer {self.keys['alice']}"})
+        assert r.status_code == 200, r.text
+        return dict(r.json()["datasets"]["meters"])
+
+
+@pytest.fixture
+def served(tmp_path: Path, database_url: str) -> Served:
+    path = _config(tmp_path, _database(tmp_path, database_url))
+    return Served(path, _provision(path))
+
+
+def test_a_querier_gets_the_answers_the_rule_admits_and_no_more(served: Served) -> None:
+    expected = _documented_count(CHARGE, QUERIER)
+    basic = int(QUERIER[0] / CHARGE)
+    assert expected > 2 * basic  # the rule admits far more than Σε ≤ ε_B: the test has power
+    with served.run() as client:
+        answered = served.ask_until_refused(client)
+        view = served.budget(client)
+    assert answered in (expected, expected - 1)  # − 1: the bounds are rounded up to 2⁻⁴⁸
+    assert _optimal_delta(CHARGE, answered, QUERIER[0]) <= QUERIER[1]
+    assert view["epsilon"]["spent"] == str(CHARGE * answered)  # Σε is still what was charged
+    composition = view["composition"]
+    assert composition["rule"] == "renyi" and composition["within_budget"] is True
+    assert composition["delta"] == str(QUERIER[1]) and composition["tail_delta"] == str(QUERIER[1] / 2)
+    assert float(QUERIER[0]) - 0.02 < composition["epsilon"] <= float(QUERIER[0])
+    assert _optimal_delta(CHARGE, answered, F(composition["epsilon"])) <= QUERIER[1]
+    # a new server on the same database goes on from the stored state: still refused
+    with served.run() as client:
+        assert served.ask_until_refused(client) == 0
+
+
+def test_charges_made_under_basic_composition_are_counted_after_a_switch(tmp_path: Path, database_url: str) -> None:
+    database = _database(tmp_path, database_url)
+    basic_path = _config(tmp_path, database, composition="basic")
+    served = Served(basic_path, _provision(basic_path))
+    with served.run() as client:
+        assert served.ask_until_refused(client) == 100  # basic composition: Σε ≤ 1
+        assert "composition" not in served.budget(client)
+    renyi_path = _config(tmp_path, database, composition="renyi")
+    served = Served(renyi_path, served.keys)
+    with served.run() as client:
+        more = served.ask_until_refused(client)
+    expected = _documented_count(CHARGE, QUERIER, already=F(1), already_count=100)
+    assert 100 + more in (expected, expected - 1)
+    assert 100 + more < _documented_count(CHARGE, QUERIER)  # the hundred earlier charges as one part cost more
+    assert _optimal_delta(CHARGE, 100 + more, QUERIER[0]) <= QUERIER[1]
+
+
+@pytest.mark.parametrize(
+    "composition,extra,key",
+    [
+        ("renyi", "delta = 0\n", "composition"),
+        ("basic", "renyi_delta_share = 0.5\n", "renyi_delta_share"),
+        ("renyi", "renyi_delta_share = 0\n", "renyi_delta_share"),
+        ("renyi", "renyi_delta_share = 1.5\n", "renyi_delta_share"),
+        ("renyi", 'renyi_delta_share = "half"\n', "renyi_delta_share"),
+        ("moments", "", "composition"),
+    ],
+)
+def test_configurations_that_cannot_hold_are_refused_naming_the_key(
+    tmp_path: Path, composition: str, extra: str, key: str
+) -> None:
+    path = _config(tmp_path, "sqlite", composition=composition, extra=extra)
+    if extra.startswith("delta"):
+        path.write_text(path.read_text(encoding="utf-8").replace("delta = 1e-4\n", ""), encoding="utf-8")
+    with pytest.raises(ConfigError, match=key):
+        load_config(path)
+
+
+def test_a_share_of_one_leaves_no_delta_for_approximate_charges(tmp_path: Path) -> None:
+    path = _config(tmp_path, "sqlite", extra="renyi_delta_share = 1\n")
+    spec = load_config(path).datasets["meters"]
+    assert spec.composition == "renyi" and spec.renyi_share == 1
