@@ -200,3 +200,20 @@ def test_a_share_of_one_leaves_no_delta_for_approximate_charges(tmp_path: Path) 
     path = _config(tmp_path, "sqlite", extra="renyi_delta_share = 1\n")
     spec = load_config(path).datasets["meters"]
     assert spec.composition == "renyi" and spec.renyi_share == 1
+
+
+def test_a_charge_enters_the_filter_part_by_part_only_when_its_events_cover_it() -> None:
+    from privnoise.dp.accounting import Charge
+    from privnoise.dp.events import GaussianEvent, PureEvent, SelectionEvent
+    from privnoise.server.composition import charged_parts
+
+    selections = Charge(F(3, 10), F(0), events=(SelectionEvent(0.1), SelectionEvent(0.1), SelectionEvent(0.1)))
+    parts = charged_parts(selections)
+    assert len(parts) == 3 and all(e >= F(1, 10) and e - F(1, 10) < F(1, 10**15) and d == 0 for e, d in parts)
+    assert sum(e for e, _ in parts) >= F(3, 10)
+    whole = [(F(3, 10), F(0))]
+    assert charged_parts(Charge(F(3, 10), F(0), events=(PureEvent(0.3),))) == whole
+    assert charged_parts(Charge(F(3, 10), F(0), events=(SelectionEvent(0.1), SelectionEvent(0.1)))) == whole
+    assert charged_parts(Charge(F(3, 10), F(0), events=(GaussianEvent(2.0), SelectionEvent(0.3)))) == whole
+    assert charged_parts(Charge(F(3, 10), F(1, 10**6), events=(PureEvent(0.2, 1e-6), SelectionEvent(0.1)))) == [
+        (F(3, 10), F(1, 10**6))]
