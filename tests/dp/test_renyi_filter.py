@@ -33,25 +33,16 @@ from privnoise.dp.renyi_filter import (
     fits,
     randomized_response_divergences,
 )
+from tests.dp._composition_reference import documented_count, optimal_delta, rr_divergence
 
 EPSILONS = [F(1, 10**6), F(1, 1000), F(1, 100), F(1, 10), F(1, 2), F(1), F(3), F(10)]
-
-
-def _mp_divergence(epsilon: F, order: F) -> mpmath.mpf:
-    """D_α(P‖Q) of P = (p, 1 − p), Q = (1 − p, p), p = e^ε/(1 + e^ε): the definition, summed over both points."""
-    with mpmath.workdps(60):
-        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
-        a = mpmath.mpf(order.numerator) / order.denominator
-        p = mpmath.exp(e) / (1 + mpmath.exp(e))
-        q = 1 - p
-        return mpmath.log(p**a * q ** (1 - a) + q**a * p ** (1 - a)) / (a - 1)
 
 
 @pytest.mark.parametrize("epsilon", EPSILONS, ids=str)
 def test_each_bound_is_randomized_response_rounded_up_by_at_most_two_grid_steps(epsilon: F) -> None:
     bounds = randomized_response_divergences(epsilon)
     for order, bound in zip(ORDERS, bounds, strict=True):
-        exact = _mp_divergence(epsilon, order)
+        exact = rr_divergence(epsilon, order)
         with mpmath.workdps(60):
             gap = mpmath.mpf(bound.numerator) / bound.denominator - exact
         assert gap >= 0, (epsilon, order)
@@ -96,37 +87,7 @@ def test_no_epsilon_dp_pair_on_a_small_support_exceeds_the_bound() -> None:
 @pytest.mark.parametrize("a,b", [(F(1, 100), F(1, 100)), (F(1, 10), F(3, 10)), (F(1), F(2)), (F(1, 10**4), F(5))])
 def test_divergences_are_subadditive_in_epsilon(a: F, b: F) -> None:
     for order in ORDERS:
-        assert _mp_divergence(a, order) + _mp_divergence(b, order) <= _mp_divergence(a + b, order)
-
-
-def _optimal_delta(epsilon: F, k: int, target: F) -> mpmath.mpf:
-    """The smallest δ such that k ε-DP releases are (target, δ)-DP (randomized response is the worst case): the
-    hockey-stick divergence of the k-fold products, summed over the number i of flipped answers."""
-    with mpmath.workdps(60):
-        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
-        t = mpmath.mpf(target.numerator) / target.denominator
-        norm = (1 + mpmath.exp(e)) ** k
-        total = mpmath.mpf(0)
-        for i in range(k + 1):
-            term = mpmath.binomial(k, i) * (mpmath.exp((k - i) * e) - mpmath.exp(t + i * e))
-            if term <= 0:
-                break
-            total += term
-        return total / norm
-
-
-def _documented_count(epsilon: F, budget: tuple[F, F]) -> int:
-    """The number of ε charges the documented rule admits, recomputed in mpmath: the largest k with k·ε ≤ ε_B, or
-    k·D_α(ε) ≤ ε_B − (log(m/δ_R) − log α)/(α − 1) − log(1 − 1/α) for some order (m orders, δ_R = δ_B/2)."""
-    best = int(budget[0] / epsilon)
-    with mpmath.workdps(60):
-        tail = mpmath.mpf(budget[1].numerator) / budget[1].denominator / 2
-        for order in ORDERS:
-            a = mpmath.mpf(order.numerator) / order.denominator
-            room = (mpmath.mpf(budget[0].numerator) / budget[0].denominator
-                    - (mpmath.log(len(ORDERS) / tail) - mpmath.log(a)) / (a - 1) - mpmath.log(1 - 1 / a))
-            best = max(best, int(mpmath.floor(room / _mp_divergence(epsilon, order))))
-    return best
+        assert rr_divergence(a, order) + rr_divergence(b, order) <= rr_divergence(a + b, order)
 
 
 def _accepted(epsilon: F, budget: tuple[F, F], share: F = DEFAULT_SHARE, limit: int = 100_000) -> int:
@@ -152,22 +113,22 @@ def _accepted(epsilon: F, budget: tuple[F, F], share: F = DEFAULT_SHARE, limit: 
 def test_what_the_filter_accepts_is_within_budget_by_the_optimal_composition(epsilon: F, budget: tuple[F, F]) -> None:
     k = _accepted(epsilon, budget)
     basic = int(budget[0] / epsilon)
-    assert k in (_documented_count(epsilon, budget), _documented_count(epsilon, budget) - 1)
+    assert k in (documented_count(epsilon, budget, ORDERS), documented_count(epsilon, budget, ORDERS) - 1)
     assert k >= basic  # never fewer than basic composition (no δ is charged here)
-    assert _optimal_delta(epsilon, k, budget[0]) <= budget[1]
+    assert optimal_delta(epsilon, k, budget[0]) <= budget[1]
     # the most the optimal composition allows, by bisection on k
     low, high = k, 8 * k + 8
-    while _optimal_delta(epsilon, high, budget[0]) <= budget[1]:
+    while optimal_delta(epsilon, high, budget[0]) <= budget[1]:
         high *= 2
     while high - low > 1:
         middle = (low + high) // 2
-        low, high = (middle, high) if _optimal_delta(epsilon, middle, budget[0]) <= budget[1] else (low, middle)
+        low, high = (middle, high) if optimal_delta(epsilon, middle, budget[0]) <= budget[1] else (low, middle)
     assert k >= low / 2, (k, low)
     if basic >= 100:  # power: many small charges fit well beyond Σε ≤ ε_B
         assert k > 1.4 * basic, (k, basic)
     # the stated ε is the optimal composition's or above (sound), and within the budget
     stated = composed_epsilon(RenyiState.empty().plus([(epsilon, F(0))] * k), budget[1] * DEFAULT_SHARE)
-    assert _optimal_delta(epsilon, k, F(stated)) <= budget[1]
+    assert optimal_delta(epsilon, k, F(stated)) <= budget[1]
 
 
 def test_charges_with_delta_compose_within_budget_by_privacy_loss_distributions() -> None:

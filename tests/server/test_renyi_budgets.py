@@ -13,7 +13,6 @@ from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
-import mpmath
 import pytest
 
 pytest.importorskip("fastapi")
@@ -24,6 +23,7 @@ from privnoise.dp.renyi_filter import ORDERS  # noqa: E402  (the list of orders 
 from privnoise.server import store  # noqa: E402
 from privnoise.server.app import create_app  # noqa: E402
 from privnoise.server.config import ConfigError, load_config  # noqa: E402
+from tests.dp._composition_reference import documented_count, optimal_delta  # noqa: E402
 
 CHARGE = F(1, 100)
 QUERIER = (F(1), F(1, 10**5))
@@ -75,41 +75,6 @@ def _provision(path: Path) -> dict[str, str]:
     return {"admin": admin, "alice": alice}
 
 
-def _documented_count(charge: F, budget: tuple[F, F], already: F = F(0), already_count: int = 0) -> int:
-    """How many charges of ε = ``charge`` the rule admits in all (module docstring of dp.renyi_filter), after
-    ``already_count`` charges of total ``already`` made under basic composition (entered as one ε-DP part)."""
-    with mpmath.workdps(60):
-        def divergence(epsilon: F, a: Any) -> Any:
-            e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
-            p = mpmath.exp(e) / (1 + mpmath.exp(e))
-            return mpmath.log(p**a * (1 - p) ** (1 - a) + (1 - p) ** a * p ** (1 - a)) / (a - 1)
-
-        tail = mpmath.mpf(budget[1].numerator) / budget[1].denominator / 2
-        best = int(budget[0] / charge)
-        for order in ORDERS:
-            a = mpmath.mpf(order.numerator) / order.denominator
-            room = (mpmath.mpf(budget[0].numerator) / budget[0].denominator
-                    - (mpmath.log(len(ORDERS) / tail) - mpmath.log(a)) / (a - 1) - mpmath.log(1 - 1 / a))
-            if already:
-                room -= divergence(already, a)
-            best = max(best, already_count + int(mpmath.floor(room / divergence(charge, a))))
-    return best
-
-
-def _optimal_delta(epsilon: F, k: int, target: F) -> Any:
-    """The exact δ at ``target`` of k ε-DP releases (the k-fold randomized response's hockey-stick divergence)."""
-    with mpmath.workdps(60):
-        e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
-        t = mpmath.mpf(target.numerator) / target.denominator
-        total = mpmath.mpf(0)
-        for i in range(k + 1):
-            term = mpmath.binomial(k, i) * (mpmath.exp((k - i) * e) - mpmath.exp(t + i * e))
-            if term <= 0:
-                break
-            total += term
-        return total / (1 + mpmath.exp(e)) ** k
-
-
 class Served:
     def __init__(self, path: Path, keys: dict[str, str]) -> None:
         self.path, self.keys = path, keys
@@ -139,20 +104,20 @@ def served(tmp_path: Path, database_url: str) -> Served:
 
 
 def test_a_querier_gets_the_answers_the_rule_admits_and_no_more(served: Served) -> None:
-    expected = _documented_count(CHARGE, QUERIER)
+    expected = documented_count(CHARGE, QUERIER, ORDERS)
     basic = int(QUERIER[0] / CHARGE)
     assert expected > 2 * basic  # the rule admits far more than Σε ≤ ε_B: the test has power
     with served.run() as client:
         answered = served.ask_until_refused(client)
         view = served.budget(client)
     assert answered in (expected, expected - 1)  # − 1: the bounds are rounded up to 2⁻⁴⁸
-    assert _optimal_delta(CHARGE, answered, QUERIER[0]) <= QUERIER[1]
+    assert optimal_delta(CHARGE, answered, QUERIER[0]) <= QUERIER[1]
     assert view["epsilon"]["spent"] == str(CHARGE * answered)  # Σε is still what was charged
     composition = view["composition"]
     assert composition["rule"] == "renyi" and composition["within_budget"] is True
     assert composition["delta"] == str(QUERIER[1]) and composition["tail_delta"] == str(QUERIER[1] / 2)
     assert float(QUERIER[0]) - 0.02 < composition["epsilon"] <= float(QUERIER[0])
-    assert _optimal_delta(CHARGE, answered, F(composition["epsilon"])) <= QUERIER[1]
+    assert optimal_delta(CHARGE, answered, F(composition["epsilon"])) <= QUERIER[1]
     # a new server on the same database goes on from the stored state: still refused
     with served.run() as client:
         assert served.ask_until_refused(client) == 0
@@ -169,10 +134,10 @@ def test_charges_made_under_basic_composition_are_counted_after_a_switch(tmp_pat
     served = Served(renyi_path, served.keys)
     with served.run() as client:
         more = served.ask_until_refused(client)
-    expected = _documented_count(CHARGE, QUERIER, already=F(1), already_count=100)
+    expected = documented_count(CHARGE, QUERIER, ORDERS, already=F(1), already_count=100)
     assert 100 + more in (expected, expected - 1)
-    assert 100 + more < _documented_count(CHARGE, QUERIER)  # the hundred earlier charges as one part cost more
-    assert _optimal_delta(CHARGE, 100 + more, QUERIER[0]) <= QUERIER[1]
+    assert 100 + more < documented_count(CHARGE, QUERIER, ORDERS)  # the hundred earlier charges as one part cost more
+    assert optimal_delta(CHARGE, 100 + more, QUERIER[0]) <= QUERIER[1]
 
 
 @pytest.mark.parametrize(
