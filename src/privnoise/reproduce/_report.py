@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 __all__ = [
     "CACHE_VARIABLE",
@@ -50,6 +50,7 @@ SECOND_METHODS: dict[str, str] = {
 SECOND_METHOD_FUNCTIONS: dict[str, Callable[..., Any]] = {}
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_P = ParamSpec("_P")
 
 
 def second_method(function: _F) -> _F:
@@ -195,7 +196,6 @@ class Report:
 
 
 def make_row(
-    *,
     key: str,
     claim: str,
     printed: float | str,
@@ -204,7 +204,7 @@ def make_row(
     reason: str = "",
     method: str = "",
 ) -> Row:
-    """A :class:`Row` from keyword arguments, with numpy numbers turned into floats."""
+    """A :class:`Row` from its fields, with numpy numbers turned into floats."""
     return Row(
         key=key,
         claim=claim,
@@ -216,30 +216,20 @@ def make_row(
     )
 
 
+def _adding_to_report(build: Callable[_P, Row]) -> Callable[Concatenate[RowBuilder, _P], None]:
+    """A method of :class:`RowBuilder` that adds ``build(...)`` to the report, with ``build``'s arguments."""
+
+    def add(builder: RowBuilder, /, *args: _P.args, **kwargs: _P.kwargs) -> None:
+        """Add the row that ``build`` makes of these arguments to the report."""
+        builder.report.add(build(*args, **kwargs))
+
+    return add
+
+
 @dataclass
 class RowBuilder:
-    """Adds rows to a report, turning numpy numbers into floats."""
+    """Adds rows to a report, turning numpy numbers into floats: ``add`` takes the arguments of :func:`make_row`."""
 
     report: Report
 
-    def add(
-        self,
-        key: str,
-        claim: str,
-        printed: float | str,
-        computed: float | str,
-        status: Status,
-        reason: str = "",
-        method: str = "",
-    ) -> None:
-        self.report.add(
-            make_row(
-                key=key,
-                claim=claim,
-                printed=printed,
-                computed=computed,
-                status=status,
-                reason=reason,
-                method=method,
-            )
-        )
+    add = _adding_to_report(make_row)

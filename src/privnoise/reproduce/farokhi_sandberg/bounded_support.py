@@ -14,7 +14,7 @@ from ... import queries
 from ...fisher import fisher_guarantee
 from ...mechanisms import Mechanism, RaisedCosine
 from .._report import Row, Status, make_row, second_method
-from .common import PI2, noise_for, printed_cos2, quad
+from .common import PI2, noise_for, printed_cos2, quad, same_noise_row
 from .parameters import Setup
 
 __all__ = ["BoundedSupport", "cos2_information_by_quadrature", "evaluate", "tradeoff_figure"]
@@ -198,16 +198,11 @@ def evaluate(s: Setup) -> BoundedSupport:
             reason="optimal_noise(weighted_mean, support=…).pdf",
         )
     )
-    rows.append(
-        make_row(
-            key="cor3-policy-C-independent",
-            claim="Cor. 3: the optimal noise does not depend on C (max over w of abs(γ_C1 − γ_C2))",
-            printed=0.0,
-            computed=float(np.max(np.abs(m1.pdf(grid) - m2.pdf(grid)))),
-            status="match",
-            reason="two weight vectors of different length and sign, 1001-point grid",
-        )
-    )
+    rows.append(same_noise_row(
+        "cor3-policy-C-independent",
+        "Cor. 3: the optimal noise does not depend on C (max over w of abs(γ_C1 − γ_C2))",
+        m1, m2, grid, "two weight vectors of different length and sign, 1001-point grid",
+    ))
     j_quad = cos2_information_by_quadrature(s_lo, s_hi)
     weights_c1 = np.array(s.weights_c1) / sum(s.weights_c1)  # weighted_mean normalises the weights
     for key, q, mech1, label, weights in (

@@ -13,8 +13,9 @@ from scipy import integrate
 from ... import queries
 from ...fisher import optimal_noise
 from ...mechanisms import Mechanism
+from .._report import Row, make_row
 
-__all__ = ["PI2", "cholesky_matrix", "noise_for", "printed_cos2", "quad"]
+__all__ = ["PI2", "cholesky_matrix", "noise_for", "printed_cos2", "quad", "same_noise_row"]
 
 PI2 = math.pi**2
 
@@ -25,6 +26,13 @@ def noise_for(query: queries.Query, **goal: Any) -> Mechanism:
     if not isinstance(mech, Mechanism):
         raise TypeError(f"expected a Mechanism for {goal}; got {type(mech).__name__}")
     return mech
+
+
+def same_noise_row(key: str, claim: str, first: Mechanism, second: Mechanism, grid: NDArray[np.float64],
+                   reason: str) -> Row:
+    """A ``match`` row saying two optimal noises are one: printed 0, computed max over ``grid`` of abs(γ₁ − γ₂)."""
+    largest_gap = float(np.max(np.abs(first.pdf(grid) - second.pdf(grid))))
+    return make_row(key, claim, 0.0, largest_gap, "match", reason)
 
 
 def quad(fn: Callable[[float], float], a: float, b: float, *, points: tuple[float, ...] = ()) -> float:

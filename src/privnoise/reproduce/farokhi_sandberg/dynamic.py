@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from scipy import optimize
 
 from ...systems import initial_state_noise, observability_gramian
-from .._report import Row, make_row, second_method
+from .._report import Row, Status, make_row, second_method
 from .common import cholesky_matrix
 from .example4 import example4_closed_forms, example4_system, printed_initial_state_noise, theorem4_objective
 from .parameters import Setup
@@ -62,65 +62,31 @@ def rows(s: Setup) -> list[Row]:
     )
     for horizon, weight in s.ex4_cases:
         q_closed, e_closed = example4_closed_forms(horizon, weight, variant="printed")
-        mech = printed_initial_state_noise(system, horizon=horizon, quality_weight=weight)
-        tag = f"T{horizon}-rho{weight:g}"
-        rows.append(
-            make_row(
-                key=f"ex4-quality-{tag}",
-                claim=f"Example 4: printed closed form of Q (T = {horizon}, ϱ = {weight:g})",
-                printed=q_closed,
-                computed=mech.second_moment(),
-                status="match",
-                reason="direct Tr(Ψ_TᵀΨ_T Σ) with the printed Σ",
-            )
+        printed_noise = printed_initial_state_noise(system, horizon=horizon, quality_weight=weight)
+        corrected_noise = initial_state_noise(system, horizon=horizon, quality_weight=weight)
+        tag, case = f"T{horizon}-rho{weight:g}", f"(T = {horizon}, ϱ = {weight:g})"
+        cases: tuple[tuple[str, str, float, float, Status, str], ...] = (
+            ("quality", "Example 4: printed closed form of Q", q_closed, printed_noise.second_moment(), "match",
+             "direct Tr(Ψ_TᵀΨ_T Σ) with the printed Σ"),
+            ("error", "Example 4: printed closed form of E‖x̂₀ − x₀‖²", e_closed, printed_noise.cramer_rao_bound(),
+             "match", "direct Tr Σ = Tr 𝓘⁻¹ with the printed Σ"),
+            ("corrected", "Example 4 with the corrected Σ: Q", q_closed, corrected_noise.second_moment(), "erratum",
+             "ERRATA 4: the corrected Σ = (Ψ_TᵀΨ_T)^(-1/2)/√ϱ halves Q and the error"),
         )
-        rows.append(
-            make_row(
-                key=f"ex4-error-{tag}",
-                claim=f"Example 4: printed closed form of E‖x̂₀ − x₀‖² (T = {horizon}, ϱ = {weight:g})",
-                printed=e_closed,
-                computed=mech.cramer_rao_bound(),
-                status="match",
-                reason="direct Tr Σ = Tr 𝓘⁻¹ with the printed Σ",
-            )
-        )
-        fixed = initial_state_noise(system, horizon=horizon, quality_weight=weight)
-        rows.append(
-            make_row(
-                key=f"ex4-corrected-{tag}",
-                claim=f"Example 4 with the corrected Σ: Q (T = {horizon}, ϱ = {weight:g})",
-                printed=q_closed,
-                computed=fixed.second_moment(),
-                status="erratum",
-                reason="ERRATA 4: the corrected Σ = (Ψ_TᵀΨ_T)^(-1/2)/√ϱ halves Q and the error",
-            )
-        )
+        for name, claim, closed_form, computed, status, reason in cases:
+            rows.append(make_row(f"ex4-{name}-{tag}", f"{claim} {case}", closed_form, computed, status, reason))
     t1, t2 = s.ex4_asymptotic
-    e1 = example4_closed_forms(t1, 1.0)[1]
-    e2 = example4_closed_forms(t2, 1.0)[1]
+    (q1, e1), (q2, e2) = example4_closed_forms(t1, 1.0), example4_closed_forms(t2, 1.0)
     ratio = t2 / t1
-    rows.append(
-        make_row(
-            key="ex4-error-asymptotics",
-            claim=f"Example 4: E‖x̂₀ − x₀‖² = O(1/(T√T√ϱ)): ratio E(T={t1})/E(T={t2})",
-            printed=ratio**1.5,
-            computed=e1 / e2,
-            status="erratum",
-            reason=f"ERRATA 5: the ratio is ≈ √{ratio:g} = {math.sqrt(ratio):g}, i.e. E = Θ(1/√(Tϱ)); λ_min(G) ~ T/4",
-        )
+    asymptotics: tuple[tuple[str, str, float, Status, str], ...] = (
+        ("ex4-error-asymptotics", f"Example 4: E‖x̂₀ − x₀‖² = O(1/(T√T√ϱ)): ratio E(T={t1})/E(T={t2})", e1 / e2,
+         "erratum", f"ERRATA 5: the ratio is ≈ √{ratio:g} = {math.sqrt(ratio):g}, i.e. E = Θ(1/√(Tϱ)); "
+         "λ_min(G) ~ T/4"),
+        ("ex4-quality-asymptotics", f"Example 4: Q = O(T√T/√ϱ): ratio Q(T={t2})/Q(T={t1})", q2 / q1, "match",
+         "closed form; λ_max(G) ~ T³/3"),
     )
-    q1 = example4_closed_forms(t1, 1.0)[0]
-    q2 = example4_closed_forms(t2, 1.0)[0]
-    rows.append(
-        make_row(
-            key="ex4-quality-asymptotics",
-            claim=f"Example 4: Q = O(T√T/√ϱ): ratio Q(T={t2})/Q(T={t1})",
-            printed=ratio**1.5,
-            computed=q2 / q1,
-            status="match",
-            reason="closed form; λ_max(G) ~ T³/3",
-        )
-    )
+    for key, claim, computed, status, reason in asymptotics:
+        rows.append(make_row(key, claim, ratio**1.5, computed, status, reason))
     t, rho = s.false_bound_case
     mech = initial_state_noise(system, horizon=t, quality_weight=rho)
     info = mech.fisher_information()

@@ -8,7 +8,7 @@ from ... import queries
 from ...fisher import fisher_guarantee
 from ...mechanisms import Mechanism
 from .._report import Row, make_row
-from .common import PI2, noise_for
+from .common import PI2, noise_for, same_noise_row
 from .parameters import Setup
 
 __all__ = ["rows"]
@@ -21,16 +21,12 @@ def rows(s: Setup, *, corollary3_noise: Mechanism) -> list[Row]:
     q_var = queries.variance(n)
     mech = noise_for(q_var, support=s.scalar_support)
     grid = np.linspace(*s.scalar_support, 1001)
-    rows.append(
-        make_row(
-            key="cor5-variance-query",
-            claim="Cor. 5: the variance query gets the same noise (14) as Cor. 3 (max abs(γ_var − γ_C1))",
-            printed=0.0,
-            computed=float(np.max(np.abs(mech.pdf(grid) - corollary3_noise.pdf(grid)))),
-            status="match",
-            reason="optimal_noise(variance(5), support=…) vs optimal_noise(weighted_mean, support=…)",
-        )
-    )
+    rows.append(same_noise_row(
+        "cor5-variance-query",
+        "Cor. 5: the variance query gets the same noise (14) as Cor. 3 (max abs(γ_var − γ_C1))",
+        mech, corollary3_noise, grid,
+        "optimal_noise(variance(5), support=…) vs optimal_noise(weighted_mean, support=…)",
+    ))
     x = np.array(s.variance_data)
     step = 1e-6
     grad = np.array(

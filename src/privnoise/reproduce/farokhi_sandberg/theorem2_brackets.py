@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from ...fisher import Ball, Box, Ellipsoid, Polygon, solve_dirichlet_eigenproblem, spectral_bracket
-from .._report import Row, make_row, second_method
+from .._report import Row, second_method
+from .bracket_rows import bracket_row, overlap_text, reference_row
 from .theorem2_particular import L_SHAPE_LAMBDA
 from .theorem2_particular import rows as particular_rows
 
@@ -127,47 +128,30 @@ def closed_forms(diagonal_a: tuple[float, float], sides: tuple[float, float], el
 
 
 def _closed_form_row(key: str, claim: str, exact: float, solution: Any, source: str, method: str) -> Row:
-    return make_row(
-        key=key,
-        claim=claim,
-        printed=exact,
-        computed=solution.eigenvalue,
-        status="check",
-        reason=f"{source}; {bracket_text(solution)}; the closed form lies "
-        f"{'inside' if solution.lower_bound <= exact <= solution.upper_bound else 'OUTSIDE'} the bracket",
-        method=method,
-    )
+    return reference_row(key, claim, exact, solution.eigenvalue, solution.bracket,
+                         f"{source}; {bracket_text(solution)}", "closed form", method)
 
 
 def _two_discretisations_row(key: str, claim: str, solution: Any) -> Row:
-    return make_row(
-        key=key,
-        claim=claim,
-        printed=solution.lower_bound,
-        computed=solution.upper_bound,
-        status="check",
-        reason="printed = the guaranteed lower bound from nonconforming elements (Crouzeix–Raviart with the "
+    return bracket_row(
+        key, claim, solution.bracket,
+        "printed = the guaranteed lower bound from nonconforming elements (Crouzeix–Raviart with the "
         "Carstensen–Gedicke bound; in 2-D also Temple's inequality with a Raviart–Thomas flux), computed = the "
         f"conforming P2 Rayleigh–Ritz upper bound: two discretisations; {bracket_text(solution)}",
-        method="discretisation: nonconforming Crouzeix–Raviart elements (and, in 2-D, a mixed Raviart–Thomas "
+        "discretisation: nonconforming Crouzeix–Raviart elements (and, in 2-D, a mixed Raviart–Thomas "
         "flux) for the lower bound against conforming P2 elements for the upper bound, on the same mesh",
     )
 
 
 def _polynomial_row(key: str, claim: str, bracket: Any, elements: Any) -> Row:
-    overlap = bracket.low <= elements.upper_bound and elements.lower_bound <= bracket.up
-    return make_row(
-        key=key,
-        claim=claim,
-        printed=bracket.low,
-        computed=bracket.up,
-        status="check",
-        reason=f"printed = the Kato–Temple lower bound, computed = the Rayleigh–Ritz upper bound, both from "
+    return bracket_row(
+        key, claim, (bracket.low, bracket.up),
+        f"printed = the Kato–Temple lower bound, computed = the Rayleigh–Ritz upper bound, both from "
         f"polynomials of degree {bracket.degree} per coordinate ({bracket.unknowns} unknowns); relative width "
         f"{bracket.relative_width:.2e} (requested 1e-6: {'reached' if bracket.converged else 'not reached'}); the "
         f"finite-element bracket [{elements.lower_bound:.10g}, {elements.upper_bound:.10g}] "
-        f"{'overlaps it' if overlap else 'does NOT overlap it'}",
-        method="discretisation: tensor bubble-Legendre polynomials (Rayleigh–Ritz) and the polynomial flux of "
+        f"{overlap_text((bracket.low, bracket.up), elements.bracket)}",
+        "discretisation: tensor bubble-Legendre polynomials (Rayleigh–Ritz) and the polynomial flux of "
         "least complementary energy with divergence −u (Kato–Temple), no mesh; λ₂ bounded below by "
         "Crouzeix–Raviart on a coarse mesh",
     )
@@ -175,40 +159,36 @@ def _polynomial_row(key: str, claim: str, bracket: Any, elements: Any) -> Row:
 
 def _polynomial_closed_form_row(key: str, claim: str, exact: float, bracket: Any, method: str, *,
                                 shape: str = "ball", rtol: float = 1e-9) -> Row:
-    inside = bracket.low <= exact <= bracket.up
     box = shape == "box"
     basis = (f"degree {bracket.degree} per coordinate on the box" if box
              else f"total degree {bracket.degree} on the {shape}")
-    return make_row(
-        key=key,
-        claim=f"{claim}: λ₁ certified to {rtol:g} by polynomials (printed = the closed form; not in the paper)",
-        printed=exact,
-        computed=bracket.up,
-        status="check",
-        reason=f"computed = the Rayleigh–Ritz upper bound of polynomials of {basis}; guaranteed bracket "
+    return reference_row(
+        key,
+        f"{claim}: λ₁ certified to {rtol:g} by polynomials (printed = the closed form; not in the paper)",
+        exact,
+        bracket.up,
+        (bracket.low, bracket.up),
+        f"computed = the Rayleigh–Ritz upper bound of polynomials of {basis}; guaranteed bracket "
         f"[{bracket.low:.16g}, {bracket.up:.16g}] (relative width {bracket.relative_width:.2e}; converged at rtol "
-        f"{rtol:g}: {'yes' if bracket.converged else 'no'}; {bracket.unknowns} unknowns); the closed form lies "
-        f"{'inside' if inside else 'OUTSIDE'} the bracket",
-        method=f"{method}; the bracket from bubble polynomials ({'tensor' if box else 'total-degree'} Legendre, "
+        f"{rtol:g}: {'yes' if bracket.converged else 'no'}; {bracket.unknowns} unknowns)",
+        "closed form",
+        f"{method}; the bracket from bubble polynomials ({'tensor' if box else 'total-degree'} Legendre, "
         "Rayleigh–Ritz) and a polynomial flux with divergence −u (Kato–Temple), no mesh",
     )
 
 
 def _sheared_row(polygon: Any, box: Any) -> Row:
-    overlap = max(polygon.low, box.low) <= min(polygon.up, box.up)
-    return make_row(
-        key="thm2-sheared-box-polynomial",
-        claim="Thm 2 on the sheared box S·[−1, 1]², S = [[1, 0.5], [0, 1]], CCᵀ = I: λ₁ certified to 1e-6 by "
+    return bracket_row(
+        "thm2-sheared-box-polynomial",
+        "Thm 2 on the sheared box S·[−1, 1]², S = [[1, 0.5], [0, 1]], CCᵀ = I: λ₁ certified to 1e-6 by "
         "polynomials on the parallelogram (printed = lower bound, computed = upper bound; not in the paper)",
-        printed=polygon.low,
-        computed=polygon.up,
-        status="check",
-        reason=f"printed = the Kato–Temple lower bound, computed = the Rayleigh–Ritz upper bound, from "
+        (polygon.low, polygon.up),
+        f"printed = the Kato–Temple lower bound, computed = the Rayleigh–Ritz upper bound, from "
         f"polynomials of total degree {polygon.degree} on the parallelogram; relative width "
         f"{polygon.relative_width:.2e} (requested 1e-6: {'reached' if polygon.converged else 'not reached'}); "
         f"the same λ₁ as the square with the matrix S⁻¹S⁻ᵀ, bracketed by tensor polynomials there: "
-        f"[{box.low:.12g}, {box.up:.12g}], which {'overlaps it' if overlap else 'does NOT overlap it'}",
-        method="discretisation: total-degree polynomials times the edges' distances on the parallelogram, against "
+        f"[{box.low:.12g}, {box.up:.12g}], which {overlap_text((polygon.low, polygon.up), (box.low, box.up))}",
+        "discretisation: total-degree polynomials times the edges' distances on the parallelogram, against "
         "tensor bubble-Legendre polynomials on the square with the transformed matrix (another trial space, "
         "another flux, another quadrature)",
     )

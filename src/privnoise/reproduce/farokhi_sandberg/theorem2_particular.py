@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._report import Row, make_row
+from .._report import Row
+from .bracket_rows import bracket_row, overlap_text, reference_row
 
 __all__ = ["L_SHAPE_LAMBDA", "rows"]
 
@@ -31,33 +32,17 @@ def _particular_text(bracket: Any, rtol: float) -> str:
 
 
 def _particular_reference_row(key: str, claim: str, reference: float, bracket: Any, source: str) -> Row:
-    inside = bracket.low <= reference <= bracket.up
-    return make_row(
-        key=key,
-        claim=claim,
-        printed=reference,
-        computed=bracket.up,
-        status="check",
-        reason=f"computed = the upper end; {_particular_text(bracket, 1e-9)}; the reference lies "
-        f"{'inside' if inside else 'OUTSIDE'} the bracket",
-        method=f"{source}; the bracket from {_PARTICULAR}",
-    )
+    return reference_row(key, claim, reference, bracket.up, (bracket.low, bracket.up),
+                         f"computed = the upper end; {_particular_text(bracket, 1e-9)}", "reference",
+                         f"{source}; the bracket from {_PARTICULAR}")
 
 
 def _particular_overlap_row(key: str, claim: str, bracket: Any, other: tuple[float, float], other_name: str,
                             other_method: str) -> Row:
-    overlap = max(bracket.low, other[0]) <= min(bracket.up, other[1])
-    return make_row(
-        key=key,
-        claim=claim,
-        printed=bracket.low,
-        computed=bracket.up,
-        status="check",
-        reason=f"printed = the lower end, computed = the upper end; {_particular_text(bracket, 1e-9)}; "
-        f"{other_name} [{other[0]:.12g}, {other[1]:.12g}] {'overlaps it' if overlap else 'does NOT overlap it'}",
-        method=f"discretisation: {_PARTICULAR}, against {other_method}",
-    )
-
+    ends = (bracket.low, bracket.up)
+    reason = (f"printed = the lower end, computed = the upper end; {_particular_text(bracket, 1e-9)}; "
+              f"{other_name} [{other[0]:.12g}, {other[1]:.12g}] {overlap_text(ends, other)}")
+    return bracket_row(key, claim, ends, reason, f"discretisation: {_PARTICULAR}, against {other_method}")
 
 
 def rows(sol: dict[str, Any]) -> list[Row]:

@@ -123,26 +123,13 @@ def rows(s: Setup) -> list[Row]:
             reason=f"BFGS over Cholesky factors with TrΣ = ϑ finds {opt4:.10g} = (Tr(CCᵀ)^{{1/2}})²/ϑ",
         )
     )
-    rows.append(
-        make_row(
-            key="cor6-p4-quality",
-            claim="Cor. 6 (Problem 4): the budget is active, Q = ϑ",
-            printed=theta,
-            computed=p4.second_moment(),
-            status="match",
-            reason="Gaussian.second_moment",
-        )
-    )
     c = np.array(s.weights_c1) / sum(s.weights_c1)
     ex2 = noise_for(queries.weighted_mean(np.array(s.weights_c1)), quality_budget=theta)
-    rows.append(
-        make_row(
-            key="cor6-example2-variance",
-            claim="After Cor. 6: for Example 2 the optimal noise is Gaussian with variance ϑ",
-            printed=theta,
-            computed=ex2.covariance(),
-            status="match",
-            reason=f"weights {np.round(c, 3).tolist()}; independent of C",
-        )
-    )
+    for key, claim, second_moment, reason in (
+        ("cor6-p4-quality", "Cor. 6 (Problem 4): the budget is active, Q = ϑ", p4.second_moment(),
+         "Gaussian.second_moment"),
+        ("cor6-example2-variance", "After Cor. 6: for Example 2 the optimal noise is Gaussian with variance ϑ",
+         ex2.covariance(), f"weights {np.round(c, 3).tolist()}; independent of C"),
+    ):
+        rows.append(make_row(key, claim, theta, second_moment, "match", reason))
     return rows
