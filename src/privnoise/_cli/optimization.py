@@ -26,6 +26,7 @@ import typer
 
 from .budget import LedgerOption, LedgerRequest, TotalDeltaOption, TotalEpsilonOption
 from .errors import CliInputError, errors_exit_2
+from .figures import plot_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,7 +45,6 @@ def _plot(
     import numpy as np
 
     from .. import optimization as po
-    from ..plotting import figure, save
 
     assert isinstance(problem, po.QuadraticProgram)
     opt = problem.solve().value
@@ -57,22 +57,19 @@ def _plot(
             for e in variances
         ]
     )
-    fig = figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.subplots()
-    ax.loglog(
-        1.0 / variances * problem.dim**2,
-        np.maximum(gaps, 1e-300),
-        "o-",
-        label="mean objective gap (200 runs)",
-    )
-    ax.axvline(problem.dim**2 / variance, color="0.5", ls=":", label=f"noise variance {variance:g}")
-    ax.set_xlabel("Tr I = n²/(noise variance) (Fisher information: lower is more private)")
-    ax.set_ylabel("E f(x[T]) − min f (utility cost)")
-    ax.set_title(f"Privacy–utility trade-off, {iterations} iterations")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, path, dpi=100)
+    with plot_file(path) as ax:
+        ax.loglog(
+            1.0 / variances * problem.dim**2,
+            np.maximum(gaps, 1e-300),
+            "o-",
+            label="mean objective gap (200 runs)",
+        )
+        ax.axvline(problem.dim**2 / variance, color="0.5", ls=":", label=f"noise variance {variance:g}")
+        ax.set_xlabel("Tr I = n²/(noise variance) (Fisher information: lower is more private)")
+        ax.set_ylabel("E f(x[T]) − min f (utility cost)")
+        ax.set_title(f"Privacy–utility trade-off, {iterations} iterations")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend()
 
 
 def register(app: typer.Typer) -> None:

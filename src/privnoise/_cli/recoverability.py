@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .errors import CliInputError, errors_exit_2, flag_aliases
+from .figures import plot_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -88,24 +89,20 @@ def _plot(path: Path, matrix: NDArray[np.float64], rho: float, sigma: NDArray[np
     import numpy as np
 
     from .. import recoverability as rec
-    from ..plotting import figure, save
 
     total = float(np.trace(matrix @ (np.eye(matrix.shape[1]) if sigma is None else sigma) @ matrix.T))
     top = max(1.25 * total, 1.1 * rho)
     grid = np.linspace(0.0, top, 401 if sigma is None else 81)
     values = rec.max_privacy(matrix, grid, data_cov=sigma)
-    fig = figure(figsize=(7, 4.5), layout="constrained")
-    ax = fig.subplots()
-    ax.plot(grid, values, lw=2, label="π(ρ)" + ("" if sigma is None else " (general Σ)"))
-    ax.plot([rho], [rec.max_privacy(matrix, rho, data_cov=sigma)], "o", ms=7, label=f"ρ = {rho:g}")
-    ax.axvline(total, color="0.6", ls=":", label="tr(AΣAᵀ) = var(AX)")
-    ax.set_xlabel("recoverability level ρ = E‖AX − Z‖²")
-    ax.set_ylabel("privacy π(ρ) = mmse(X | Z)")
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
-    ax.set_title("Maximum privacy under ρ-recoverability (Nageswaran)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save(fig, path, dpi=100)
+    with plot_file(path) as ax:
+        ax.plot(grid, values, lw=2, label="π(ρ)" + ("" if sigma is None else " (general Σ)"))
+        ax.plot([rho], [rec.max_privacy(matrix, rho, data_cov=sigma)], "o", ms=7, label=f"ρ = {rho:g}")
+        ax.axvline(total, color="0.6", ls=":", label="tr(AΣAᵀ) = var(AX)")
+        ax.set_xlabel("recoverability level ρ = E‖AX − Z‖²")
+        ax.set_ylabel("privacy π(ρ) = mmse(X | Z)")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
+        ax.set_title("Maximum privacy under ρ-recoverability (Nageswaran)")
 
 
 def register(app: typer.Typer) -> None:

@@ -42,8 +42,6 @@ from anyio import to_thread
 from pydantic import ValidationError
 
 from ..exceptions import InvalidParameterError
-from .budgets import Refusal
-from .charging import ChargeUnavailable, StalePlan
 from .dryruns import answer_dry_run, dry_run_flag
 from .limits import REFUSAL_DELAY
 from .planner import Plan
@@ -64,10 +62,10 @@ from .replies import (
     FAILED,
     FORBIDDEN,
     JSON,
-    UNAVAILABLE,
+    ChargedPlans,
     Headers,
     RefusedQuery,
-    after_refusal,
+    charge_plans,
     error,
     exhausted_budget,
     invalid,
@@ -77,7 +75,6 @@ from .replies import (
 )
 from .service import QueryFailed, Service
 from .sqlanswers import answer_sql
-from .steps import StepQueryRefused
 
 __all__ = [
     "ConditionBody",
@@ -154,26 +151,10 @@ async def answer_query(
     planned = await _planned(service, who, body, parsed)
     if isinstance(planned, RefusedQuery):
         return note_refused(service, who, body, parsed, planned)
-    plan = planned
-    charged = None
-    for _attempt in range(3):
-        try:
-            charged = await service.committer.charge((plan,), who["id"])
-            break
-        except StalePlan as stale:
-            plan = service.refreshed(plan, stale.records)
-        except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
-            refusal = RefusedQuery(422, {"error": str(exc)}, "policy", str(exc), plan.spec.name)
-            return note_refused(service, who, body, parsed, refusal)
-        except Refusal:
-            remaining = await to_thread.run_sync(after_refusal, service, who["id"], plan.spec.name)
-            refusal = RefusedQuery(429, {"error": "budget exceeded", "budget": remaining}, "budget",
-                                   "budget exceeded", plan.spec.name)
-            return note_refused(service, who, body, parsed, refusal)
-        except ChargeUnavailable:
-            return 503, UNAVAILABLE, [*JSON, (b"retry-after", b"1")]
-    if charged is None:
-        return error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
+    outcome = await charge_plans(service, who, body, parsed, (planned,))
+    if not isinstance(outcome, ChargedPlans):
+        return outcome
+    (plan,), charged = outcome.plans, outcome.charged
     try:
         if plan.inline and service.dialect == "sqlite":  # PostgreSQL: the loop does not wait for its round trip
             release = service.answer(plan, charged.ledger_id)

@@ -107,8 +107,27 @@ def information_floats(charge: Charge) -> dict[str, float]:
     return {c: float(v) for c, v in charge.information.items()}
 
 
+class _Spending:
+    """What a budget has spent, as its row stores it (:meth:`values`): shared by a dataset's global budget and a
+    querier's."""
+
+    __slots__ = ()
+    spent_epsilon: Fraction
+    spent_delta: Fraction
+    information: dict[str, Fraction]
+    renyi: RenyiState | None
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "spent_epsilon": text(self.spent_epsilon),
+            "spent_delta": text(self.spent_delta),
+            "fisher_information": dump_information(self.information),
+            "renyi": None if self.renyi is None else self.renyi.dump(),
+        }
+
+
 @dataclass(slots=True)
-class DatasetState:
+class DatasetState(_Spending):
     """What a dataset's global budget has spent (its limits are in the configuration)."""
 
     spent_epsilon: Fraction
@@ -128,17 +147,9 @@ class DatasetState:
             _renyi(row.get("renyi"), where),
         )
 
-    def values(self) -> dict[str, Any]:
-        return {
-            "spent_epsilon": text(self.spent_epsilon),
-            "spent_delta": text(self.spent_delta),
-            "fisher_information": dump_information(self.information),
-            "renyi": None if self.renyi is None else self.renyi.dump(),
-        }
-
 
 @dataclass(slots=True)
-class QuerierState:
+class QuerierState(_Spending):
     """A querier's budget on one dataset: its limits and what it has spent."""
 
     epsilon: Fraction
@@ -162,14 +173,6 @@ class QuerierState:
             load_information(row["fisher_information"], where),
             _renyi(row.get("renyi"), where),
         )
-
-    def values(self) -> dict[str, Any]:
-        return {
-            "spent_epsilon": text(self.spent_epsilon),
-            "spent_delta": text(self.spent_delta),
-            "fisher_information": dump_information(self.information),
-            "renyi": None if self.renyi is None else self.renyi.dump(),
-        }
 
     def copy(self) -> QuerierState:
         return QuerierState(

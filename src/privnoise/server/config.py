@@ -77,16 +77,8 @@ from ..dp.renyi_filter import DEFAULT_SHARE
 from ..exceptions import InvalidParameterError
 from .config_rules import IDENTIFIER, STRICT, KeyRuleError
 from .datasets import STEP_QUERIES, ColumnSpec, DatasetSection, DatasetSpec
-from .policies import (
-    FEM_KINDS,
-    FEM_TOLERANCE_RANGE,
-    FISHER_KINDS,
-    MECHANISMS,
-    NOISE_ONLY_KINDS,
-    PolicySpec,
-    parse_owner_support,
-    policy_family,
-)
+from .mechanism_rules import FEM_KINDS, FISHER_KINDS, MECHANISMS, NOISE_ONLY_KINDS
+from .policies import FEM_TOLERANCE_RANGE, PolicySpec, parse_owner_support, policy_family
 from .queryspec import KINDS as QUERY_KINDS
 from .settings import ConsoleConfig, ConsoleSection, ServerConfig, ServerSection, is_loopback, sqlalchemy_url
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from ..exceptions import InvalidParameterError
 from .checks import checked_rational
 
-__all__ = ["IDENTIFIER", "STRICT", "Budgeted", "KeyRuleError", "positive_in", "rational"]
+__all__ = ["IDENTIFIER", "STRICT", "Budgeted", "KeyRuleError", "optional_keys", "positive_in", "rational"]
 
 #: A dataset, table or column name: an identifier of at most 63 characters.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -54,6 +55,17 @@ def positive_in(low: float, high: float) -> Any:
         return float(value)
 
     return check
+
+
+def optional_keys(checks: Mapping[str, Callable[[Any], Any]]) -> Any:
+    """The field validator of a section's optional keys, one check per key: an absent key (None) stays None, any
+    other value becomes what its key's check returns (or the check's :class:`ValueError`)."""
+
+    def check(cls: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+        assert info.field_name is not None
+        return None if value is None else checks[info.field_name](value)
+
+    return field_validator(*checks)(classmethod(check))
 
 
 class KeyRuleError(ValueError):

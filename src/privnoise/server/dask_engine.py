@@ -68,7 +68,7 @@ from .config import DatasetSpec, ServerConfig
 from .planner import Plan
 
 __all__ = ["DaskDatasets", "Evaluation", "check_files", "check_partition", "clamped_values", "evaluate_partition",
-           "noisy_partition", "plan_terms"]
+           "identity_column", "noisy_partition", "plan_evaluation", "plan_terms", "summed_partials"]
 
 _MASKS: Logic[Any] = Logic(both=np.logical_and, either=np.logical_or)
 _COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
@@ -257,6 +257,33 @@ def plan_terms(plan: Plan) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple(out)
 
 
+def plan_evaluation(plan: Plan) -> Evaluation:
+    """What every partition's task evaluates for ``plan``: its dataset's declared columns, its ``where`` and the
+    terms of its components."""
+    spec = plan.spec
+    return Evaluation(
+        {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
+        tuple(plan.query.where),
+        plan_terms(plan),
+    )
+
+
+def summed_partials(partials: NDArray[np.float64]) -> tuple[list[float], int]:
+    """The value of each component and the number of records, from the partitions' (or batches') rows of
+    ``partials`` ([Σ weight·term for every term, number of records]): an exactly rounded sum per column."""
+    totals = [math.fsum(partials[:, j]) for j in range(partials.shape[1] - 1)]
+    return totals, int(partials[:, -1].sum())
+
+
+def identity_column(plan: Plan) -> tuple[str, tuple[float, float]]:
+    """The column an identity query releases, and its declared bounds."""
+    column = plan.query.column
+    assert column is not None
+    bounds = plan.spec.columns[column].bounds
+    assert bounds is not None
+    return column, bounds
+
+
 class DaskDatasets:
     """The Dask datasets of a server: one client per scheduler, one lazy frame per dataset (module docstring)."""
 
@@ -295,28 +322,18 @@ class DaskDatasets:
         """The true value of each component of ``plan`` and the number of records (constant work)."""
         dask = require("dask", feature="Dask datasets")
         spec = plan.spec
-        job = Evaluation(
-            {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
-            tuple(plan.query.where),
-            plan_terms(plan),
-        )
-        packed = dask.delayed(pack(job), pure=True)
+        packed = dask.delayed(pack(plan_evaluation(plan)), pure=True)
         token = secrets.token_hex(6)
         parts = self.frames[spec.name].to_delayed()
         tasks = [dask.delayed(evaluate_partition, pure=False)(part, packed, dask_key_name=f"privnoise-sums-{token}-{i}")
                  for i, part in enumerate(parts)]
-        partials = np.array(self._run(spec.name, tasks))
-        totals = [math.fsum(partials[:, j]) for j in range(partials.shape[1] - 1)]
-        return totals, int(partials[:, -1].sum())
+        return summed_partials(np.array(self._run(spec.name, tasks)))
 
     def release_identity(self, plan: Plan) -> tuple[NDArray[np.float64], int]:
         """The noisy records of an identity query, noised on the workers, and their number."""
         dask = require("dask", feature="Dask datasets")
         spec = plan.spec
-        column = plan.query.column
-        assert column is not None
-        bounds = spec.columns[column].bounds
-        assert bounds is not None
+        column, bounds = identity_column(plan)
         noise: Any = plan.components[0].noise
         data = partitions_of(self.frames[spec.name][column])
         if data.records != plan.records:

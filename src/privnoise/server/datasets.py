@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 from ..engines import SPARK_MASTER, SPARK_MASTERS
 from ..exceptions import InvalidParameterError
 from .checks import BOUND_MAX, FLOOR_RANGE
-from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, positive_in, rational
+from .config_rules import IDENTIFIER, STRICT, Budgeted, KeyRuleError, optional_keys, positive_in, rational
 from .mechanism_rules import FISHER_KINDS, NOISE_ONLY_KINDS, RULES
 from .policies import PolicySection, PolicySpec, policy_family
 from .queryspec import KINDS as QUERY_KINDS
@@ -70,6 +70,45 @@ class DatasetSpec:
 _Number = int | float
 
 
+def _step_queries(v: Any) -> str:
+    if not isinstance(v, str) or v not in STEP_QUERIES:
+        raise ValueError(
+            "must be 'refuse' (the default: a filter, histogram bin, quantile or group key on the column is "
+            "refused, since its Fisher floor cannot hold against a step function) or 'allow' (answer them; "
+            f"the floor then bounds the differentiable answers only); got {v!r}"
+        )
+    return v
+
+
+def _categories(v: Any) -> tuple[str, ...]:
+    if (
+        not isinstance(v, list)
+        or not 1 <= len(v) <= _MAX_CATEGORIES
+        or any(not isinstance(c, str) or not 0 < len(c) <= 200 for c in v)
+        or len(set(v)) != len(v)
+    ):
+        raise ValueError(
+            f"must be a list of 1 to {_MAX_CATEGORIES} distinct non-empty strings (at most 200 characters each); "
+            f"got {v!r}"
+        )
+    if any(ch < " " or ch == "\x7f" for c in v for ch in c):
+        raise ValueError("must not contain control characters")
+    return tuple(v)
+
+
+def _bounds(v: Any) -> tuple[float, float]:
+    if (
+        not isinstance(v, list)
+        or len(v) != 2
+        or any(isinstance(b, bool) or not isinstance(b, _Number) or not math.isfinite(b) for b in v)
+        or not v[0] < v[1]
+    ):
+        raise ValueError(f"must be [LO, HI], two finite numbers with LO < HI; got {v!r}")
+    if max(abs(v[0]), abs(v[1])) > BOUND_MAX:
+        raise ValueError(f"must lie within ±{BOUND_MAX:g}; got {v!r}")
+    return (float(v[0]), float(v[1]))
+
+
 class _Column(BaseModel):
     model_config = STRICT
     type: Literal["number", "text"] = "number"
@@ -79,56 +118,12 @@ class _Column(BaseModel):
     categories: Any = None
     step_queries: Any = None
 
-    @field_validator("step_queries")
-    @classmethod
-    def _step_queries(cls, v: Any) -> Any:
-        if v is not None and (not isinstance(v, str) or v not in STEP_QUERIES):
-            raise ValueError(
-                "must be 'refuse' (the default: a filter, histogram bin, quantile or group key on the column is "
-                "refused, since its Fisher floor cannot hold against a step function) or 'allow' (answer them; "
-                f"the floor then bounds the differentiable answers only); got {v!r}"
-            )
-        return v
-
-    @field_validator("categories")
-    @classmethod
-    def _categories(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        if (
-            not isinstance(v, list)
-            or not 1 <= len(v) <= _MAX_CATEGORIES
-            or any(not isinstance(c, str) or not 0 < len(c) <= 200 for c in v)
-            or len(set(v)) != len(v)
-        ):
-            raise ValueError(
-                f"must be a list of 1 to {_MAX_CATEGORIES} distinct non-empty strings (at most 200 characters each); "
-                f"got {v!r}"
-            )
-        if any(ch < " " or ch == "\x7f" for c in v for ch in c):
-            raise ValueError("must not contain control characters")
-        return tuple(v)
-
-    @field_validator("bounds")
-    @classmethod
-    def _bounds(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        if (
-            not isinstance(v, list)
-            or len(v) != 2
-            or any(isinstance(b, bool) or not isinstance(b, _Number) or not math.isfinite(b) for b in v)
-            or not v[0] < v[1]
-        ):
-            raise ValueError(f"must be [LO, HI], two finite numbers with LO < HI; got {v!r}")
-        if max(abs(v[0]), abs(v[1])) > BOUND_MAX:
-            raise ValueError(f"must lie within ±{BOUND_MAX:g}; got {v!r}")
-        return (float(v[0]), float(v[1]))
-
-    @field_validator("fisher_floor")
-    @classmethod
-    def _floor(cls, v: Any) -> Any:
-        return None if v is None else positive_in(*FLOOR_RANGE)(v)
+    _optional_keys = optional_keys({
+        "bounds": _bounds,
+        "fisher_floor": positive_in(*FLOOR_RANGE),
+        "categories": _categories,
+        "step_queries": _step_queries,
+    })
 
     @model_validator(mode="after")
     def _shape(self) -> _Column:

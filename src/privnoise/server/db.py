@@ -43,6 +43,7 @@ from sqlalchemy.engine import Connection, Engine
 __all__ = [
     "answers",
     "budgets",
+    "columns",
     "data_table",
     "datasets",
     "ledger",
@@ -170,6 +171,15 @@ def upgrade(conn: Connection) -> None:
 
 def utcnow() -> _dt.datetime:
     return _dt.datetime.now(_dt.UTC)
+
+
+def columns(table: Table, *names: str) -> list[Column[Any]]:
+    """The columns of ``table`` with these names, in this order (what a ``select`` of them returns).
+
+    >>> [c.name for c in columns(queriers, "name", "role")]
+    ['name', 'role']
+    """
+    return [table.c[name] for name in names]
 
 
 def data_table(name: str, columns: dict[str, str], meta: MetaData | None = None) -> Table:

@@ -33,16 +33,14 @@ from urllib.parse import parse_qsl
 import orjson
 from anyio import to_thread
 from pydantic import ValidationError
-from sqlalchemy import select
 
 from ..analysis.dry_run import PUBLIC_ONLY, NoiseRadius, RankRadius, RatioRadius, VarianceRadius, cost_of
 from ..dp.accounting import Charge
 from ..exceptions import InvalidParameterError
 from ..planning.estimates import rank_radius
 from ..planning.plan import Cost
-from . import db
 from .accuracy import LEVEL, law_of
-from .budgets import DatasetState, QuerierState, Refusal, apply_charges, information_floats, querier_view
+from .budgets import Refusal, apply_charges, information_floats, querier_view
 from .mechanisms import policy_noise
 from .plans import Plan
 from .quantiles import SENSITIVITY
@@ -174,16 +172,11 @@ def _cost(charges: list[Charge]) -> dict[str, Any]:
 def _fits(service: Service, querier_id: int, plans: list[Plan]) -> dict[str, Any]:
     """Whether the budgets would admit the plans' charges now: read the stored states, apply the charges to them
     in memory (nothing is written), and say what would be left or why it would be refused."""
-    name = plans[0].spec.name
     spec = plans[0].spec
-    with service.reader.connect() as conn:
-        mine = conn.execute(
-            select(db.budgets).where(db.budgets.c.querier_id == querier_id, db.budgets.c.dataset == name)
-        ).mappings().first()
-        ours = conn.execute(select(db.datasets).where(db.datasets.c.name == name)).mappings().first()
-    if mine is None or ours is None:
+    states = service.stored_states(querier_id, spec.name)
+    if states is None:
         return {"fits": False, "refusal": {"status": 429, "error": "budget exceeded"}}
-    querier, dataset = QuerierState.from_row(mine), DatasetState.from_row(ours)
+    querier, dataset = states
     before = querier_view(querier, spec)
     try:
         apply_charges(dataset, querier, spec, [(p.charge, p.steps) for p in plans])

@@ -20,6 +20,11 @@ __all__ = ["LEDGER_ORDER", "LEDGER_OUTCOMES", "count_ledger", "read_ledger"]
 LEDGER_ORDER = ("id", "querier", "dataset", "mechanism", "created_at", "status")
 
 
+#: The columns of a ledger row that :func:`read_ledger` returns after its id and its querier's name.
+_LEDGER_COLUMNS = ("dataset", "query", "mechanism", "epsilon", "delta", "fisher_information", "created_at", "status",
+                   "reason", "repeats")
+
+
 #: The outcomes :func:`read_ledger` filters on: a charge (``status`` "charged" or "failed"), or a refusal.
 LEDGER_OUTCOMES = ("charged", "refused")
 
@@ -85,16 +90,7 @@ def read_ledger(
         select(
             db.ledger.c.id,
             db.queriers.c.name.label("querier"),
-            db.ledger.c.dataset,
-            db.ledger.c.query,
-            db.ledger.c.mechanism,
-            db.ledger.c.epsilon,
-            db.ledger.c.delta,
-            db.ledger.c.fisher_information,
-            db.ledger.c.created_at,
-            db.ledger.c.status,
-            db.ledger.c.reason,
-            db.ledger.c.repeats,
+            *db.columns(db.ledger, *_LEDGER_COLUMNS),
         )
         .join(db.queriers, db.queriers.c.id == db.ledger.c.querier_id)
         .order_by(*((key.desc(), db.ledger.c.id.desc()) if descending else (key.asc(), db.ledger.c.id.asc())))

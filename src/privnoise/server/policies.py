@@ -2,8 +2,9 @@
 
 :class:`PolicySpec` is a validated ``[datasets.NAME.policies.KIND]`` table of ``owner.toml`` (see
 :mod:`.config` and ``docs/server.md``); :class:`PolicySection` is its schema. What each mechanism requires and
-answers is the table :data:`.mechanism_rules.RULES` (the kinds: :data:`NOISE_ONLY_KINDS`, :data:`FISHER_KINDS` and
-:data:`FEM_KINDS`); a finite-element policy's ``support`` is read by :func:`parse_owner_support`.
+answers is the table :data:`.mechanism_rules.RULES` (the kinds: :data:`~.mechanism_rules.NOISE_ONLY_KINDS`,
+:data:`~.mechanism_rules.FISHER_KINDS` and :data:`~.mechanism_rules.FEM_KINDS`); a finite-element policy's
+``support`` is read by :func:`parse_owner_support`.
 """
 
 from __future__ import annotations
@@ -17,20 +18,10 @@ from pydantic import field_validator, model_validator
 from ..dp.families import FAMILIES, NoiseFamily, family_named
 from ..exceptions import InvalidParameterError
 from .checks import SCALE_RANGE
-from .config_rules import Budgeted, KeyRuleError, positive_in, rational
-from .mechanism_rules import FEM_KINDS, FISHER_KINDS, MECHANISMS, NOISE_ONLY_KINDS, RULES
+from .config_rules import Budgeted, KeyRuleError, optional_keys, positive_in, rational
+from .mechanism_rules import MECHANISMS, RULES
 
-__all__ = [
-    "FEM_KINDS",
-    "FEM_TOLERANCE_RANGE",
-    "FISHER_KINDS",
-    "MECHANISMS",
-    "NOISE_ONLY_KINDS",
-    "PolicySection",
-    "PolicySpec",
-    "parse_owner_support",
-    "policy_family",
-]
+__all__ = ["FEM_TOLERANCE_RANGE", "PolicySection", "PolicySpec", "parse_owner_support", "policy_family"]
 
 FEM_TOLERANCE_RANGE = (1e-8, 1e-2)
 
@@ -80,6 +71,29 @@ def parse_owner_support(text: str) -> Any:
     return parse_support(text, "support")
 
 
+def _partition_delta(v: Any) -> Fraction:
+    value: Fraction = rational("delta")(v)
+    if value <= 0:
+        raise ValueError(f"must be > 0 (a key held by one record is released with probability ≤ it); got {v!r}")
+    return value
+
+
+def _support(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError(f"must be a support written KIND:POINTS, e.g. 'box:-1,-1;1,1'; got {v!r}")
+    try:
+        parse_owner_support(v)
+    except InvalidParameterError as exc:
+        raise ValueError(f"must be a 2-D or 3-D support KIND:POINTS ({exc}); got {v!r}") from None
+    return v
+
+
+def _factory(v: Any) -> str:
+    if not isinstance(v, str) or ":" not in v:
+        raise ValueError(f"must be 'module:function'; got {v!r}")
+    return v
+
+
 class PolicySection(Budgeted):
     mechanism: Any
     half_width: Any = None
@@ -97,45 +111,14 @@ class PolicySection(Budgeted):
         policy_family(v)  # refuses an unknown name, listing the accepted ones
         return v
 
-    @field_validator("partition_delta")
-    @classmethod
-    def _partition_delta(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        value = rational("delta")(v)
-        if value <= 0:
-            raise ValueError(f"must be > 0 (a key held by one record is released with probability ≤ it); got {v!r}")
-        return value
-
-    @field_validator("support")
-    @classmethod
-    def _support(cls, v: Any) -> Any:
-        if v is None:
-            return v
-        if not isinstance(v, str):
-            raise ValueError(f"must be a support written KIND:POINTS, e.g. 'box:-1,-1;1,1'; got {v!r}")
-        try:
-            parse_owner_support(v)
-        except InvalidParameterError as exc:
-            raise ValueError(f"must be a 2-D or 3-D support KIND:POINTS ({exc}); got {v!r}") from None
-        return v
-
-    @field_validator("tolerance")
-    @classmethod
-    def _tolerance(cls, v: Any) -> Any:
-        return None if v is None else positive_in(*FEM_TOLERANCE_RANGE)(v)
-
-    @field_validator("half_width", "quality")
-    @classmethod
-    def _scale(cls, v: Any) -> Any:
-        return None if v is None else positive_in(*SCALE_RANGE)(v)
-
-    @field_validator("factory")
-    @classmethod
-    def _factory(cls, v: Any) -> Any:
-        if v is not None and (not isinstance(v, str) or ":" not in v):
-            raise ValueError(f"must be 'module:function'; got {v!r}")
-        return v
+    _optional_keys = optional_keys({
+        "half_width": positive_in(*SCALE_RANGE),
+        "quality": positive_in(*SCALE_RANGE),
+        "factory": _factory,
+        "partition_delta": _partition_delta,
+        "support": _support,
+        "tolerance": positive_in(*FEM_TOLERANCE_RANGE),
+    })
 
     @model_validator(mode="after")
     def _needs(self) -> PolicySection:

@@ -166,22 +166,13 @@ def revoke_querier(engine: Engine, name: str) -> str | None:
     return str(row[1])
 
 
+#: The columns of a querier's row that :func:`list_queriers` returns.
+_LISTED_COLUMNS = ("name", "role", "epsilon", "delta", "fisher_floor", "created_at", "revoked_at")
+
+
 def list_queriers(engine: Engine) -> list[dict[str, Any]]:
+    stmt = select(*db.columns(db.queriers, *_LISTED_COLUMNS)).order_by(db.queriers.c.id)
     with engine.connect() as conn:
-        rows = (
-            conn.execute(
-                select(
-                    db.queriers.c.name,
-                    db.queriers.c.role,
-                    db.queriers.c.epsilon,
-                    db.queriers.c.delta,
-                    db.queriers.c.fisher_floor,
-                    db.queriers.c.created_at,
-                    db.queriers.c.revoked_at,
-                ).order_by(db.queriers.c.id)
-            )
-            .mappings()
-            .all()
-        )
+        rows = conn.execute(stmt).mappings().all()
     return [{k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in dict(r).items()} for r in rows]
 

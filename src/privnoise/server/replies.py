@@ -1,7 +1,7 @@
 """What every answer of ``POST /v1/queries`` shares, whatever the form of its query (:mod:`.answers` for the text and
 structured forms, :mod:`.sqlanswers` for SQL statements): the refusals and their uncharged ledger rows
-(:mod:`.refusals`), the planning threads and the querier's planning slots (:mod:`.limits`), and the fixed bodies
-of the errors that never depend on the data.
+(:mod:`.refusals`), the planning threads and the querier's planning slots (:mod:`.limits`), the charge of its plans
+(:func:`charge_plans`), and the fixed bodies of the errors that never depend on the data.
 """
 
 from __future__ import annotations
@@ -13,15 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from anyio import CapacityLimiter
+from anyio import CapacityLimiter, to_thread
 from pydantic import ValidationError
 
 from ..exceptions import InvalidParameterError
+from .budgets import Refusal
+from .charging import Charged, ChargeUnavailable, StalePlan
 from .limits import PLANNING_THREADS, PLANNING_WAIT
+from .plans import Plan
 from .querybody import dataset_of, validation_detail
 from .querylang import QuerySpec
 from .refusals import MAX_QUERY_CHARS, Refused, reason_of
 from .service import FAILURE_BODY, Service
+from .steps import StepQueryRefused
 
 __all__ = [
     "ANY_DATASET",
@@ -31,9 +35,11 @@ __all__ = [
     "FORBIDDEN",
     "JSON",
     "UNAVAILABLE",
+    "ChargedPlans",
     "Headers",
     "RefusedQuery",
     "after_refusal",
+    "charge_plans",
     "error",
     "error_body",
     "exhausted_budget",
@@ -155,3 +161,37 @@ def after_refusal(service: Service, querier_id: int, name: str) -> dict[str, Any
     if service.out_of_budget(querier_id, name):
         service.exhausted.mark(querier_id, name, remaining)
     return remaining
+
+
+@dataclass(frozen=True)
+class ChargedPlans:
+    """Plans charged together: as they were charged (remade if their dataset changed meanwhile), and the charge."""
+
+    plans: tuple[Plan, ...]
+    charged: Charged
+
+
+async def charge_plans(
+    service: Service, who: dict[str, Any], body: bytes, parsed: Any, plans: tuple[Plan, ...]
+) -> ChargedPlans | tuple[int, bytes, Headers]:
+    """Charge ``plans`` (one or more, on one dataset) together to the querier ``who``, in up to three attempts
+    (the plans remade between them when their dataset changed); or the response to give instead: a refusal by a
+    budget (429) or by the querier's own Fisher floor (422), noted as an uncharged ledger row, or 503 when the
+    charge could not be recorded or the dataset kept changing (nothing was charged)."""
+    name = plans[0].spec.name
+    for _attempt in range(3):
+        try:
+            return ChargedPlans(plans, await service.committer.charge(plans, who["id"]))
+        except StalePlan as stale:
+            plans = tuple(service.refreshed(p, stale.records) for p in plans)
+        except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
+            refusal = RefusedQuery(422, {"error": str(exc)}, "policy", str(exc), name)
+            return note_refused(service, who, body, parsed, refusal)
+        except Refusal:
+            remaining = await to_thread.run_sync(after_refusal, service, who["id"], name)
+            refusal = RefusedQuery(429, {"error": "budget exceeded", "budget": remaining}, "budget",
+                                   "budget exceeded", name)
+            return note_refused(service, who, body, parsed, refusal)
+        except ChargeUnavailable:
+            return 503, UNAVAILABLE, [*JSON, (b"retry-after", b"1")]
+    return error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])

@@ -209,20 +209,28 @@ class Service:
             for key in [k for k, (p, _) in self._plans.items() if p.spec.name == name]:
                 self._plan_bytes -= self._plans.pop(key)[1]
 
+    def stored_states(self, querier_id: int, dataset: str) -> tuple[QuerierState, DatasetState] | None:
+        """The querier's budget on ``dataset`` and the dataset's global budget, as stored now (read without the
+        write lock); None when either has no row."""
+        with self.reader.connect() as conn:
+            mine = conn.execute(
+                select(db.budgets).where(db.budgets.c.querier_id == querier_id, db.budgets.c.dataset == dataset)
+            ).mappings().first()
+            ours = conn.execute(select(db.datasets).where(db.datasets.c.name == dataset)).mappings().first()
+        if mine is None or ours is None:
+            return None
+        return QuerierState.from_row(mine), DatasetState.from_row(ours)
+
     def out_of_budget(self, querier_id: int, dataset: str) -> bool:
         """Whether no policy of ``dataset`` could be charged to this querier now, by its (ε, δ) budget or the
         dataset's (read from the database; a dataset with a Fisher policy is never out of budget here)."""
         spec = self.config.datasets.get(dataset)
         if spec is None:
             return False
-        with self.reader.connect() as conn:
-            q = conn.execute(
-                select(db.budgets).where(db.budgets.c.querier_id == querier_id, db.budgets.c.dataset == dataset)
-            ).mappings().first()
-            d = conn.execute(select(db.datasets).where(db.datasets.c.name == dataset)).mappings().first()
-        if q is None or d is None:
+        states = self.stored_states(querier_id, dataset)
+        if states is None:
             return False
-        mine, ours = QuerierState.from_row(q), DatasetState.from_row(d)
+        mine, ours = states
         for policy in spec.policies.values():
             if policy.is_fisher or policy.epsilon is None:
                 return False

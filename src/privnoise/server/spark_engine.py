@@ -50,7 +50,7 @@ from ..scale.shipping import pack, unpack
 from ..scale.streams import partition_generator, partition_keys
 from ..spark.delta import read_parquet
 from .config import DatasetSpec, ServerConfig
-from .dask_engine import Evaluation, clamped_values, evaluate_partition, plan_terms
+from .dask_engine import clamped_values, evaluate_partition, identity_column, plan_evaluation, summed_partials
 from .planner import Plan
 
 __all__ = ["FILE", "ROW", "SparkDatasets", "check_files", "file_starts", "read_files", "spark_session"]
@@ -222,24 +222,16 @@ class SparkDatasets:
     def evaluate(self, plan: Plan) -> tuple[list[float], int]:
         """The true value of each component of ``plan`` and the number of records (constant work)."""
         spec = plan.spec
-        job = Evaluation(
-            {c: (col.type, *(col.bounds or (0.0, 0.0))) for c, col in spec.columns.items()},
-            tuple(plan.query.where),
-            plan_terms(plan),
-        )
+        job = plan_evaluation(plan)
         names = list(spec.columns)
         table = self.frames[spec.name].mapInArrow(_evaluator(pack(job), names), "sums array<double>").toArrow()
         partials = np.array(table.column("sums").to_pylist(), dtype=float).reshape(table.num_rows, len(job.terms) + 1)
-        totals = [math.fsum(partials[:, j]) for j in range(partials.shape[1] - 1)]
-        return totals, int(partials[:, -1].sum())
+        return summed_partials(partials)
 
     def release_identity(self, plan: Plan) -> tuple[NDArray[np.float64], int]:
         """The noisy records of an identity query, noised on the executors, in record order, and their number."""
         spec = plan.spec
-        column = plan.query.column
-        assert column is not None
-        bounds = spec.columns[column].bounds
-        assert bounds is not None
+        column, bounds = identity_column(plan)
         frame = self.frames[spec.name].select(f"`{column}`", FILE, ROW)
         partitions = frame.rdd.getNumPartitions() if hasattr(frame, "rdd") else None
         if partitions is None:  # pragma: no cover - Spark Connect: no partition count before the job

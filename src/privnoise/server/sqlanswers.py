@@ -36,8 +36,7 @@ from ..exceptions import InvalidParameterError
 from ..sql import Aggregate, Statement
 from ..sql.answers import assemble
 from .accuracy import LEVEL
-from .budgets import Refusal
-from .charging import Charged, ChargeUnavailable, StalePlan
+from .charging import Charged
 from .limits import REFUSAL_DELAY
 from .plans import Plan, serialised
 from .querybody import body_of, check_size
@@ -47,11 +46,10 @@ from .replies import (
     EXHAUSTED,
     FAILED,
     JSON,
-    UNAVAILABLE,
+    ChargedPlans,
     Headers,
     RefusedQuery,
-    after_refusal,
-    error,
+    charge_plans,
     error_body,
     exhausted_budget,
     invalid,
@@ -62,7 +60,6 @@ from .replies import (
 from .service import QueryFailed, Service
 from .sqlreleases import QueryRelease, finite_or_none, groups_of, statement_charged, statement_guarantee
 from .sqlspecs import base_of, check_options, plan_error, read_statement, specs_of
-from .steps import StepQueryRefused
 
 __all__ = ["StatementPlan", "answer_sql", "plan_statement"]
 
@@ -167,27 +164,10 @@ async def answer_sql(service: Service, who: dict[str, Any], body: bytes, parsed:
         if planned.status == 429:
             await asyncio.sleep(REFUSAL_DELAY)
         return note_refused(service, who, body, parsed, planned)
-    plans = tuple(planned.plans)
-    name = plans[0].spec.name
-    charged = None
-    for _attempt in range(3):
-        try:
-            charged = await service.committer.charge(tuple(plans), who["id"])
-            break
-        except StalePlan as stale:
-            plans = tuple(service.refreshed(p, stale.records) for p in plans)
-        except StepQueryRefused as exc:  # a querier's own Fisher floor, read in the charge's transaction
-            refusal = RefusedQuery(422, {"error": str(exc)}, "policy", str(exc), name)
-            return note_refused(service, who, body, parsed, refusal)
-        except Refusal:
-            remaining = await to_thread.run_sync(after_refusal, service, who["id"], name)
-            refusal = RefusedQuery(429, {"error": "budget exceeded", "budget": remaining}, "budget",
-                                   "budget exceeded", name)
-            return note_refused(service, who, body, parsed, refusal)
-        except ChargeUnavailable:
-            return 503, UNAVAILABLE, [*JSON, (b"retry-after", b"1")]
-    if charged is None:
-        return error(503, {"error": "the dataset is being re-imported; try again"}, [(b"retry-after", b"1")])
+    outcome = await charge_plans(service, who, body, parsed, tuple(planned.plans))
+    if not isinstance(outcome, ChargedPlans):
+        return outcome
+    plans, charged = outcome.plans, outcome.charged
     try:
         if all(p.inline for p in plans):
             releases = _release_all(service, planned, plans, charged.ledger_ids)

@@ -120,8 +120,7 @@ def _defaults(spec: Any, kind: str, values: dict[str, str]) -> dict[str, str]:
 
 @router.get("/query")
 async def query_form(request: Request) -> Response:
-    session = _querier(request)
-    if isinstance(session, Response):
+    if isinstance(session := _querier(request), Response):
         return session
     console = request.app.state.console
     values = dict(request.query_params)
@@ -152,8 +151,7 @@ def _store_answer(engine: Any, querier_id: int, text: str, payload: dict[str, An
 
 @router.post("/query")
 async def ask(request: Request) -> Response:
-    session = _querier(request)
-    if isinstance(session, Response):
+    if isinstance(session := _querier(request), Response):
         return session
     console = request.app.state.console
     form: dict[str, str] = request.scope["privnoise.form"]
@@ -228,8 +226,7 @@ def _answer(console: Any, querier_id: int, ledger_id: str) -> tuple[str, dict[st
 
 def _own_answer(request: Request, ledger_id: str) -> Response | tuple[str, dict[str, Any], str]:
     """The signed-in querier's answer ``ledger_id``, or the response to give instead."""
-    session = _querier(request)
-    if isinstance(session, Response):
+    if isinstance(session := _querier(request), Response):
         return session
     found = _answer(request.app.state.console, session.who["id"], ledger_id)
     if found is None:
@@ -315,8 +312,7 @@ _HISTORY_ORDER = {
 
 @router.get("/history")
 def history(request: Request) -> Response:
-    session = _querier(request)
-    if isinstance(session, Response):
+    if isinstance(session := _querier(request), Response):
         return session
     console = request.app.state.console
     a = db.answers
