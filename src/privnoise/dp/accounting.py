@@ -53,7 +53,7 @@ import numpy as np
 
 from .._optional import check as check_extra
 from .._validation import check_positive, check_positive_int, check_probability
-from ..exceptions import CalibrationError, InvalidParameterError
+from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
 from ..guarantees import DifferentialPrivacyGuarantee
 
 __all__ = ["AccountingMode", "Charge", "PrivacyAccountant", "exact_rational"]
@@ -354,3 +354,11 @@ class PrivacyAccountant:
 
 def budget_text(value: Fraction | None) -> str:
     return "∞" if value is None else f"{float(value):.6g}"
+
+
+def budget_exceeded(asked: str, spent: str, remaining: str, budget: str) -> BudgetExceededError:
+    """The refusal of a release that does not fit the budget, in the one form every accountant states it: what
+    the release asks, what is spent so far, what remains, and of which budget."""
+    return BudgetExceededError(
+        f"the release asks {asked}; spent so far {spent}, remaining {remaining} of {budget}"
+    )

@@ -37,7 +37,7 @@ from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import CalibrationError, InvalidParameterError
 from ..mechanisms import Gaussian, Laplace
 from ..mechanisms.hardening import HardenedMechanism, hardened
-from ..mechanisms.lattice_grid import default_grid_exponent, lattice_sensitivity
+from ..mechanisms.lattice_grid import checked_rounding, default_grid_exponent, lattice_sensitivity
 from .accounting import exact_rational
 from .calibration import safe_side, smallest_parameter
 from .gaussian import gaussian_sigma
@@ -175,12 +175,9 @@ def rounded_sensitivity(sensitivity: float, grid: float, *, coordinates: int = 1
     >>> rounded_sensitivity(1.0, 0.25, coordinates=2), rounded_sensitivity(1.0, 0.25, coordinates=4, norm="l2")
     (1.5, 1.5)
     """
-    owner = "rounded_sensitivity"
-    d = check_positive(sensitivity, "sensitivity", owner)
-    g = check_positive(grid, "grid", owner)
-    m = check_positive_int(coordinates, "coordinates", owner)
-    if norm not in ("l1", "l2"):
-        raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
+    d, g, m = checked_rounding(
+        sensitivity, grid, coordinates, count_name="coordinates", norm=norm, owner="rounded_sensitivity"
+    )
     root = math.isqrt(m)
     if norm == "l1":
         spread = Fraction(m)

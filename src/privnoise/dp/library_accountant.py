@@ -20,8 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from .._validation import check_positive, check_probability
-from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
-from .accounting import OWNER, AccountingMode, Charge, PrivacyAccountant
+from ..exceptions import CalibrationError, InvalidParameterError
+from .accounting import OWNER, AccountingMode, Charge, PrivacyAccountant, budget_exceeded
 
 __all__ = ["LIBRARY_MARGIN", "LibraryAccountant", "outward"]
 
@@ -95,11 +95,12 @@ class LibraryAccountant(PrivacyAccountant):
         if self._budget_epsilon is not None and eps > self._budget_epsilon:
             spent = self._library_epsilon(charges[:-1], float(self._budget_delta))
             alone = outward(self._library_accountant(charges[-1:]).get_epsilon(float(self._budget_delta)))
-            raise BudgetExceededError(
-                f"the release asks ε = {alone:.6g} (alone); spent so far ε = {spent:.6g}, remaining "
-                f"ε = {max(float(self._budget_epsilon) - spent, 0.0):.6g} of the budget ε = "
-                f"{float(self._budget_epsilon):.6g} at δ = {float(self._budget_delta):.3g}: with it the spent ε would "
-                f"be {eps:.6g}."
+            raise budget_exceeded(
+                f"ε = {alone:.6g} (alone)",
+                f"ε = {spent:.6g}",
+                f"ε = {max(float(self._budget_epsilon) - spent, 0.0):.6g}",
+                f"the budget ε = {float(self._budget_epsilon):.6g} at δ = {float(self._budget_delta):.3g}: "
+                f"with it the spent ε would be {eps:.6g}.",
             )
 
     def epsilon(self, delta: float = 0.0) -> float:

@@ -21,8 +21,16 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_positive, check_positive_int, check_probability
-from ..exceptions import BudgetExceededError, InvalidParameterError
-from .accounting import OWNER, AccountingMode, Charge, PrivacyAccountant, budget_text, exact_rational
+from ..exceptions import InvalidParameterError
+from .accounting import (
+    OWNER,
+    AccountingMode,
+    Charge,
+    PrivacyAccountant,
+    budget_exceeded,
+    budget_text,
+    exact_rational,
+)
 from .profile import round_up
 
 __all__ = ["RationalAccountant", "compose"]
@@ -167,12 +175,12 @@ class RationalAccountant(PrivacyAccountant):
         if compose((Fraction(0), Fraction(0)), (eps, dl), budget) is None:
             asked_eps, asked_dl = asked.count * (asked.epsilon or 0), asked.count * (asked.delta or 0)
             spent_eps, spent_dl = eps - asked_eps, dl - asked_dl
-            raise BudgetExceededError(
-                f"the release asks ε = {float(asked_eps):.6g}, δ = {float(asked_dl):.3g}; spent so far "
-                f"ε = {float(spent_eps):.6g}, δ = {float(spent_dl):.3g}, remaining "
-                f"ε = {_left(self._budget_epsilon, spent_eps)}, δ = {_left(self._budget_delta, spent_dl, 3)} of the "
-                f"budget ε = {budget_text(self._budget_epsilon)}, δ = {budget_text(self._budget_delta)}: with it the "
-                f"total would be ε = {float(eps):.6g}, δ = {float(dl):.3g}."
+            raise budget_exceeded(
+                f"ε = {float(asked_eps):.6g}, δ = {float(asked_dl):.3g}",
+                f"ε = {float(spent_eps):.6g}, δ = {float(spent_dl):.3g}",
+                f"ε = {_left(self._budget_epsilon, spent_eps)}, δ = {_left(self._budget_delta, spent_dl, 3)}",
+                f"the budget ε = {budget_text(self._budget_epsilon)}, δ = {budget_text(self._budget_delta)}: "
+                f"with it the total would be ε = {float(eps):.6g}, δ = {float(dl):.3g}.",
             )
 
     def epsilon(self, delta: float = 0.0) -> float:

@@ -66,7 +66,7 @@ import numpy as np
 
 from .._validation import check_positive, check_positive_int, check_probability
 from ..exceptions import BudgetExceededError, CalibrationError, InvalidParameterError
-from .accounting import Charge, PrivacyAccountant, budget_text, exact_rational
+from .accounting import Charge, PrivacyAccountant, budget_exceeded, budget_text, exact_rational
 from .calibration import smallest_parameter
 from .gaussian import gaussian_delta, gaussian_epsilon
 
@@ -317,12 +317,13 @@ class ZCDPAccountant(PrivacyAccountant):
         rho, delta, _ = self._totals(charges)
         asked = charges[-1]
         asked_rho, asked_delta = asked.count * asked.event.rho, asked.count * (asked.delta or 0)
+        asks = f"ρ = {float(asked_rho):.6g}, δ = {float(asked_delta):.3g}"
         if self._budget_delta is not None and delta > self._budget_delta:
-            raise BudgetExceededError(
-                f"the release asks ρ = {float(asked_rho):.6g}, δ = {float(asked_delta):.3g}; spent so far "
-                f"δ = {float(delta - asked_delta):.3g} of approximate zCDP, remaining "
-                f"δ = {float(max(self._budget_delta - delta + asked_delta, Fraction(0))):.3g} of the budget "
-                f"δ = {budget_text(self._budget_delta)}."
+            raise budget_exceeded(
+                asks,
+                f"δ = {float(delta - asked_delta):.3g} of approximate zCDP",
+                f"δ = {float(max(self._budget_delta - delta + asked_delta, Fraction(0))):.3g}",
+                f"the budget δ = {budget_text(self._budget_delta)}.",
             )
         if self._budget_epsilon is None:
             return
@@ -331,11 +332,12 @@ class ZCDPAccountant(PrivacyAccountant):
         limit = self.rho_budget(self._budget_delta - delta)
         if rho > limit:
             spent = rho - asked_rho
-            raise BudgetExceededError(
-                f"the release asks ρ = {float(asked_rho):.6g}, δ = {float(asked_delta):.3g}; spent so far "
-                f"ρ = {float(spent):.6g}, remaining ρ = {float(max(limit - spent, Fraction(0))):.6g} of "
+            raise budget_exceeded(
+                asks,
+                f"ρ = {float(spent):.6g}",
+                f"ρ = {float(max(limit - spent, Fraction(0))):.6g}",
                 f"ρ = {float(limit):.6g} (the budget (ε, δ) = ({budget_text(self._budget_epsilon)}, "
-                f"{budget_text(self._budget_delta)}) less the approximate δ {float(delta):.3g})."
+                f"{budget_text(self._budget_delta)}) less the approximate δ {float(delta):.3g}).",
             )
 
     # -- conversion --------------------------------------------------------------------------------------------

@@ -33,12 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.polynomial import legendre
-from numpy.typing import NDArray
+
+from .supports.base import FloatArray, IntArray
 
 __all__ = ["BubbleDomain", "bubble_flux", "bubble_ritz", "legendre_times_x"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 # Singular values of the basis below this fraction of the largest are dropped from the orthonormal basis.
 _CUTOFF = 1e-12

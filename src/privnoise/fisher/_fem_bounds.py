@@ -45,11 +45,11 @@ import math
 from typing import Any, NamedTuple
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ._fem_levels import Level, eigen_forms, solve_level
 from ._fem_symmetry import dirichlet_facets
 from .supports import Support
+from .supports.base import FloatArray, IntArray
 
 __all__ = [
     "ROUNDING",
@@ -60,9 +60,6 @@ __all__ = [
     "orthant_bracket",
     "temple_lower_bound",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Relative margin for the rounding of assembly and eigensolver (the bounds are moved outward by it).
 ROUNDING = 1e-11

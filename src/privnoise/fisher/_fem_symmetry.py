@@ -22,11 +22,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .supports import Box, Ellipsoid, Support
+from .supports.base import FloatArray, IntArray
 
 __all__ = ["EllipsoidOrthant", "dirichlet_facets", "orthant_of", "symmetry_center"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -30,15 +30,12 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ._fem_symmetry import EllipsoidOrthant, dirichlet_facets
 from .supports import Support
+from .supports.base import FloatArray, IntArray
 
 __all__ = ["boundary_cells", "quadratic_mesh", "refine", "snap_vertices", "vertex_mesh"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 # Children of a tetrahedron (t0..t3 its vertices, e0..e5 the midpoints of its edges in scikit-fem's order
 # (0,1), (1,2), (0,2), (0,3), (1,3), (2,3)): four corner tetrahedra, then four for each diagonal of the octahedron.

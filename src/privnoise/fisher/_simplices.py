@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
 from ._p2_order import EDGES
+from .supports.base import FloatArray, IntArray
 
 __all__ = [
     "EDGES",
@@ -31,9 +31,6 @@ __all__ = [
     "simplex_geometry",
     "values",
 ]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def simplex_geometry(points: FloatArray, cells: IntArray) -> tuple[FloatArray, FloatArray]:

@@ -98,13 +98,22 @@ def condition16(theta: float, epsilon: float, delta: float, *, sensitivity: floa
     return t >= d * (math.sqrt(2.0 * math.log(1.0 / (2.0 * dl))) / eps + 1.0 / math.sqrt(2.0 * eps))
 
 
+def _grid(
+    epsilons: ArrayLike, deltas: ArrayLike, ratio: tuple[str, float], owner: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """The ε and δ axes of a privacy region and its noise-to-sensitivity ratio (its name and value), checked."""
+    eps = as_finite_array(epsilons, "epsilons", owner, ndim=1)
+    dls = as_finite_array(deltas, "deltas", owner, ndim=1)
+    name, value = ratio
+    return eps, dls, check_positive(value, name, owner)
+
+
 def condition16_region(
     epsilons: ArrayLike, deltas: ArrayLike, *, theta_over_sensitivity: float = 1.0
 ) -> NDArray[np.bool_]:
     """Figure 2: where (16) holds on the grid ``deltas × epsilons`` (rows δ, columns ε)."""
-    eps = as_finite_array(epsilons, "epsilons", "condition16_region", ndim=1)
-    dls = as_finite_array(deltas, "deltas", "condition16_region", ndim=1)
-    r = check_positive(theta_over_sensitivity, "theta_over_sensitivity", "condition16_region")
+    ratio = ("theta_over_sensitivity", theta_over_sensitivity)
+    eps, dls, r = _grid(epsilons, deltas, ratio, "condition16_region")
     return np.array([[condition16(r, e, d, sensitivity=1.0) for e in eps] for d in dls], dtype=bool)
 
 
@@ -112,8 +121,7 @@ def exact_gaussian_region(
     epsilons: ArrayLike, deltas: ArrayLike, *, sigma_over_sensitivity: float = 1.0
 ) -> NDArray[np.bool_]:
     """Where N(0, σ²) noise is truly (ε, δ)-DP (exact profile), on the grid ``deltas × epsilons``."""
-    eps = as_finite_array(epsilons, "epsilons", "exact_gaussian_region", ndim=1)
-    dls = as_finite_array(deltas, "deltas", "exact_gaussian_region", ndim=1)
-    s = check_positive(sigma_over_sensitivity, "sigma_over_sensitivity", "exact_gaussian_region")
+    ratio = ("sigma_over_sensitivity", sigma_over_sensitivity)
+    eps, dls, s = _grid(epsilons, deltas, ratio, "exact_gaussian_region")
     profile = np.array([gaussian_delta(s, e, sensitivity=1.0) for e in eps])
     return dls[:, None] >= profile[None, :]

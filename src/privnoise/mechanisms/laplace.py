@@ -11,11 +11,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import readonly
-from ..exceptions import DimensionError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ..linalg import SymmetricForm
 from ..snapping import CHUNK, scratch
 from ._base import Mechanism, vector_or_scalar
-from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
+from .parameters import broadcast_pair, coordinate_form, elementwise, keep_compact, listed, smallest, total
 from .protocol import GridFiller
 
 __all__ = ["Laplace", "flip_signs", "random_bits", "random_signs", "select"]
@@ -100,15 +100,8 @@ class Laplace(Mechanism):
         b = vector_or_scalar(self.scale, "scale", owner)
         if smallest(b) <= 0:
             raise InvalidParameterError(f"`scale` of `{owner}` must be > 0; got {smallest(b):g}.")
-        loc = vector_or_scalar(self.loc, "loc", owner)
-        try:
-            b, loc = np.broadcast_arrays(b, loc)
-        except ValueError:
-            raise DimensionError(
-                f"`scale` and `loc` of `{owner}` must have matching shapes; got {b.shape} and {loc.shape}."
-            ) from None
-        object.__setattr__(self, "scale", compact(b))
-        object.__setattr__(self, "loc", compact(loc))
+        b, loc = broadcast_pair(b, vector_or_scalar(self.loc, "loc", owner), ("scale", "loc"), owner)
+        keep_compact(self, scale=b, loc=loc)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -23,7 +23,13 @@ from .._validation import check_positive, check_positive_int
 from ..exceptions import InvalidParameterError
 from ..snapping import DEFAULT_GRID_BITS, grid_exponent_for
 
-__all__ = ["DEFAULT_GRID_BITS", "check_grid_exponent", "default_grid_exponent", "lattice_sensitivity"]
+__all__ = [
+    "DEFAULT_GRID_BITS",
+    "check_grid_exponent",
+    "checked_rounding",
+    "default_grid_exponent",
+    "lattice_sensitivity",
+]
 
 #: The noise scale may span at most 2^40 grid steps (keeps every integer below 2^53, exact in a double).
 _MAX_SCALE_BITS = 40
@@ -58,6 +64,19 @@ def check_grid_exponent(k: Any, scale: float, owner: str) -> int:
     return k
 
 
+def checked_rounding(
+    sensitivity: float, grid: float, count: int, *, count_name: str, norm: str, owner: str
+) -> tuple[float, float, int]:
+    """The sensitivity Δ > 0, the grid Λ > 0 and the count m ≥ 1 of moved coordinates (the argument
+    ``count_name``) of a value rounded to Λ·ℤ, checked, and the norm of the rounding's price ("l1" or "l2")."""
+    d = check_positive(sensitivity, "sensitivity", owner)
+    g = check_positive(grid, "grid", owner)
+    m = check_positive_int(count, count_name, owner)
+    if norm not in ("l1", "l2"):
+        raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
+    return d, g, m
+
+
 def lattice_sensitivity(
     sensitivity: float, grid: float, *, dim: int = 1, norm: Literal["l1", "l2"] = "l1"
 ) -> float:
@@ -76,12 +95,9 @@ def lattice_sensitivity(
     >>> lattice_sensitivity(1.0, 0.25), lattice_sensitivity(0.3, 0.25), lattice_sensitivity(1.0, 0.25, dim=3)
     (5.0, 2.0, 7.0)
     """
-    owner = "lattice_sensitivity"
-    d = check_positive(sensitivity, "sensitivity", owner)
-    g = check_positive(grid, "grid", owner)
-    m = check_positive_int(dim, "dim", owner)
-    if norm not in ("l1", "l2"):
-        raise InvalidParameterError(f"`norm` of `{owner}` must be 'l1' or 'l2'; got {norm!r}.")
+    d, g, m = checked_rounding(
+        sensitivity, grid, dim, count_name="dim", norm=norm, owner="lattice_sensitivity"
+    )
     if norm == "l1" or m == 1:
         return float(math.floor(d / g) + m)
     return d / g + math.sqrt(m)

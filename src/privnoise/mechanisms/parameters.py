@@ -9,9 +9,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._validation import readonly
+from ..exceptions import DimensionError
 from ..linalg import DiagonalForm, IsotropicForm, SymmetricForm
 
-__all__ = ["LISTED", "compact", "coordinate_form", "elementwise", "listed", "smallest", "total"]
+__all__ = [
+    "LISTED",
+    "broadcast_pair",
+    "compact",
+    "coordinate_form",
+    "elementwise",
+    "keep_compact",
+    "listed",
+    "smallest",
+    "total",
+]
 
 #: Up to this many coordinates a parameter is described entry by entry; beyond, by a summary.
 LISTED = 64
@@ -23,6 +34,26 @@ def compact(values: NDArray[np.float64]) -> NDArray[np.float64]:
     if arr.ndim == 1 and arr.size > 1 and arr.strides == (0,):
         return np.broadcast_to(arr[:1].copy(), arr.shape)
     return readonly(arr)
+
+
+def keep_compact(noise: object, **parameters: NDArray[np.float64]) -> None:
+    """Set each named parameter of a frozen noise object to its :func:`compact` form."""
+    for name, values in parameters.items():
+        object.__setattr__(noise, name, compact(values))
+
+
+def broadcast_pair(
+    first: NDArray[np.float64], second: NDArray[np.float64], names: tuple[str, str], owner: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Two per-coordinate parameters broadcast to one shape (a DimensionError names both when they cannot be)."""
+    try:
+        first_values, second_values = np.broadcast_arrays(first, second)
+    except ValueError:
+        raise DimensionError(
+            f"`{names[0]}` and `{names[1]}` of `{owner}` must have matching shapes; got {first.shape} and "
+            f"{second.shape}."
+        ) from None
+    return first_values, second_values
 
 
 def coordinate_form(per_coordinate: NDArray[np.float64]) -> SymmetricForm:

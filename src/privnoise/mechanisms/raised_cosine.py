@@ -18,12 +18,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._validation import readonly
-from ..exceptions import DimensionError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ..linalg import SymmetricForm
 from ..snapping import CHUNK, fill_with_rejection, scratch
 from ._base import Mechanism, vector_or_scalar
 from .laplace import random_signs, select
-from .parameters import compact, coordinate_form, elementwise, listed, smallest, total
+from .parameters import broadcast_pair, coordinate_form, elementwise, keep_compact, listed, smallest, total
 
 __all__ = ["RaisedCosine", "t_minus_sin_t"]
 
@@ -156,12 +156,7 @@ class RaisedCosine(Mechanism):
         owner = "RaisedCosine"
         lo = vector_or_scalar(self.lower, "lower", owner)
         hi = vector_or_scalar(self.upper, "upper", owner)
-        try:
-            lo, hi = np.broadcast_arrays(lo, hi)
-        except ValueError:
-            raise DimensionError(
-                f"`lower` and `upper` of `{owner}` must have matching shapes; got {lo.shape} and {hi.shape}."
-            ) from None
+        lo, hi = broadcast_pair(lo, hi, ("lower", "upper"), owner)
         lo, hi = lo.astype(float, copy=True), hi.astype(float, copy=True)
         if np.any(hi <= lo):
             raise InvalidParameterError(f"`upper` of `{owner}` must be > `lower` in every coordinate.")
@@ -169,9 +164,7 @@ class RaisedCosine(Mechanism):
             width = hi - lo
         if not np.all(np.isfinite(width)):
             raise InvalidParameterError(f"`upper` − `lower` of `{owner}` must be finite.")
-        object.__setattr__(self, "lower", compact(lo))
-        object.__setattr__(self, "upper", compact(hi))
-        object.__setattr__(self, "width", compact(width))
+        keep_compact(self, lower=lo, upper=hi, width=width)
 
     @property
     def shape(self) -> tuple[int, ...]:

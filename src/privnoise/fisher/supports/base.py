@@ -22,8 +22,10 @@ from numpy.typing import ArrayLike, NDArray
 from ..._validation import as_finite_array, as_matrix
 from ...exceptions import DimensionError
 
-__all__ = ["Support", "check_dim", "operator_matrix", "simplex_volumes"]
+__all__ = ["FloatArray", "IntArray", "Support", "check_dim", "operator_matrix", "simplex_volumes"]
 
+#: The array types of the meshes and the finite elements (points and values; cells), for every module of
+#: :mod:`privnoise.fisher` that annotates them.
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 

@@ -15,12 +15,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import as_finite_array, readonly
 from ...exceptions import DimensionError, InvalidParameterError
-from .base import Support, check_dim
+from .base import FloatArray, IntArray, Support, check_dim
 
 __all__ = ["Box"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 @dataclass(frozen=True, slots=True, eq=False)

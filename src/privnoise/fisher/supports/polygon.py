@@ -14,12 +14,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..._validation import as_finite_array, readonly
 from ...exceptions import DimensionError, InvalidParameterError, SolverError
-from .base import Support
+from .base import FloatArray, IntArray, Support
 
 __all__ = ["Polygon"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 def _segments_cross(p: FloatArray, q: FloatArray, r: FloatArray, s: FloatArray) -> NDArray[np.bool_]:

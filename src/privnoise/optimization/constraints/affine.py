@@ -13,11 +13,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import linalg, optimize
 
-from ..._validation import as_matrix, readonly
-from ...exceptions import DimensionError, InvalidParameterError
-from .base import Constraint, RecessionCone, checked_vector
+from ..._validation import readonly
+from ...exceptions import InvalidParameterError
+from .base import Constraint, RecessionCone, checked_system
 
-__all__ = ["Affine", "solve_equalities"]
+__all__ = ["Affine", "EqualitySolution", "solve_equalities"]
 
 
 def solve_equalities(a: NDArray[np.float64], b: NDArray[np.float64], owner: str) -> tuple[Any, Any]:
@@ -33,7 +33,20 @@ def solve_equalities(a: NDArray[np.float64], b: NDArray[np.float64], owner: str)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Affine(Constraint):
+class EqualitySolution(Constraint):
+    """The base of the sets with equalities A x = b (:class:`Affine`, the polyhedra): a point x₀ of
+    {A x = b} and an orthonormal basis N of null(A) (:func:`solve_equalities`); the solutions are x₀ + N t."""
+
+    _point: NDArray[np.float64] = field(init=False, repr=False)
+    _null: NDArray[np.float64] = field(init=False, repr=False)
+
+    def _keep_equalities(self, point: NDArray[np.float64], null: NDArray[np.float64]) -> None:
+        object.__setattr__(self, "_point", readonly(point))
+        object.__setattr__(self, "_null", readonly(null))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Affine(EqualitySolution):
     """The affine subspace {x : A x = b}.
 
     Parameters
@@ -51,20 +64,14 @@ class Affine(Constraint):
 
     matrix: Any
     offset: Any
-    _point: NDArray[np.float64] = field(init=False, repr=False)
-    _null: NDArray[np.float64] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         owner = "Affine"
-        a = as_matrix(self.matrix, "matrix", owner)
-        b = checked_vector(self.offset, "offset", owner)
-        if b.size != a.shape[0]:
-            raise DimensionError(f"`offset` of `{owner}` must have length {a.shape[0]}; got {b.size}.")
+        a, b = checked_system(self.matrix, self.offset, ("matrix", "offset"), owner)
         x0, null = solve_equalities(a, b, owner)
         object.__setattr__(self, "matrix", readonly(a))
         object.__setattr__(self, "offset", readonly(b))
-        object.__setattr__(self, "_point", readonly(x0))
-        object.__setattr__(self, "_null", readonly(null))
+        self._keep_equalities(x0, null)
 
     @property
     def dim(self) -> int:

@@ -16,10 +16,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from ..._validation import as_finite_array
+from ..._validation import as_finite_array, as_matrix
 from ...exceptions import DimensionError, InvalidParameterError
 
-__all__ = ["Constraint", "RecessionCone", "checked_vector"]
+__all__ = ["Constraint", "RecessionCone", "checked_system", "checked_vector"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +73,14 @@ def checked_vector(value: ArrayLike, name: str, owner: str, *, allow_inf: bool =
     if arr.ndim != 1 or arr.size == 0:
         raise DimensionError(f"`{name}` of `{owner}` must be a non-empty vector; got shape {arr.shape}.")
     return arr
+
+
+def checked_system(
+    matrix: ArrayLike, vector: ArrayLike, names: tuple[str, str], owner: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The matrix M and right-hand side v of a system M x (=, ≤) v, checked: v has one entry per row of M."""
+    m = as_matrix(matrix, names[0], owner)
+    v = checked_vector(vector, names[1], owner)
+    if v.size != m.shape[0]:
+        raise DimensionError(f"`{names[1]}` of `{owner}` must have length {m.shape[0]}; got {v.size}.")
+    return m, v

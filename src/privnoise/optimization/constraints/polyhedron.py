@@ -4,7 +4,7 @@ least-distance method (non-negative least squares), with its Lagrange multiplier
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -13,14 +13,14 @@ from scipy import optimize
 
 from ..._validation import as_matrix, readonly
 from ...exceptions import DimensionError, InvalidParameterError, SolverError
-from .affine import solve_equalities
-from .base import Constraint, RecessionCone, checked_vector
+from .affine import EqualitySolution, solve_equalities
+from .base import RecessionCone, checked_system, checked_vector
 
 __all__ = ["Polyhedron"]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Polyhedron(Constraint):
+class Polyhedron(EqualitySolution):
     """The polyhedron {x : G x ≤ h, A x = b}.
 
     Parameters
@@ -51,17 +51,12 @@ class Polyhedron(Constraint):
     _: KW_ONLY
     equality_matrix: Any = None
     equality_offset: Any = None
-    _point: NDArray[np.float64] = field(init=False, repr=False)
-    _null: NDArray[np.float64] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         owner = "Polyhedron"
-        g = as_matrix(self.inequality_matrix, "inequality_matrix", owner)
-        h = checked_vector(self.inequality_bound, "inequality_bound", owner)
-        if h.size != g.shape[0]:
-            raise DimensionError(
-                f"`inequality_bound` of `{owner}` must have length {g.shape[0]}; got {h.size}."
-            )
+        g, h = checked_system(
+            self.inequality_matrix, self.inequality_bound, ("inequality_matrix", "inequality_bound"), owner
+        )
         n = g.shape[1]
         if (self.equality_matrix is None) != (self.equality_offset is None):
             raise InvalidParameterError(
@@ -93,8 +88,7 @@ class Polyhedron(Constraint):
         object.__setattr__(self, "inequality_bound", readonly(h))
         object.__setattr__(self, "equality_matrix", None if a is None else readonly(a))
         object.__setattr__(self, "equality_offset", None if b is None else readonly(b))
-        object.__setattr__(self, "_point", readonly(x0))
-        object.__setattr__(self, "_null", readonly(null))
+        self._keep_equalities(x0, null)
 
     @property
     def dim(self) -> int:
