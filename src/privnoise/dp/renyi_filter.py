@@ -72,6 +72,8 @@ ORDERS: tuple[Fraction, ...] = tuple(
 #: The share of a budget's δ reserved for the Rényi route's tail when none is configured.
 DEFAULT_SHARE = Fraction(1, 2)
 _GRID = 2**48  # divergences rounded up, thresholds down, to multiples of 2⁻⁴⁸
+_UNIT = "2^-48"
+_ORDER_KEYS = tuple(str(a) for a in ORDERS)
 _DIGITS = 60
 
 
@@ -124,8 +126,18 @@ def randomized_response_divergences(epsilon: Fraction) -> tuple[Fraction, ...]:
             top = high + (1 + (low - high).exp()).ln()
             bottom = e + (1 + (-e).exp()).ln()  # log(1 + e^ε)
             value = (top - bottom) / (a - 1)
-            out.append(min(_up(value), epsilon))  # never above ε (Rényi divergences of an ε-DP pair are ≤ ε)
+            out.append(min(_up(value), _ceil_grid(epsilon)))  # never above ε (those of an ε-DP pair are ≤ ε)
     return tuple(out)
+
+
+def _ceil_grid(value: Fraction) -> Fraction:
+    return Fraction(-(-value.numerator * _GRID // value.denominator), _GRID)
+
+
+@functools.lru_cache(maxsize=1024)
+def _units(epsilon: Fraction) -> tuple[int, ...]:
+    """:func:`randomized_response_divergences` in units of 2⁻⁴⁸ (each bound is a multiple of it)."""
+    return tuple(int(d * _GRID) for d in randomized_response_divergences(epsilon))
 
 
 def _conversion(tail: Fraction) -> list[Decimal]:
@@ -140,32 +152,36 @@ def _conversion(tail: Fraction) -> list[Decimal]:
 
 @functools.lru_cache(maxsize=256)
 def _thresholds(budget_epsilon: Fraction, tail: Fraction) -> tuple[Fraction, ...]:
-    """ε_B minus the conversion, per order, rounded down (a value < 0 admits nothing at that order)."""
+    """ε_B minus the conversion, per order, rounded down, in units of 2⁻⁴⁸ (< 0 admits nothing at that order)."""
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        return tuple(_down(_decimal(budget_epsilon) - c) for c in _conversion(tail))
+        return tuple(int(_down(_decimal(budget_epsilon) - c) * _GRID) for c in _conversion(tail))
 
 
 @dataclass(frozen=True, slots=True)
 class RenyiState:
-    """The sums R(α), α in :data:`ORDERS`, of the charges so far (exact rationals; all 0 before any), and the Σε
-    of the charges they cover (``epsilon``)."""
+    """The sums R(α), α in :data:`ORDERS`, of the charges so far, in units of 2⁻⁴⁸ (every bound is a multiple of
+    it, so the sums are exact integers; all 0 before any charge), and the Σε of the charges they cover."""
 
-    divergences: tuple[Fraction, ...]
+    units: tuple[int, ...]
     epsilon: Fraction = Fraction(0)
+
+    @property
+    def divergences(self) -> tuple[Fraction, ...]:
+        """The sums R(α) as exact rationals."""
+        return tuple(Fraction(u, _GRID) for u in self.units)
 
     @classmethod
     def empty(cls) -> RenyiState:
-        return cls(tuple(Fraction(0) for _ in ORDERS))
+        return cls(tuple(0 for _ in ORDERS))
 
     def plus(self, parts: Iterable[tuple[Fraction, Fraction]]) -> RenyiState:
         """The state after charges of (ε_i, δ_i) parts: each ε_i's divergences added (δ_i is summed elsewhere)."""
-        sums, covered = list(self.divergences), self.epsilon
+        sums, covered = self.units, self.epsilon
         for epsilon, _delta in parts:
             covered += epsilon
-            for i, d in enumerate(randomized_response_divergences(Fraction(epsilon))):
-                sums[i] += d
-        return RenyiState(tuple(sums), covered)
+            sums = tuple(map(int.__add__, sums, _units(Fraction(epsilon))))
+        return RenyiState(sums, covered)
 
     def caught_up(self, spent_epsilon: Fraction) -> RenyiState:
         """The state covering charges of Σε = ``spent_epsilon``: those it does not cover yet (charged while the
@@ -177,11 +193,11 @@ class RenyiState:
         return self.plus([(missing, Fraction(0))]) if missing else self
 
     def dump(self) -> str:
-        """JSON text {"epsilon": "p/q", "divergences": {order: "p/q"}} (an empty state: "{}")."""
-        if not self.epsilon and not any(self.divergences):
+        """JSON text {"epsilon": "p/q", "unit": "2^-48", "divergences": {order: integer}} (empty: "{}")."""
+        if not self.epsilon and not any(self.units):
             return "{}"
-        return json.dumps({"epsilon": str(self.epsilon),
-                           "divergences": {str(a): str(d) for a, d in zip(ORDERS, self.divergences, strict=True)}})
+        return json.dumps({"epsilon": str(self.epsilon), "unit": _UNIT,
+                           "divergences": dict(zip(_ORDER_KEYS, self.units, strict=True))})
 
     @classmethod
     def load(cls, text: str | None, where: str = "renyi") -> RenyiState:
@@ -190,13 +206,14 @@ class RenyiState:
             return cls.empty()
         try:
             data = json.loads(text)
-            if not isinstance(data, dict) or not isinstance(data.get("divergences"), dict):
+            if not isinstance(data, dict) or not isinstance(data.get("divergences"), dict) or data.get("unit") != _UNIT:
                 raise ValueError
             covered = Fraction(data["epsilon"])
-            stored = {Fraction(k): Fraction(v) for k, v in data["divergences"].items()}
+            stored = {Fraction(k): v for k, v in data["divergences"].items()}
         except (KeyError, TypeError, ValueError, ZeroDivisionError):
             raise StoredRenyiError(f"{where}: {text[:80]!r} is not a Rényi state.") from None
-        if set(stored) != set(ORDERS) or covered < 0 or any(v < 0 for v in stored.values()):
+        if (set(stored) != set(ORDERS) or covered < 0
+                or any(type(v) is not int or v < 0 for v in stored.values())):
             raise StoredRenyiError(f"{where}: the stored orders or values of {text[:80]!r} are not the filter's.")
         return cls(tuple(stored[a] for a in ORDERS), covered)
 
@@ -219,7 +236,7 @@ def fits(
         return True
     if tail <= 0:
         return False
-    return any(r <= t for r, t in zip(state.divergences, _thresholds(budget_epsilon, tail), strict=True))
+    return any(r <= t for r, t in zip(state.units, _thresholds(budget_epsilon, tail), strict=True))
 
 
 def composed_epsilon(state: RenyiState, tail: Fraction) -> float:
@@ -229,6 +246,6 @@ def composed_epsilon(state: RenyiState, tail: Fraction) -> float:
         return math.inf
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        best = min(_decimal(r) + c for r, c in zip(state.divergences, _conversion(tail), strict=True))
+        best = min(Decimal(u) / _GRID + c for u, c in zip(state.units, _conversion(tail), strict=True))
     value = float(best)
     return value if Decimal(value) >= best else math.nextafter(value, math.inf)
