@@ -151,7 +151,7 @@ def _conversion(tail: Fraction) -> list[Decimal]:
 
 
 @functools.lru_cache(maxsize=256)
-def _thresholds(budget_epsilon: Fraction, tail: Fraction) -> tuple[Fraction, ...]:
+def _thresholds(budget_epsilon: Fraction, tail: Fraction) -> tuple[int, ...]:
     """ε_B minus the conversion, per order, rounded down, in units of 2⁻⁴⁸ (< 0 admits nothing at that order)."""
     with localcontext() as ctx:
         ctx.prec = _DIGITS
