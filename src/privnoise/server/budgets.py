@@ -4,8 +4,9 @@
   and charges compose by basic composition, Σε_i and Σδ_i (the pure/approximate modes of
   :class:`privnoise.dp.accounting.PrivacyAccountant`): ten charges of 0.1 spend exactly 1. A dataset with
   ``composition = "renyi"`` composes its budgets (its own and each querier's on it) by the Rényi filter of
-  :mod:`privnoise.dp.renyi_filter` instead, whose state (Rényi divergence sums per order, exact rationals) is stored
-  beside Σε and Σδ; the filter accepts whatever basic composition within its δ share accepts, and more.
+  :mod:`privnoise.dp.renyi_filter` instead, whose state (Rényi divergence sums per order, exact integers in units
+  of 2⁻⁴⁸) is stored beside Σε and Σδ; the filter accepts whatever basic composition within its δ share accepts,
+  and more.
 * Fisher information adds over independent releases (Farokhi & Sandberg, Proposition 1), so after any sequence
   of releases record i of a column carries Σ_k 𝓘^{(k)}_ii and, with every other record known, no unbiased
   estimate of it has variance below 1/Σ_k 𝓘^{(k)}_ii (eq. (7)). The server's releases are linear ones whose
