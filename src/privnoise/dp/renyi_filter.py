@@ -3,7 +3,8 @@
 A budget (ε_B, δ_B) answers a sequence of charges chosen one at a time (each may depend on earlier answers). The
 exact-rational accountant adds them (basic composition, Σε_i ≤ ε_B and Σδ_i ≤ δ_B). This filter keeps, for each
 Rényi order α of :data:`ORDERS`, the sum R(α) = Σ_i D_α(ε_i) of an upper bound on each charge's Rényi divergence,
-stored exactly (integers in units of 2⁻⁴⁸), so a server's budget row holds a fixed-size state that a new charge updates by addition.
+stored exactly (integers in units of 2⁻⁴⁸), so a server's budget row holds a fixed-size state that a new charge
+updates by addition.
 
 Per charge
     An ε-DP release is a post-processing of binary randomized response with P(truth) = e^ε/(1 + e^ε) (Kairouz,
