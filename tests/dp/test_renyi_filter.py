@@ -25,6 +25,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 from scipy.special import logsumexp
 
+from privnoise.dp import renyi_filter
 from privnoise.dp.renyi_filter import (
     DEFAULT_SHARE,
     ORDERS,
@@ -200,3 +201,49 @@ def test_states_round_trip_and_stored_garbage_is_refused() -> None:
     with pytest.raises(ValueError, match="epsilon"):
         randomized_response_divergences(F(-1))
     assert randomized_response_divergences(F(0)) == tuple(F(0) for _ in ORDERS)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches() -> None:
+    """Every test computes the bounds and thresholds itself (no value cached by an earlier test)."""
+    renyi_filter.randomized_response_divergences.cache_clear()
+    renyi_filter._units.cache_clear()
+    renyi_filter._thresholds.cache_clear()
+
+
+@pytest.mark.parametrize("epsilon", [F(1, 10**30), F(1, 10**9), F(3, 10**7)], ids=str)
+def test_tiny_epsilons_are_bounded_by_their_divergence_or_one_unit(epsilon: F) -> None:
+    for order, bound in zip(ORDERS, randomized_response_divergences(epsilon), strict=True):
+        exact = rr_divergence(epsilon, order)
+        with mpmath.workdps(60):
+            value = mpmath.mpf(bound.numerator) / bound.denominator
+        assert exact <= value <= exact + 2 * 2.0**-48
+        assert bound.denominator <= 2**48  # a multiple of the unit
+
+
+def test_the_stated_epsilon_is_the_smallest_double_above_the_rule() -> None:
+    tail = F(1, 10**5) / 2
+    for k in (1, 37, 400):
+        state = RenyiState.empty().plus([(F(1, 100), F(0))] * k)
+        with mpmath.workdps(60):
+            exact = min(
+                mpmath.mpf(r.numerator) / r.denominator
+                + (mpmath.log(len(ORDERS) / (mpmath.mpf(tail.numerator) / tail.denominator)) - mpmath.log(
+                    mpmath.mpf(a.numerator) / a.denominator)) / (mpmath.mpf(a.numerator) / a.denominator - 1)
+                + mpmath.log(1 - 1 / (mpmath.mpf(a.numerator) / a.denominator))
+                for r, a in zip(state.divergences, ORDERS, strict=True)
+            )
+            stated = composed_epsilon(state, tail)
+            assert mpmath.mpf(stated) >= exact
+            assert mpmath.mpf(math.nextafter(stated, -math.inf)) < exact
+
+
+def test_stored_states_load_at_their_limits() -> None:
+    zero = {str(a): 0 for a in ORDERS}
+    state = RenyiState.load(json.dumps({"epsilon": "0", "unit": "2^-48", "divergences": zero}))
+    assert state == RenyiState.empty()
+    missing = {k: 1 for k in list(zero)[1:]}
+    for raw in (json.dumps({"epsilon": "1", "unit": "2^-48", "divergences": missing}),
+                json.dumps({"epsilon": "-1", "unit": "2^-48", "divergences": zero})):
+        with pytest.raises(StoredRenyiError, match="not the filter's"):
+            RenyiState.load(raw)

@@ -182,3 +182,62 @@ def test_a_charge_enters_the_filter_part_by_part_only_when_its_events_cover_it()
     assert charged_parts(Charge(F(3, 10), F(0), events=(GaussianEvent(2.0), SelectionEvent(0.3)))) == whole
     assert charged_parts(Charge(F(3, 10), F(1, 10**6), events=(PureEvent(0.2, 1e-6), SelectionEvent(0.1)))) == [
         (F(3, 10), F(1, 10**6))]
+
+
+def _spec(composition: str) -> Any:
+    from privnoise.server.datasets import ColumnSpec, DatasetSpec
+
+    return DatasetSpec("d", "t", None, F(1), F(1, 10**5), {"x": ColumnSpec("x", "number", (0.0, 1.0))}, {},
+                       composition=composition)
+
+
+def test_the_basic_rule_is_sums_within_the_budget_on_both_coordinates() -> None:
+    from privnoise.server.composition import admits, within
+
+    basic, budget = _spec("basic"), (F(1), F(1, 10**5))
+    assert within(None, budget, budget, basic)
+    assert not within(None, (F(1) + F(1, 10**9), F(0)), budget, basic)
+    assert not within(None, (F(1, 2), F(1, 10**5) + F(1, 10**12)), budget, basic)
+    assert within(None, (F(0), F(1, 10**5)), budget, basic)  # δ compared with δ, not ε
+    assert not within(None, (F(1, 10**6), F(2, 10**5)), (F(1), F(1, 10**5)), basic)
+    assert admits(None, (F(9, 10), F(0)), (F(1, 10), F(0)), budget, basic)
+    assert not admits(None, (F(9, 10), F(0)), (F(1, 5), F(0)), budget, basic)
+    assert not admits(None, (F(1, 2), F(1, 10**5)), (F(1, 10), F(1, 10**9)), budget, basic)
+
+
+def test_the_renyi_rule_admits_past_the_sum_and_counts_what_was_spent() -> None:
+    from privnoise.dp.renyi_filter import RenyiState
+    from privnoise.server.composition import admits, composed_view, within
+
+    renyi, budget = _spec("renyi"), QUERIER
+    many = RenyiState.empty().plus([(CHARGE, F(0))] * 300)
+    assert within(many, (CHARGE * 300, F(0)), budget, renyi)
+    assert not within(many, (CHARGE * 300, F(0)), budget, _spec("basic"))
+    assert admits(many, (CHARGE * 300, F(0)), (CHARGE, F(0)), budget, renyi)
+    # the spent ε the state does not cover is caught up: 300 charges' worth of Σε beyond what the state holds
+    assert not admits(RenyiState.empty(), (CHARGE * 600, F(0)), (CHARGE, F(0)), budget, renyi)
+    assert not admits(many, (CHARGE * 300, F(0)), (F(1), F(0)), budget, renyi)  # one large charge on top
+    view = composed_view(many, (CHARGE * 300, F(0)), budget, renyi)
+    assert view["rule"] == "renyi" and view["within_budget"] is True and 0.5 < view["epsilon"] < 1
+    assert view["tail_delta"] == str(budget[1] / 2) and view["delta"] == str(budget[1])
+    empty = composed_view(None, (F(0), F(0)), budget, renyi)
+    assert empty["epsilon"] == 0.0 and empty["within_budget"] is True
+    few = composed_view(RenyiState.empty().plus([(F(1, 10), F(0))] * 3), (F(3, 10), F(0)), budget, renyi)
+    assert few["epsilon"] == pytest.approx(0.3)  # basic composition states less than the filter for few charges
+    # δ spent beyond what the tail leaves: the basic route is closed; the filter alone states ε
+    delta_heavy = composed_view(many, (CHARGE * 300, budget[1]), budget, renyi)
+    assert delta_heavy["within_budget"] is False and delta_heavy["epsilon"] == view["epsilon"]
+    over = composed_view(many.plus([(F(1), F(0))]), (CHARGE * 300 + 1, F(0)), budget, renyi)
+    assert over["within_budget"] is False and over["epsilon"] > 1
+
+
+def test_charge_parts_at_their_edges() -> None:
+    from privnoise.dp.accounting import Charge
+    from privnoise.dp.events import SelectionEvent
+    from privnoise.server.composition import charged_parts
+
+    assert charged_parts(Charge(None, None)) == [(F(0), F(0))]
+    two = charged_parts(Charge(F(3, 10), F(0), events=(SelectionEvent(0.15), SelectionEvent(0.15))))
+    assert len(two) == 2
+    with_zero = charged_parts(Charge(F(3, 10), F(0), events=(SelectionEvent(0.3), SelectionEvent(0.0))))
+    assert with_zero[1] == (F(0), F(0)) and with_zero[0][0] >= F(3, 10)

@@ -31,8 +31,9 @@ The filter (what :func:`fits` accepts)
     Basic composition stays inside the rule, so the filter never refuses what basic composition within δ_B − δ_R
     accepts; with many small charges it accepts several times more (about √k).
 
-Every number is rounded the safe way: each D_α is computed in decimal arithmetic (60 digits beyond the ones the
-smallest ε needs) and rounded up to a multiple of 2⁻⁴⁸; each threshold is rounded down the same way; sums are exact.
+Every number is rounded the safe way: each D_α is computed in 60-digit decimal arithmetic and rounded up to a
+multiple of 2⁻⁴⁸, one unit more than the ceiling (a divergence too small for those digits is far below the unit);
+each threshold is rounded down the same way; sums are exact.
 
 Examples
 --------
@@ -82,13 +83,6 @@ class StoredRenyiError(ValueError):
     """A stored Rényi state is not what :meth:`RenyiState.dump` writes."""
 
 
-def _digits_for(value: Fraction) -> int:
-    """Decimal digits enough for ``value``'s smallest terms (ε² ≪ ε: the divergence is a difference of logs)."""
-    if value <= 0:
-        return _DIGITS
-    return _DIGITS + max(0, 2 * (value.denominator.bit_length() - value.numerator.bit_length()) * 31 // 100 + 2)
-
-
 def _decimal(value: Fraction) -> Decimal:
     return Decimal(value.numerator) / Decimal(value.denominator)
 
@@ -118,7 +112,7 @@ def randomized_response_divergences(epsilon: Fraction) -> tuple[Fraction, ...]:
     if epsilon == 0:
         return tuple(Fraction(0) for _ in ORDERS)
     with localcontext() as ctx:
-        ctx.prec = _digits_for(epsilon)
+        ctx.prec = _DIGITS
         e = _decimal(epsilon)
         out = []
         for order in ORDERS:
