@@ -102,7 +102,7 @@ async def _preview(
     status, content, _headers = await answer_query(console.service, who, body, request_body, b"dry_run=true")
     run = orjson.loads(content)
     if status == 422:  # malformed: the API's own message (the real query would be refused the same)
-        return {"mode": mode, "fits": False, "cost": None, "accuracy": [], "after": None,
+        return {"mode": mode, "fits": False, "cost": None, "accuracy": [], "after": None, "after_composed": None,
                 "refusal": f"The query cannot be read: {run.get('error', 'refused')}"}
     if status != 200:
         return None

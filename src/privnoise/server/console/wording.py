@@ -11,7 +11,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["answer_words", "charge_words", "decimal", "dry_run_words"]
+__all__ = ["answer_words", "charge_words", "composed_words", "decimal", "dry_run_words"]
 
 _NAMES = {"epsilon": "ε", "delta": "δ", "rho": "ρ"}
 
@@ -75,12 +75,38 @@ def answer_words(payload: dict[str, Any]) -> str:
     return text
 
 
+def composed_words(view: dict[str, Any]) -> str | None:
+    """A budget view's ε as its dataset's Rényi filter composes the charges (``composition`` of the view), in words:
+    "ε 0.42 at δ 1e-05 of the budget's ε 1 (Rényi filter)"; None when the view's charges compose by their sum.
+
+    Under the filter, the sum of the charged ε may pass the budget's ε while the composed ε stays within it
+    (:mod:`privnoise.server.composition`), so that "remaining" of the summed ε is not what the querier has left.
+
+    Examples
+    --------
+    >>> view = {"epsilon": {"budget": "1", "spent": "3/2", "remaining": "0"},
+    ...         "composition": {"rule": "renyi", "epsilon": 0.8125, "delta": "1/100000", "within_budget": True}}
+    >>> print(composed_words(view))
+    ε 0.8125 at δ 1e-05 of the budget's ε 1 (Rényi filter)
+    >>> composed_words({"epsilon": {"budget": "1", "spent": "0", "remaining": "1"}}) is None
+    True
+    """
+    composition = view.get("composition")
+    if not isinstance(composition, dict) or composition.get("rule") != "renyi":
+        return None
+    amount = view.get("epsilon") if isinstance(view.get("epsilon"), dict) else {}
+    epsilon = composition.get("epsilon")
+    stated = "∞" if epsilon is None else decimal(epsilon)
+    return (f"ε {stated} at δ {decimal(composition.get('delta'))} of the budget's ε {decimal(amount.get('budget'))} "
+            "(Rényi filter)")
+
+
 def dry_run_words(run: dict[str, Any]) -> dict[str, Any]:
     """The form's preview of a dry run (``POST /v1/queries?dry_run=true``): its price, its accuracy, whether it
     fits and, when it does not, why (``fits`` False also when the policy refuses the query)."""
     refusal = run.get("refusal") if isinstance(run.get("refusal"), dict) else None
     out: dict[str, Any] = {"fits": bool(run.get("fits")), "cost": None, "accuracy": [], "after": None,
-                           "refusal": None}
+                           "after_composed": None, "refusal": None}
     cost = run.get("cost")
     if isinstance(cost, dict):
         out["cost"] = charge_words(cost)
@@ -95,15 +121,22 @@ def dry_run_words(run: dict[str, Any]) -> dict[str, Any]:
             out["accuracy"].append(str(accuracy.get("meaning", "no interval")))
     after = run.get("remaining_after")
     if isinstance(after, dict):
-        remaining = [f"{_NAMES[k]} {decimal(after[k]['remaining'])}" for k in ("epsilon", "delta")
-                     if isinstance(after.get(k), dict)]
-        out["after"] = ", ".join(remaining)
+        composed = composed_words(after)
+        if composed is not None:  # the Rényi filter: the sum of the charged ε is not what is left
+            out["after_composed"] = composed
+        else:
+            remaining = [f"{_NAMES[k]} {decimal(after[k]['remaining'])}" for k in ("epsilon", "delta")
+                         if isinstance(after.get(k), dict)]
+            out["after"] = ", ".join(remaining)
     if refusal is not None:
         reason = str(refusal.get("error", "refused"))
         if refusal.get("status") == 429:
             budget = refusal.get("budget")
             left = ""
-            if isinstance(budget, dict) and isinstance(budget.get("epsilon"), dict):
+            composed = composed_words(budget) if isinstance(budget, dict) else None
+            if composed is not None:
+                left = f": your charges so far compose to {composed}, and this one would take them past it"
+            elif isinstance(budget, dict) and isinstance(budget.get("epsilon"), dict):
                 left = f" (ε {decimal(budget['epsilon']['remaining'])} left)"
             reason = f"Not enough budget left for this query{left}."
         else:
