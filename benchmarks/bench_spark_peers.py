@@ -5,6 +5,10 @@ Usage::
 
     python benchmarks/bench_spark_peers.py --setup .peers          # once: the peers' own environment
     python benchmarks/bench_spark_peers.py --peers .peers [--rows 2000000] [--trials 5] [--json PATH]
+        [--peer-libraries tumult,pipelinedp]
+
+Each time is printed on stderr as soon as it is measured (``progress: …``), so that a long run at 10⁸ rows shows
+its figures before the table.
 
 The peers pin other versions of what privnoise uses (Tumult Analytics 0.21 wants numpy 1.26, pandas 1.5 and
 pyspark 3.5; privnoise runs on numpy 2 and pyspark 4), so they live in an environment of their own, created by
@@ -55,7 +59,7 @@ import json, sys, time
 import numpy as np
 from pyspark.sql import SparkSession, functions as F
 
-data, trials = sys.argv[1], int(sys.argv[2])
+data, trials, wanted = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 BOUNDS, REGIONS, K, EPS = (0.0, 5.0), ["north", "south", "east", "west"], 20, 1.0
 spark = (SparkSession.builder.master("local[2]").appName("peers").config("spark.ui.enabled", "false")
          .config("spark.driver.memory", "4g").config("spark.sql.shuffle.partitions", "4").getOrCreate())
@@ -64,12 +68,16 @@ frame = spark.read.parquet(data).cache()
 frame.count()
 out = {"versions": {}}
 
-def timed(call):
+def timed(call, label):
     start = time.perf_counter()
     value = call()
-    return time.perf_counter() - start, value
+    seconds = time.perf_counter() - start
+    print(f"progress: {label} {seconds:.2f} s", file=sys.stderr, flush=True)
+    return seconds, value
 
 try:
+    if "tumult" not in wanted:
+        raise LookupError("not requested")
     import tmlt.analytics as ta
     from tmlt.analytics import (AddRowsWithID, KeySet, MaxRowsPerID, PureDPBudget, QueryBuilder, Session)
     out["versions"]["tumult"] = getattr(ta, "__version__", "")
@@ -77,15 +85,16 @@ try:
     for _ in range(trials):
         session = Session.from_dataframe(PureDPBudget(3 * EPS), "meters", frame, AddRowsWithID("household"))
         t, df = timed(lambda: session.evaluate(QueryBuilder("meters").enforce(MaxRowsPerID(K)).count(),
-                                               PureDPBudget(EPS)).collect())
+                                               PureDPBudget(EPS)).collect(), "tumult count")
         rows["count"].append((t, [float(df[0][0])]))
         t, df = timed(lambda: session.evaluate(
-            QueryBuilder("meters").enforce(MaxRowsPerID(K)).average("kwh", *BOUNDS), PureDPBudget(EPS)).collect())
+            QueryBuilder("meters").enforce(MaxRowsPerID(K)).average("kwh", *BOUNDS), PureDPBudget(EPS)).collect(),
+            "tumult mean")
         rows["mean"].append((t, [float(df[0][0])]))
         keys = KeySet.from_dict({"region": REGIONS})
         t, df = timed(lambda: session.evaluate(
             QueryBuilder("meters").enforce(MaxRowsPerID(K)).groupby(keys).average("kwh", *BOUNDS),
-            PureDPBudget(EPS)).collect())
+            PureDPBudget(EPS)).collect(), "tumult group_mean")
         by = {r[0]: float(r[1]) for r in df}
         rows["group_mean"].append((t, [by[k] for k in REGIONS]))
     out["tumult"] = rows
@@ -93,6 +102,8 @@ except Exception as exc:
     out["tumult_error"] = f"{type(exc).__name__}: {exc}"
 
 try:
+    if "pipelinedp" not in wanted:
+        raise LookupError("not requested")
     import pipeline_dp
     out["versions"]["pipelinedp"] = getattr(pipeline_dp, "__version__", "")
     rdd = frame.select("household", "region", "kwh").rdd.map(tuple).cache()
@@ -115,11 +126,11 @@ try:
     rows = {"count": [], "mean": [], "group_mean": []}
     M = pipeline_dp.Metrics
     for _ in range(trials):
-        t, r = timed(lambda: run(M.COUNT, ["all"], False))
+        t, r = timed(lambda: run(M.COUNT, ["all"], False), "pipelinedp count")
         rows["count"].append((t, [float(r["all"].count)]))
-        t, r = timed(lambda: run(M.MEAN, ["all"], False))
+        t, r = timed(lambda: run(M.MEAN, ["all"], False), "pipelinedp mean")
         rows["mean"].append((t, [float(r["all"].mean)]))
-        t, r = timed(lambda: run(M.MEAN, REGIONS, True))
+        t, r = timed(lambda: run(M.MEAN, REGIONS, True), "pipelinedp group_mean")
         rows["group_mean"].append((t, [float(r[k].mean) for k in REGIONS]))
     out["pipelinedp"] = rows
 except Exception as exc:
@@ -153,6 +164,13 @@ def generate(folder: Path, rows: int) -> dict[str, list[float]]:
     }
 
 
+def _progress(label: str, start: float) -> float:
+    """Seconds since ``start``, also printed at once on stderr (a long run shows each figure as it comes)."""
+    seconds = time.perf_counter() - start
+    print(f"progress: {label} {seconds:.2f} s", file=sys.stderr, flush=True)
+    return seconds
+
+
 def privnoise_part(data: Path, trials: int) -> dict[str, Any]:
     """The same three queries with privnoise on Spark (a fresh session per trial)."""
     import privnoise as pn
@@ -168,14 +186,15 @@ def privnoise_part(data: Path, trials: int) -> dict[str, Any]:
             session = pn.Session(frame, privacy_unit="household", max_contributions=K, epsilon=3 * EPSILON)
             start_time = time.perf_counter()
             count = session.count(epsilon=EPSILON)
-            rows["count"].append((time.perf_counter() - start_time, [float(count.value)]))
+            rows["count"].append((_progress("privnoise count", start_time), [float(count.value)]))
             start_time = time.perf_counter()
             mean = session.mean("kwh", bounds=BOUNDS, epsilon=EPSILON)
-            rows["mean"].append((time.perf_counter() - start_time, [float(mean.value)]))
+            rows["mean"].append((_progress("privnoise mean", start_time), [float(mean.value)]))
             start_time = time.perf_counter()
             grouped = session.group_by("region", keys=REGIONS).mean("kwh", bounds=BOUNDS, epsilon=EPSILON)
             values = dict(zip(grouped.keys, np.atleast_1d(grouped.value), strict=True))
-            rows["group_mean"].append((time.perf_counter() - start_time, [float(values[k]) for k in REGIONS]))
+            rows["group_mean"].append((_progress("privnoise group_mean", start_time),
+                                       [float(values[k]) for k in REGIONS]))
     finally:
         spark.stop()
     return {"privnoise": rows, "versions": {"privnoise": pn.__version__}}
@@ -196,6 +215,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--peer-libraries", default="tumult,pipelinedp",
+                        help="which peers to run, comma-separated (default tumult,pipelinedp)")
     args = parser.parse_args()
     if args.setup:
         setup(args.setup)
@@ -210,10 +231,11 @@ def main() -> None:
         if args.peers:
             python = str((args.peers / "bin" / "python").absolute())
             env = dict(os.environ, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)  # executors: the peers' too
-            done = subprocess.run([python, "-c", PEERS, str(data), str(args.trials)], capture_output=True, text=True,
-                                  check=False, env=env)
+            # their progress and errors on stderr as they come; their figures as JSON on stdout
+            done = subprocess.run([python, "-c", PEERS, str(data), str(args.trials), args.peer_libraries],
+                                  stdout=subprocess.PIPE, text=True, check=False, env=env)
             if done.returncode != 0 or not done.stdout.strip():
-                print(f"peers failed: {done.stderr[-2000:]}")
+                print(f"peers failed (exit {done.returncode}; their stderr is above)")
             else:
                 peers = json.loads(done.stdout.strip().splitlines()[-1])
                 results["versions"].update(peers.pop("versions"))
@@ -222,6 +244,8 @@ def main() -> None:
     print(f"{'library':12} {'query':12} {'median time [s]':>16} {'mean |error|':>14} {'relative':>10}")
     summary: dict[str, Any] = {"rows": args.rows, "trials": args.trials, "versions": results["versions"]}
     for library in ("privnoise", "tumult", "pipelinedp"):
+        if results.get(f"{library}_error") == "LookupError: not requested":
+            continue
         if f"{library}_error" in results:
             print(f"{library:12} failed: {results[f'{library}_error']}")
             continue
