@@ -247,3 +247,50 @@ def test_stored_states_load_at_their_limits() -> None:
                 json.dumps({"epsilon": "-1", "unit": "2^-48", "divergences": zero})):
         with pytest.raises(StoredRenyiError, match="not the filter's"):
             RenyiState.load(raw)
+
+
+def _documented_threshold(budget_epsilon: F, tail: F, order: F) -> mpmath.mpf:
+    """ε_B − (log(m/δ_R) − log α)/(α − 1) − log(1 − 1/α), the documented rule, in 60-digit mpmath."""
+    with mpmath.workdps(60):
+        b, t, a = (mpmath.mpf(v.numerator) / v.denominator for v in (budget_epsilon, tail, order))
+        return b - (mpmath.log(len(ORDERS) / t) - mpmath.log(a)) / (a - 1) - mpmath.log(1 - 1 / a)
+
+
+@pytest.mark.parametrize("budget", [(F(1), F(1, 10**5) / 2), (F(3), F(1, 10**6) / 2), (F(1, 2), F(1, 10**9))],
+                         ids=str)
+def test_each_threshold_lies_one_to_two_grid_steps_below_the_documented_rule(budget: tuple[F, F]) -> None:
+    thresholds = renyi_filter._thresholds(*budget)
+    for order, units in zip(ORDERS, thresholds, strict=True):
+        with mpmath.workdps(60):
+            exact = _documented_threshold(*budget, order) * 2**48  # in units of 2⁻⁴⁸
+            assert exact - 2 < units <= exact - 1, (budget, order, units - exact)
+
+
+def test_a_sum_at_the_threshold_fits_and_one_unit_more_does_not() -> None:
+    budget, share = (F(1), F(1, 10**5)), DEFAULT_SHARE
+    thresholds = renyi_filter._thresholds(budget[0], share * budget[1])
+    order = max(range(len(ORDERS)), key=lambda i: thresholds[i])  # the order that admits the most
+    assert thresholds[order] > 0
+    far = [t + 10**12 for t in thresholds]  # beyond every threshold but one
+    spent = (F(2), F(0))  # past Σε ≤ ε_B: only the Rényi route can admit
+    for extra, expected in ((0, True), (1, False)):
+        units = tuple(thresholds[i] + extra if i == order else far[i] for i in range(len(ORDERS)))
+        assert fits(RenyiState(units, F(2)), spent_epsilon=spent[0], spent_delta=spent[1], budget=budget,
+                    share=share) is expected
+
+
+@pytest.mark.parametrize("epsilon", [F(30), F(40), F(100)], ids=str)
+def test_large_epsilons_are_bounded_by_epsilon_itself_on_the_grid(epsilon: F) -> None:
+    """An ε-DP pair's divergences never exceed ε, so no bound goes above ε rounded up to the grid; at α = 256 and
+    ε ≥ 30, randomized response's divergence is within one grid step of ε, where that cap is what binds."""
+    cap = F(-(-epsilon.numerator * 2**48 // epsilon.denominator), 2**48)  # ⌈ε · 2⁴⁸⌉ / 2⁴⁸
+    bounds = randomized_response_divergences(epsilon)
+    for order, bound in zip(ORDERS, bounds, strict=True):
+        assert rr_divergence(epsilon, order) <= mpmath.mpf(bound.numerator) / bound.denominator
+        assert bound <= cap, (epsilon, order)
+    assert bounds[-1] == cap  # the cap binds at the largest order
+
+
+def test_a_stored_state_that_cannot_be_read_is_named_by_its_column_by_default() -> None:
+    with pytest.raises(StoredRenyiError, match=r"^renyi: 'not json' is not a Rényi state\.$"):
+        RenyiState.load("not json")
