@@ -156,8 +156,10 @@ async def answer_query(
         return outcome
     (plan,), charged = outcome.plans, outcome.charged
     try:
-        if plan.inline and service.dialect == "sqlite":  # PostgreSQL: the loop does not wait for its round trip
+        if plan.inline and service.dialect == "sqlite":  # in process: nothing to wait for
             release = service.answer(plan, charged.ledger_id)
+        elif service.on_loop(plan):  # PostgreSQL: the round trip awaited on the loop (.async_reads)
+            release = await service.answer_on_loop(plan, charged.ledger_id)
         else:
             release = await to_thread.run_sync(service.answer, plan, charged.ledger_id)
     except QueryFailed:

@@ -141,6 +141,8 @@ def create_app(config: ServerConfig, *, engine: Engine | None = None, init: bool
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        if service.loop_reads is not None:  # its connections belong to this loop
+            await service.loop_reads.close()
         service.close()
 
     docs: dict[str, Any] = (

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from anyio import to_thread
 from sqlalchemy import MetaData, Table, func, select, update
 from sqlalchemy.engine import Engine
 
@@ -29,6 +30,7 @@ from ..exceptions import InvalidParameterError
 from ..random import default_rng
 from ..results import Release
 from . import db
+from .async_reads import AsyncReads, libpq_url
 from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
 from .charging import Charged, Committer, StalePlan
 from .composition import admits
@@ -92,6 +94,10 @@ class Service:
         self._lock = threading.Lock()
         self._calibrate()
         self.committer = Committer(engine, config)
+        # PostgreSQL: small tables' answers are read on the event loop (:mod:`.async_reads`, :meth:`answer_on_loop`)
+        self.loop_reads: AsyncReads | None = None
+        if self.dialect == "postgresql":
+            self.loop_reads = AsyncReads(libpq_url(self.reader.url))
 
     def close(self) -> None:
         self.refusals.close()
@@ -303,6 +309,30 @@ class Service:
             noisy_out.extend(drawn.values())
         return release
 
+    def on_loop(self, plan: Plan) -> bool:
+        """Whether ``plan``'s answer is read and released on the event loop (:meth:`answer_on_loop`): a small
+        table's aggregate or record-level release on PostgreSQL."""
+        return (self.loop_reads is not None and plan.inline and plan.quantile is None and plan.selection is None
+                and self._cluster(plan.spec.name) is None)
+
+    async def answer_on_loop(self, plan: Plan, ledger_id: int) -> Release:
+        """:meth:`answer` with the read awaited on the event loop (:mod:`.async_reads`), for a plan
+        :meth:`on_loop` accepts; the same release, and the same failure: the ledger row marked (in a worker
+        thread), :class:`QueryFailed` raised."""
+        assert self.loop_reads is not None
+        try:
+            rows = await self.loop_reads.rows(plan.sql, plan.parameters, every_row=plan.identity)
+            true, found = _components(plan, rows)
+            self._check_records(plan, found)
+            release = plan.execute(true, {})
+            if not is_finite(release.value):
+                raise ArithmeticError("non-finite release")
+            return release
+        except Exception:
+            log.exception("query failed after its charge was committed (ledger row %d)", ledger_id)
+            await to_thread.run_sync(self._mark_failed, ledger_id)
+            raise QueryFailed from None
+
     @staticmethod
     def _check_records(plan: Plan, found: Any) -> None:
         if plan.records is not None and int(found) != plan.records:
@@ -312,11 +342,7 @@ class Service:
         """The true components of ``plan`` from the database (one statement) and the number of records."""
         with self._readers.cursor() as cur:
             cur.execute(plan.sql, plan.parameters)
-            if plan.identity:
-                rows = cur.fetchall()
-                return [np.array([float(r[0]) for r in rows])], len(rows)
-            *values, found = cur.fetchone()
-            return plan.split([float(v) for v in values]), int(found)
+            return _components(plan, cur.fetchall() if plan.identity else [cur.fetchone()])
 
     def _selected(self, plan: Plan, noisy_out: list[Any] | None) -> Release:
         """A group-by over undeclared keys: noisy cells of every stored key (each component's own drawing,
@@ -390,3 +416,12 @@ class Service:
                 .first()
             )
         return None if row is None else dict(row)
+
+
+def _components(plan: Plan, rows: list[Any]) -> tuple[list[Any], int]:
+    """The true components of ``plan`` and the number of records, from the rows of its statement: every record's
+    value (a record-level release), or the one row of sums and the count."""
+    if plan.identity:
+        return [np.array([float(r[0]) for r in rows])], len(rows)
+    *values, found = rows[0]
+    return plan.split([float(v) for v in values]), int(found)

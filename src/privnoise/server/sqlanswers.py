@@ -169,7 +169,7 @@ async def answer_sql(service: Service, who: dict[str, Any], body: bytes, parsed:
         return outcome
     plans, charged = outcome.plans, outcome.charged
     try:
-        if all(p.inline for p in plans):
+        if service.dialect == "sqlite" and all(p.inline for p in plans):  # PostgreSQL's round trips: in a thread
             releases = _release_all(service, planned, plans, charged.ledger_ids)
         else:
             releases = await to_thread.run_sync(_release_all, service, planned, plans, charged.ledger_ids)
