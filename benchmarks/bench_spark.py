@@ -2,7 +2,12 @@
 
 Usage::
 
-    python benchmarks/bench_spark.py [--rows 10000000] [--repeat 2] [--data DIR] [--json PATH]
+    python benchmarks/bench_spark.py [--rows 10000000] [--repeat 2] [--data DIR] [--json PATH] [--pin]
+
+With ``--pin``, each master runs in its own process restricted to as many CPUs as it has executor threads
+(``local[1]`` on one CPU, ``local[2]`` on two): Spark's JVM does work besides its task threads (garbage
+collection, compression, the shuffle's sort and spill), so that unpinned ``local[1]`` uses more than one core, and
+the scaling it gives understates what a second core brings.
 
 The data — ``--rows`` smart-meter readings (kwh rounded to 10 Wh, one of four regions, a household id among
 rows/50) in Parquet files of 2²² rows — is generated here, in a temporary directory deleted afterwards, or in
@@ -30,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -130,13 +136,30 @@ def run(threads: int, data: Path, repeat: int, bare: bool) -> dict[str, Any]:
     return result
 
 
+def run_pinned(threads: int, data: Path, repeat: int, bare: bool) -> dict[str, Any]:
+    """:func:`run` in a new Python process whose CPUs (inherited by Spark's JVM and its workers) are the first
+    ``threads`` of this one's: one executor thread on one core, two on two."""
+    cpus = set(sorted(os.sched_getaffinity(0))[:threads])
+    command = [sys.executable, __file__, "--one", str(threads), "--data", str(data), "--repeat", str(repeat)]
+    done = subprocess.run(command + (["--bare"] if bare else []), stdout=subprocess.PIPE, text=True, check=True,
+                          preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    return json.loads(done.stdout.strip().splitlines()[-1]) | {"cpus": sorted(cpus)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=10**7)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--data", type=Path, default=None, help="keep the generated Parquet files here")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--pin", action="store_true",
+                        help="run each master in its own process on as many CPUs as executor threads")
+    parser.add_argument("--one", type=int, default=None, help=argparse.SUPPRESS)  # run_pinned's child
+    parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one is not None:
+        print(json.dumps(run(args.one, args.data, args.repeat, bare=args.bare)))
+        return
     report: dict[str, Any] = {
         "python": sys.version.split()[0],
         "machine": platform.machine(),
@@ -155,8 +178,9 @@ def main() -> None:
             print(f"{args.rows:.0e} rows written in {seconds:.1f} s", end=" ")
         size = sum(p.stat().st_size for p in data.iterdir())
         print(f"({args.rows:.0e} rows, {size / 2**20:.0f} MiB of Parquet)")
-        one = run(1, data, args.repeat, bare=False)
-        two = run(2, data, args.repeat, bare=True)
+        measure = run_pinned if args.pin else run
+        one = measure(1, data, args.repeat, bare=False)
+        two = measure(2, data, args.repeat, bare=True)
     report |= {"local_1": one, "local_2": two, "load_average_after": os.getloadavg()}
     for name in ("group_mean", "bounded_group_mean"):
         scaling = one[f"{name}_s"] / two[f"{name}_s"]
@@ -165,7 +189,8 @@ def main() -> None:
         print(f"{name:18s}: local[1] {one[f'{name}_s']:7.2f} s, local[2] {two[f'{name}_s']:7.2f} s, scaling "
               f"{scaling:.2f} (target ≥ 1.7); bare Spark {two[f'bare_{name}_s']:7.2f} s, overhead {overhead:.2f} "
               "(target ≤ 1.3)")
-    print(f"{two['partitions']} input partitions; load average after {report['load_average_after']}")
+    pinned = f"; local[1] on CPU {one['cpus']}, local[2] on CPUs {two['cpus']}" if args.pin else ""
+    print(f"{two['partitions']} input partitions; load average after {report['load_average_after']}{pinned}")
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
 
