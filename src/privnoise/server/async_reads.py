@@ -54,7 +54,7 @@ class AsyncReads:
         self._idle: list[Any] = []
         self._turns: asyncio.Semaphore | None = None  # made on the loop that first reads
 
-    async def rows(self, statement: str, parameters: Any, *, every_row: bool) -> list[tuple[Any, ...]]:
+    async def rows(self, statement: str, parameters: Any, *, every_row: bool) -> list[Any]:
         """The rows of ``statement``: every row, or only the first (an aggregate's one row)."""
         import psycopg
 
@@ -67,7 +67,7 @@ class AsyncReads:
             try:
                 async with connection.cursor() as cursor:
                     await cursor.execute(statement, parameters)
-                    rows = await cursor.fetchall() if every_row else [await cursor.fetchone()]
+                    rows: list[Any] = await cursor.fetchall() if every_row else [await cursor.fetchone()]
             except BaseException:
                 await connection.close()  # possibly broken: not given back
                 raise

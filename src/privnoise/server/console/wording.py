@@ -94,11 +94,11 @@ def composed_words(view: dict[str, Any]) -> str | None:
     composition = view.get("composition")
     if not isinstance(composition, dict) or composition.get("rule") != "renyi":
         return None
-    amount = view.get("epsilon") if isinstance(view.get("epsilon"), dict) else {}
+    amount = view.get("epsilon")
+    budget = amount.get("budget") if isinstance(amount, dict) else None
     epsilon = composition.get("epsilon")
     stated = "∞" if epsilon is None else decimal(epsilon)
-    return (f"ε {stated} at δ {decimal(composition.get('delta'))} of the budget's ε {decimal(amount.get('budget'))} "
-            "(Rényi filter)")
+    return f"ε {stated} at δ {decimal(composition.get('delta'))} of the budget's ε {decimal(budget)} (Rényi filter)"
 
 
 def dry_run_words(run: dict[str, Any]) -> dict[str, Any]:
