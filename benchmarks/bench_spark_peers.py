@@ -5,7 +5,7 @@ Usage::
 
     python benchmarks/bench_spark_peers.py --setup .peers          # once: the peers' own environment
     python benchmarks/bench_spark_peers.py --peers .peers [--rows 2000000] [--trials 5] [--json PATH]
-        [--peer-libraries tumult,pipelinedp]
+        [--libraries privnoise,tumult,pipelinedp]
 
 Each time is printed on stderr as soon as it is measured (``progress: …``), so that a long run at 10⁸ rows shows
 its figures before the table.
@@ -72,7 +72,8 @@ def timed(call, label):
     start = time.perf_counter()
     value = call()
     seconds = time.perf_counter() - start
-    print(f"progress: {label} {seconds:.2f} s", file=sys.stderr, flush=True)
+    shown = value if not isinstance(value, list) else [tuple(r) for r in value]
+    print(f"progress: {label} {seconds:.2f} s, answer {str(shown)[:300]}", file=sys.stderr, flush=True)
     return seconds, value
 
 try:
@@ -215,8 +216,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--peer-libraries", default="tumult,pipelinedp",
-                        help="which peers to run, comma-separated (default tumult,pipelinedp)")
+    parser.add_argument("--libraries", default="privnoise,tumult,pipelinedp",
+                        help="which libraries to run, comma-separated (default privnoise,tumult,pipelinedp)")
     args = parser.parse_args()
     if args.setup:
         setup(args.setup)
@@ -227,12 +228,14 @@ def main() -> None:
         data = Path(tmp) / "meters"
         data.mkdir()
         truth = generate(data, args.rows)
-        results = privnoise_part(data, args.trials)
-        if args.peers:
+        wanted = args.libraries.split(",")
+        results: dict[str, Any] = privnoise_part(data, args.trials) if "privnoise" in wanted else {"versions": {}}
+        peers_wanted = ",".join(w for w in wanted if w != "privnoise")
+        if args.peers and peers_wanted:
             python = str((args.peers / "bin" / "python").absolute())
             env = dict(os.environ, PYSPARK_PYTHON=python, PYSPARK_DRIVER_PYTHON=python)  # executors: the peers' too
             # their progress and errors on stderr as they come; their figures as JSON on stdout
-            done = subprocess.run([python, "-c", PEERS, str(data), str(args.trials), args.peer_libraries],
+            done = subprocess.run([python, "-c", PEERS, str(data), str(args.trials), peers_wanted],
                                   stdout=subprocess.PIPE, text=True, check=False, env=env)
             if done.returncode != 0 or not done.stdout.strip():
                 print(f"peers failed (exit {done.returncode}; their stderr is above)")
