@@ -49,21 +49,20 @@ class AsyncReads:
     def __init__(self, url: str, connections: int = CONNECTIONS) -> None:
         if connections < 1:
             raise ValueError(f"`connections` must be ≥ 1; got {connections}.")
+        import psycopg  # the ``postgres`` extra: only a server on PostgreSQL makes loop reads
+
         self.url = url
         self.connections = connections
+        self._connect = psycopg.AsyncConnection.connect
         self._idle: list[Any] = []
         self._turns: asyncio.Semaphore | None = None  # made on the loop that first reads
 
     async def rows(self, statement: str, parameters: Any, *, every_row: bool) -> list[Any]:
         """The rows of ``statement``: every row, or only the first (an aggregate's one row)."""
-        import psycopg
-
         if self._turns is None:
             self._turns = asyncio.Semaphore(self.connections)
         async with self._turns:
-            connection = self._idle.pop() if self._idle else await psycopg.AsyncConnection.connect(
-                self.url, autocommit=True
-            )
+            connection = self._idle.pop() if self._idle else await self._connect(self.url, autocommit=True)
             try:
                 async with connection.cursor() as cursor:
                     await cursor.execute(statement, parameters)
