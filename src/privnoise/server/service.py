@@ -31,7 +31,8 @@ from ..random import default_rng
 from ..results import Release
 from . import db
 from .async_reads import AsyncReads, libpq_url
-from .budgets import DatasetState, QuerierState, StoredValueError, dataset_view, is_finite, querier_view
+from .budget_views import BudgetViews
+from .budgets import DatasetState, QuerierState, StoredValueError, is_finite
 from .charging import Charged, Committer, StalePlan
 from .composition import admits
 from .config import ConfigError, ServerConfig
@@ -53,7 +54,7 @@ class QueryFailed(Exception):
     """The answer could not be computed after the charge was committed (the charge stays)."""
 
 
-class Service:
+class Service(BudgetViews):
     """Everything the HTTP layer needs: plans, the charge, the release, the budget views."""
 
     def __init__(self, config: ServerConfig, engine: Engine, *, read_engine: Engine | None = None) -> None:
@@ -378,44 +379,6 @@ class Service:
                 conn.execute(update(db.ledger).where(db.ledger.c.id == ledger_id).values(status="failed"))
         except Exception:  # the charge stays either way; the mark is for the owner
             log.exception("could not mark ledger row %d as failed", ledger_id)
-
-    # -- views -----------------------------------------------------------------------------------------------
-    def budget(self, querier_id: int) -> dict[str, Any]:
-        with self.reader.connect() as conn:
-            rows = (
-                conn.execute(select(db.budgets).where(db.budgets.c.querier_id == querier_id)).mappings().all()
-            )
-        return {
-            r["dataset"]: querier_view(QuerierState.from_row(r), self.config.datasets[r["dataset"]])
-            for r in rows
-            if r["dataset"] in self.config.datasets
-        }
-
-    def view(self, state: QuerierState, plan: Plan) -> dict[str, Any]:
-        return querier_view(state, plan.spec)
-
-    def datasets(self) -> dict[str, Any]:
-        with self.reader.connect() as conn:
-            rows = conn.execute(select(db.datasets)).mappings().all()
-        return {
-            r["name"]: dataset_view(DatasetState.from_row(r), self.config.datasets[r["name"]])
-            for r in rows
-            if r["name"] in self.config.datasets
-        }
-
-    def lookup_key(self, key_id: str) -> dict[str, Any] | None:
-        """The querier (or admin) row of a key id, with its stored hash, for the authenticator."""
-        with self.reader.connect() as conn:
-            row = (
-                conn.execute(
-                    select(
-                        db.queriers.c.id, db.queriers.c.name, db.queriers.c.role, db.queriers.c.key_hash
-                    ).where(db.queriers.c.key_id == key_id)
-                )
-                .mappings()
-                .first()
-            )
-        return None if row is None else dict(row)
 
 
 def _components(plan: Plan, rows: list[Any]) -> tuple[list[Any], int]:
